@@ -1,0 +1,2 @@
+/* pgcost */
+SELECT pg_backend_pid()

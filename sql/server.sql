@@ -1,0 +1,12 @@
+/* pgcost */
+-- What the server is and what this role may see. $1 is the target database's name.
+SELECT current_setting('server_version_num')::int AS version_num,
+       current_setting('server_version') AS version,
+       (SELECT oid FROM pg_database WHERE datname = $1) AS target_oid,
+       current_setting('shared_preload_libraries') AS preload,
+       (pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')
+        OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS read_all_stats,
+       current_setting('max_connections')::int AS max_connections,
+       current_setting('track_counts')::bool AS track_counts,
+       coalesce(current_setting('compute_query_id', true), 'auto') AS compute_query_id,
+       current_user::text AS role

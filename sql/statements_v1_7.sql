@@ -1,0 +1,6 @@
+/* pgcost */
+-- pg_stat_statements up to 1.7 (PostgreSQL 12): `total_time`, no `toplevel`.
+SELECT userid::oid AS userid, queryid, NULL::bool AS toplevel, query, calls, rows,
+       total_time AS exec_time_ms, shared_blks_hit, shared_blks_read
+FROM pg_stat_statements
+WHERE dbid = $1 AND query NOT LIKE '/* pgcost */%'

@@ -1,0 +1,188 @@
+//! One audit, start to finish: warm up, settle, snapshot, burst, settle, snapshot, report.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::config::AuditConfig;
+use crate::delta;
+use crate::error::{Error, Result};
+use crate::load::{self, LoadResult};
+use crate::progress::Progress;
+use crate::report::{Context, Report, Settle, Target};
+use crate::settle::{self, Outcome, Rules};
+use crate::source::{Mode, StatsSource};
+
+fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
+    format!(
+        "settling {when} timed out after {timeout_s:.0} s ({}): counters may be incomplete; \
+         raise --settle-timeout or stop other traffic to the database",
+        outcome
+            .pending
+            .as_deref()
+            .unwrap_or("counters still moving")
+    )
+}
+
+/// Runs the warm-up; a target that refuses connections is a setup error.
+async fn warm_up(
+    config: &AuditConfig,
+    client: &reqwest::Client,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    if config.warmup == 0 {
+        return Ok(());
+    }
+    let concurrency = config.concurrency.min(config.warmup as u32);
+    let bar = progress.counter("warm-up", config.warmup);
+    let warm = load::burst(
+        client,
+        &config.request,
+        config.warmup,
+        concurrency,
+        &bar,
+        stop.clone(),
+    )
+    .await;
+    bar.finish_and_clear();
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::interrupted());
+    }
+    if warm.errors.contains_key("connect") {
+        return Err(Error::target(format!(
+            "{} refused connections during the warm-up: {}",
+            config.request.url.origin().ascii_serialization(),
+            warm.first_error.as_deref().unwrap_or("connection refused")
+        ))
+        .with_hint("check that the app is running and listening at --url"));
+    }
+    Ok(())
+}
+
+/// Measures one endpoint. Returns a report even when its numbers are not valid; errors
+/// mean nothing could be measured.
+pub async fn run(
+    config: &AuditConfig,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Report> {
+    let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
+    let mut source = StatsSource::open(&config.db, &config.admin_db).await?;
+    spinner.finish_and_clear();
+    let client = load::client(config.concurrency, config.insecure).map_err(|e| {
+        Error::target(format!(
+            "cannot build the HTTP client: {}",
+            load::describe_reqwest(e)
+        ))
+    })?;
+
+    warm_up(config, &client, progress, &stop).await?;
+
+    let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
+    let timeout = config.settle_timeout;
+    let mut invalid = Vec::new();
+    let settle_before = settle::wait(
+        &mut source,
+        &rules,
+        timeout,
+        progress,
+        "settling before the burst",
+    )
+    .await?;
+    if settle_before.timed_out {
+        invalid.push(settle_reason(
+            "before the burst",
+            &settle_before,
+            timeout.as_secs_f64(),
+        ));
+    }
+    let tables_before = source.tables().await?;
+    // The tables were read over a connection to the target; wait for its counters too.
+    let settle_tables = settle::wait(
+        &mut source,
+        &rules,
+        timeout,
+        progress,
+        "settling before the burst",
+    )
+    .await?;
+    let mut before = source.calibrated_before().await?;
+
+    let bar = progress.counter("burst", config.requests);
+    let load: LoadResult = load::burst(
+        &client,
+        &config.request,
+        config.requests,
+        config.concurrency,
+        &bar,
+        stop.clone(),
+    )
+    .await;
+    bar.finish_and_clear();
+
+    let interrupted = stop.load(Ordering::Relaxed);
+    let settle_after = if interrupted {
+        Outcome {
+            waited: Default::default(),
+            timed_out: false,
+            pending: None,
+        }
+    } else {
+        settle::wait(
+            &mut source,
+            &rules,
+            timeout,
+            progress,
+            "settling after the burst",
+        )
+        .await?
+    };
+    if settle_after.timed_out {
+        invalid.push(settle_reason(
+            "after the burst",
+            &settle_after,
+            timeout.as_secs_f64(),
+        ));
+    }
+    if interrupted {
+        invalid.push(
+            "interrupted: the counters were read without settling, and are incomplete".into(),
+        );
+    }
+    let mut after = source.snapshot().await?;
+    let tables_after = source.tables().await?;
+    before.tables = tables_before;
+    after.tables = tables_after;
+
+    let mut window = delta::delta(&before, &after);
+    if let Some(own) = source.own_footprint() {
+        window.database = window.database.minus(&own);
+    }
+
+    let mut warnings = source.warnings.clone();
+    if config.insecure {
+        warnings.push("--insecure: the target's TLS certificate was not verified".into());
+    }
+    let context = Context {
+        target: Target {
+            method: config.request.method.to_string(),
+            url: config.request.url.to_string(),
+            database: config.db.redacted(),
+            server_version: source.server.version.clone(),
+            server_version_num: source.server.version_num,
+            stats_source: source.mode.name().into(),
+            pg_stat_statements: source.layout.and(source.extension_version.clone()),
+        },
+        warmup: config.warmup,
+        requests: config.requests,
+        settle: Settle {
+            before_seconds: (settle_before.waited + settle_tables.waited).as_secs_f64(),
+            after_seconds: settle_after.waited.as_secs_f64(),
+            timed_out: settle_before.timed_out || settle_after.timed_out,
+        },
+        statements_available: source.layout.is_some(),
+        warnings,
+        invalid_reasons: invalid,
+    };
+    Ok(Report::build(&window, &load, context))
+}

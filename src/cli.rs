@@ -1,0 +1,100 @@
+//! The command-line definition, and nothing else: raw flags as the user typed them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::render::Format;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    the report is valid (and, for check, within budget)
+  1    a budget was exceeded
+  2    usage or setup error: nothing was measured
+  3    a report was produced, but its numbers are not trustworthy
+  130  interrupted";
+
+/// What one HTTP request costs the Postgres behind it, measured exactly.
+#[derive(Debug, Parser)]
+#[command(name = "pgcost", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure one endpoint: transactions, statements and rows per request.
+    Audit(AuditArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct AuditArgs {
+    /// The endpoint to measure, e.g. http://127.0.0.1:3000/api/v1/projects
+    #[arg(long)]
+    pub url: String,
+
+    /// Target database: a postgres:// URL or a libpq key=value string. Defaults to
+    /// DATABASE_URL, then the PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE variables.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+
+    /// Another database of the same cluster, used to read cluster-wide views so the tool's
+    /// own queries stay out of the target's counters.
+    #[arg(long, value_name = "NAME", default_value = "postgres")]
+    pub admin_db: String,
+
+    /// Requests in the measured burst; every figure is divided by this number.
+    #[arg(short = 'n', long, default_value_t = 200)]
+    pub requests: u64,
+
+    /// Requests in flight at once (closed loop, keep-alive).
+    #[arg(short = 'c', long, default_value_t = 8)]
+    pub concurrency: u32,
+
+    /// Unmeasured requests sent first, to open the app's pool and prime its caches.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: u64,
+
+    /// HTTP method.
+    #[arg(short = 'X', long, default_value = "GET")]
+    pub method: String,
+
+    /// A request header, 'Name: value'. Repeatable.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Read the request body from a file.
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<PathBuf>,
+
+    /// Per-request timeout, e.g. 500ms, 10s; timed-out requests count as errors.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub timeout: String,
+
+    /// Longest wait for Postgres to publish the app's counters; past it, the report is not
+    /// valid.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub settle_timeout: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write the report to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Accept self-signed TLS certificates from the target (the report says so).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,227 @@
+//! Validated configuration: raw flags turned into typed values, or one clear error.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
+
+use crate::cli::AuditArgs;
+use crate::conninfo::{self, DbTarget, EnvLookup};
+use crate::error::{Error, Result};
+use crate::load::RequestSpec;
+use crate::render::Format;
+
+/// Everything `audit::run` needs, already checked.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    pub db: DbTarget,
+    pub admin_db: String,
+    pub request: RequestSpec,
+    pub requests: u64,
+    pub concurrency: u32,
+    pub warmup: u64,
+    pub settle_timeout: Duration,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub insecure: bool,
+    pub quiet: bool,
+}
+
+/// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
+pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<f64>() {
+        if seconds.is_finite() && seconds >= 0.0 {
+            return Ok(Duration::from_secs_f64(seconds));
+        }
+    }
+    humantime::parse_duration(text).map_err(|e| {
+        Error::usage(format!("{flag} is not a duration: {text:?} ({e})"))
+            .with_hint("write it like 500ms, 10s or 2m")
+    })
+}
+
+/// Parses one `Name: value` header.
+pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue)> {
+    let (name, value) = text.split_once(':').ok_or_else(|| {
+        Error::usage(format!("header {:?} has no colon", redact_header(text)))
+            .with_hint("write headers as -H 'Name: value'")
+    })?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| Error::usage(format!("header name {:?} is not valid", name.trim())))?;
+    let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
+        Error::usage(format!(
+            "the value of header {name} has characters HTTP does not allow"
+        ))
+    })?;
+    if is_secret_header(&name) {
+        value.set_sensitive(true);
+    }
+    Ok((name, value))
+}
+
+/// Headers whose values are credentials and never printed.
+pub fn is_secret_header(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    matches!(
+        n,
+        "authorization" | "cookie" | "set-cookie" | "proxy-authorization"
+    ) || n.contains("token")
+        || n.contains("api-key")
+        || n.contains("apikey")
+        || n.contains("secret")
+}
+
+/// A header for an error message: the name only, when it might carry a secret.
+fn redact_header(text: &str) -> String {
+    match text.split_once([':', ' ']) {
+        Some((name, _)) => format!("{name}: <redacted>"),
+        None if text.len() > 40 => "<redacted>".into(),
+        None => text.to_string(),
+    }
+}
+
+/// Checks the target URL: absolute, http or https.
+pub fn parse_url(text: &str) -> Result<Url> {
+    let url = Url::parse(text).map_err(|e| {
+        Error::usage(format!("--url {text:?} is not a valid URL ({e})"))
+            .with_hint("write it like http://127.0.0.1:3000/api/v1/projects")
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Error::usage(format!(
+            "--url must be http or https, not {}",
+            url.scheme()
+        )));
+    }
+    Ok(url)
+}
+
+pub fn parse_method(text: &str) -> Result<Method> {
+    Method::from_bytes(text.to_ascii_uppercase().as_bytes())
+        .map_err(|_| Error::usage(format!("-X {text:?} is not an HTTP method")))
+}
+
+/// Checks the request count and concurrency together.
+pub fn check_counts(requests: u64, concurrency: u32) -> Result<()> {
+    if requests == 0 {
+        return Err(Error::usage(
+            "--requests must be at least 1: every figure is divided by it",
+        ));
+    }
+    if concurrency == 0 {
+        return Err(Error::usage("--concurrency must be at least 1"));
+    }
+    if u64::from(concurrency) > requests {
+        return Err(Error::usage(format!(
+            "--concurrency {concurrency} is greater than --requests {requests}"
+        ))
+        .with_hint("lower -c or raise -n, so that every worker sends at least one request"));
+    }
+    Ok(())
+}
+
+impl AuditConfig {
+    pub fn from_args(args: &AuditArgs, env: EnvLookup<'_>) -> Result<AuditConfig> {
+        check_counts(args.requests, args.concurrency)?;
+        let url = parse_url(&args.url)?;
+        let method = parse_method(&args.method)?;
+        let mut headers = HeaderMap::new();
+        for text in &args.headers {
+            let (name, value) = parse_header(text)?;
+            headers.append(name, value);
+        }
+        let body = match (&args.body, &args.body_file) {
+            (Some(text), _) => Some(Bytes::from(text.clone())),
+            (None, Some(path)) => Some(Bytes::from(std::fs::read(path).map_err(|e| {
+                Error::usage(format!("cannot read --body-file {}: {e}", path.display()))
+            })?)),
+            (None, None) => None,
+        };
+        let timeout = parse_duration("--timeout", &args.timeout)?;
+        if timeout.is_zero() {
+            return Err(Error::usage("--timeout must be greater than zero"));
+        }
+        let settle_timeout = parse_duration("--settle-timeout", &args.settle_timeout)?;
+        let db = conninfo::resolve(args.db.as_deref(), env)?;
+        Ok(AuditConfig {
+            db,
+            admin_db: args.admin_db.clone(),
+            request: RequestSpec {
+                url,
+                method,
+                headers,
+                body,
+                timeout,
+            },
+            requests: args.requests,
+            concurrency: args.concurrency,
+            warmup: args.warmup,
+            settle_timeout,
+            format: args.format,
+            output: args.output.clone(),
+            insecure: args.insecure,
+            quiet: args.quiet,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(
+            parse_duration("--t", "10s").unwrap(),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            parse_duration("--t", "250ms").unwrap(),
+            Duration::from_millis(250)
+        );
+        assert_eq!(parse_duration("--t", "2").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration("--t", "soon").is_err());
+        assert!(parse_duration("--t", "-1").is_err());
+    }
+
+    #[test]
+    fn headers() {
+        let (n, v) = parse_header("X-Api-Key:  abc ").unwrap();
+        assert_eq!(n.as_str(), "x-api-key");
+        assert_eq!(v.to_str().unwrap(), "abc");
+        assert!(v.is_sensitive());
+        let err = parse_header("Authorization Bearer xyz").unwrap_err();
+        assert!(err.message.contains("no colon"));
+        assert!(!err.message.contains("xyz"));
+        assert!(parse_header("Bad Name: v").is_err());
+        assert!(parse_header("X-A: line\nbreak").is_err());
+    }
+
+    #[test]
+    fn counts() {
+        assert!(
+            check_counts(0, 1)
+                .unwrap_err()
+                .message
+                .contains("at least 1")
+        );
+        assert!(
+            check_counts(4, 8)
+                .unwrap_err()
+                .message
+                .contains("greater than")
+        );
+        assert!(check_counts(8, 8).is_ok());
+    }
+
+    #[test]
+    fn urls_and_methods() {
+        assert!(parse_url("http://127.0.0.1:3000/x").is_ok());
+        assert!(parse_url("127.0.0.1:3000/x").is_err());
+        assert!(parse_url("ftp://h/x").is_err());
+        assert_eq!(parse_method("post").unwrap(), Method::POST);
+        assert!(parse_method("GE T").is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! Where the database is: `--db`, then `DATABASE_URL`, then the libpq variables; and how
+//! to show it without its password.
+
+use std::path::Path;
+
+use tokio_postgres::config::{Config, Host};
+
+use crate::error::{Error, Result};
+
+/// A resolved connection target.
+#[derive(Clone)]
+pub struct DbTarget {
+    pub config: Config,
+    pub dbname: String,
+}
+
+impl std::fmt::Debug for DbTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+/// Reads one environment variable; injectable so that resolution is testable.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Builds the target from `--db` (URL or key=value), `DATABASE_URL`, then `PG*` variables.
+/// As in libpq, the `PG*` variables also fill whatever the URL leaves out.
+pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
+    let from_env = env("DATABASE_URL").filter(|s| !s.is_empty());
+    let (text, origin) = match (db_arg, from_env.as_deref()) {
+        (Some(arg), _) => (Some(arg.to_string()), "--db"),
+        (None, Some(url)) => (Some(url.to_string()), "DATABASE_URL"),
+        (None, None) => (None, "the PG* environment variables"),
+    };
+    let mut config = match &text {
+        Some(text) => text.parse::<Config>().map_err(|e| {
+            Error::usage(format!("{origin} is not a valid connection string: {e}")).with_hint(
+                "use postgres://user@host:5432/dbname or 'host=... port=... user=... dbname=...'",
+            )
+        })?,
+        None => Config::new(),
+    };
+    if config.get_hosts().is_empty() {
+        match env("PGHOST").filter(|s| !s.is_empty()) {
+            Some(hosts) => {
+                for host in hosts.split(',') {
+                    config.host(host);
+                }
+            }
+            None => {
+                let socket_dir = ["/var/run/postgresql", "/tmp"]
+                    .into_iter()
+                    .find(|d| Path::new(d).is_dir());
+                match socket_dir {
+                    Some(dir) => config.host_path(dir),
+                    None => config.host("localhost"),
+                };
+            }
+        }
+    }
+    if config.get_ports().is_empty()
+        && let Some(port) = env("PGPORT").filter(|s| !s.is_empty())
+    {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| Error::usage(format!("PGPORT is not a port number: {port:?}")))?;
+        config.port(port);
+    }
+    if config.get_user().is_none() {
+        let user = env("PGUSER")
+            .or_else(|| env("USER"))
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                Error::usage("no database user given")
+                    .with_hint("set PGUSER or put the user in --db")
+            })?;
+        config.user(&user);
+    }
+    if config.get_password().is_none()
+        && let Some(password) = env("PGPASSWORD")
+    {
+        config.password(password);
+    }
+    if config.get_dbname().is_none() {
+        let dbname = env("PGDATABASE")
+            .filter(|s| !s.is_empty())
+            .or_else(|| config.get_user().map(str::to_string))
+            .unwrap_or_default();
+        config.dbname(&dbname);
+    }
+    if let Some(mode) = env("PGSSLMODE").filter(|s| !s.is_empty())
+        && text.as_deref().is_none_or(|t| !t.contains("sslmode"))
+    {
+        let probe = format!("sslmode={mode}");
+        let parsed: Config = probe.parse().map_err(|_| {
+            Error::usage(format!("PGSSLMODE has an unsupported value: {mode:?}"))
+                .with_hint("use disable, prefer or require")
+        })?;
+        config.ssl_mode(parsed.get_ssl_mode());
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("pgcost");
+    }
+    let dbname = config.get_dbname().unwrap_or_default().to_string();
+    Ok(DbTarget { config, dbname })
+}
+
+impl DbTarget {
+    /// The same server and credentials, another database.
+    pub fn with_dbname(&self, dbname: &str) -> DbTarget {
+        let mut config = self.config.clone();
+        config.dbname(dbname);
+        DbTarget {
+            config,
+            dbname: dbname.to_string(),
+        }
+    }
+
+    /// `postgres://user@host:port/dbname`, never with the password.
+    pub fn redacted(&self) -> String {
+        let host = match self.config.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            #[cfg(unix)]
+            Some(Host::Unix(p)) => p.display().to_string(),
+            None => String::new(),
+        };
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        let user = self.config.get_user().unwrap_or("");
+        format!("postgres://{user}@{host}:{port}/{}", self.dbname)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k: &str| map.get(k).cloned()
+    }
+
+    #[test]
+    fn url_wins_and_env_fills_the_gaps() {
+        let env = env_of(&[
+            ("PGPASSWORD", "s3cret"),
+            ("DATABASE_URL", "postgres://x@y/z"),
+        ]);
+        let t = resolve(Some("postgres://app@db.local:6543/shop"), &env).unwrap();
+        assert_eq!(t.dbname, "shop");
+        assert_eq!(t.config.get_password(), Some(&b"s3cret"[..]));
+        assert_eq!(t.redacted(), "postgres://app@db.local:6543/shop");
+    }
+
+    #[test]
+    fn database_url_then_libpq_variables() {
+        let env = env_of(&[("DATABASE_URL", "postgres://u:pw@h:1/d")]);
+        let t = resolve(None, &env).unwrap();
+        assert_eq!(t.redacted(), "postgres://u@h:1/d");
+        let env = env_of(&[
+            ("PGHOST", "h2"),
+            ("PGPORT", "7"),
+            ("PGUSER", "bob"),
+            ("PGDATABASE", "b"),
+        ]);
+        let t = resolve(None, &env).unwrap();
+        assert_eq!(t.redacted(), "postgres://bob@h2:7/b");
+    }
+
+    #[test]
+    fn key_value_strings_parse() {
+        let env = env_of(&[]);
+        let t = resolve(Some("host=h port=5433 user=u dbname=d password=pw"), &env).unwrap();
+        assert_eq!(t.redacted(), "postgres://u@h:5433/d");
+        assert!(!format!("{t:?}").contains("pw"));
+    }
+
+    #[test]
+    fn malformed_input_is_a_usage_error_without_the_secret() {
+        let env = env_of(&[]);
+        let err = resolve(Some("postgres://u:topsecret@h:notaport/d"), &env).unwrap_err();
+        assert!(err.message.contains("not a valid connection string"));
+        assert!(!err.message.contains("topsecret"));
+        let err = resolve(None, &env_of(&[("PGPORT", "abc"), ("PGUSER", "u")])).unwrap_err();
+        assert!(err.message.contains("PGPORT"));
+    }
+
+    #[test]
+    fn admin_target_keeps_credentials() {
+        let env = env_of(&[]);
+        let t = resolve(Some("postgres://u:pw@h/app"), &env).unwrap();
+        let admin = t.with_dbname("postgres");
+        assert_eq!(admin.redacted(), "postgres://u@h:5432/postgres");
+        assert_eq!(admin.config.get_password(), Some(&b"pw"[..]));
+    }
+}

@@ -1,0 +1,112 @@
+//! Typed errors, each carrying the exit code and a hint that names the fix.
+
+use std::fmt;
+
+/// Documented exit codes.
+pub mod exit {
+    /// A valid report, within budget.
+    pub const OK: i32 = 0;
+    /// A budget was exceeded (`pgcost check`).
+    pub const BUDGET: i32 = 1;
+    /// Bad input or a setup problem: nothing was measured.
+    pub const USAGE: i32 = 2;
+    /// A report was produced, but its numbers cannot be trusted.
+    pub const INVALID: i32 = 3;
+    /// Interrupted by SIGINT.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// What went wrong, in terms of what the user must fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A flag or value the user passed is malformed.
+    Usage,
+    /// The database cannot be used as asked.
+    Database,
+    /// The HTTP target cannot be used as asked.
+    Target,
+    /// The run was interrupted.
+    Interrupted,
+}
+
+/// The one error type of the library. `Display` prints the message only; `hint` names the fix.
+#[derive(Debug)]
+pub struct Error {
+    pub kind: Kind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Error {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error {
+            kind: Kind::Usage,
+            message: message.into(),
+            hint: None,
+        }
+    }
+    pub fn database(message: impl Into<String>) -> Self {
+        Error {
+            kind: Kind::Database,
+            message: message.into(),
+            hint: None,
+        }
+    }
+    pub fn target(message: impl Into<String>) -> Self {
+        Error {
+            kind: Kind::Target,
+            message: message.into(),
+            hint: None,
+        }
+    }
+    pub fn interrupted() -> Self {
+        Error {
+            kind: Kind::Interrupted,
+            message: "interrupted".into(),
+            hint: None,
+        }
+    }
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            Kind::Interrupted => exit::INTERRUPTED,
+            _ => exit::USAGE,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Renders a tokio-postgres error with the server's message, DETAIL and HINT, or the I/O
+/// cause, instead of the bare "db error".
+pub fn describe_pg(err: &tokio_postgres::Error) -> (String, Option<String>) {
+    if let Some(db) = err.as_db_error() {
+        let mut message = format!("{} ({})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            message.push_str(&format!("; DETAIL: {detail}"));
+        }
+        return (message, db.hint().map(str::to_string));
+    }
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    (message, None)
+}

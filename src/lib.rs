@@ -1,0 +1,20 @@
+//! pgcost: what one HTTP request costs the Postgres behind it.
+//!
+//! Data flows one way: `cli` → validated `config` → `audit` → `report` → `render`.
+
+pub mod app;
+pub mod audit;
+pub mod cli;
+pub mod cluster;
+pub mod config;
+pub mod conninfo;
+pub mod delta;
+pub mod error;
+pub mod load;
+pub mod pg;
+pub mod progress;
+pub mod render;
+pub mod report;
+pub mod settle;
+pub mod snapshot;
+pub mod source;

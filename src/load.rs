@@ -1,0 +1,251 @@
+//! The HTTP load driver: a closed loop of exactly N requests with C in flight, latency in
+//! an HDR histogram, statuses per code and transport errors per kind.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use indicatif::ProgressBar;
+use reqwest::header::HeaderMap;
+use reqwest::{Client, Method, Url};
+
+/// One request, as it is sent N times.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub url: Url,
+    pub method: Method,
+    pub headers: HeaderMap,
+    pub body: Option<Bytes>,
+    pub timeout: Duration,
+}
+
+/// What a burst observed. Memory does not grow with the number of requests.
+#[derive(Debug, Clone)]
+pub struct LoadResult {
+    /// Requests that were started (equals the requested count unless stopped early).
+    pub sent: u64,
+    pub concurrency: u32,
+    pub wall: Duration,
+    /// Latency in microseconds, of requests that got a response.
+    pub latency_us: Histogram<u64>,
+    pub status: BTreeMap<u16, u64>,
+    pub errors: BTreeMap<String, u64>,
+    /// The first transport error's text, for the report.
+    pub first_error: Option<String>,
+    /// Set when the burst was stopped before all requests were sent.
+    pub interrupted: bool,
+}
+
+impl LoadResult {
+    pub fn responses(&self) -> u64 {
+        self.status.values().sum()
+    }
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Builds the HTTP client for a burst: keep-alive with one idle connection per worker,
+/// redirects not followed, so that the endpoint itself is measured.
+pub fn client(concurrency: u32, insecure: bool) -> reqwest::Result<Client> {
+    Client::builder()
+        .pool_max_idle_per_host(concurrency as usize)
+        .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .danger_accept_invalid_certs(insecure)
+        .build()
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds")
+}
+
+/// Names a transport error by kind.
+pub fn error_kind(err: &reqwest::Error) -> &'static str {
+    if err.is_timeout() {
+        "timeout"
+    } else if err.is_connect() {
+        "connect"
+    } else if err.is_body() || err.is_decode() {
+        "body"
+    } else if err.is_redirect() {
+        "redirect"
+    } else if err.is_request() {
+        "request"
+    } else {
+        "other"
+    }
+}
+
+struct WorkerTally {
+    latency_us: Histogram<u64>,
+    status: BTreeMap<u16, u64>,
+    errors: BTreeMap<String, u64>,
+    first_error: Option<String>,
+}
+
+async fn send_one(client: &Client, spec: &RequestSpec) -> Result<u16, reqwest::Error> {
+    let mut builder = client
+        .request(spec.method.clone(), spec.url.clone())
+        .headers(spec.headers.clone())
+        .timeout(spec.timeout);
+    if let Some(body) = &spec.body {
+        builder = builder.body(body.clone());
+    }
+    let mut response = builder.send().await?;
+    let status = response.status().as_u16();
+    // Read the whole body, so the connection is reused and the latency is complete.
+    while response.chunk().await?.is_some() {}
+    Ok(status)
+}
+
+/// Sends exactly `total` requests with `concurrency` in flight, unless `stop` is raised.
+pub async fn burst(
+    client: &Client,
+    spec: &RequestSpec,
+    total: u64,
+    concurrency: u32,
+    bar: &ProgressBar,
+    stop: Arc<AtomicBool>,
+) -> LoadResult {
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let workers = concurrency.max(1).min(total.max(1) as u32);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..workers {
+        let client = client.clone();
+        let spec = spec.clone();
+        let next = next.clone();
+        let bar = bar.clone();
+        let stop = stop.clone();
+        tasks.spawn(async move {
+            let mut tally = WorkerTally {
+                latency_us: new_histogram(),
+                status: BTreeMap::new(),
+                errors: BTreeMap::new(),
+                first_error: None,
+            };
+            loop {
+                if stop.load(Ordering::Relaxed) || next.fetch_add(1, Ordering::Relaxed) >= total {
+                    break;
+                }
+                let t0 = Instant::now();
+                match send_one(&client, &spec).await {
+                    Ok(code) => {
+                        let us = t0.elapsed().as_micros().max(1) as u64;
+                        tally.latency_us.saturating_record(us);
+                        *tally.status.entry(code).or_default() += 1;
+                    }
+                    Err(err) => {
+                        *tally
+                            .errors
+                            .entry(error_kind(&err).to_string())
+                            .or_default() += 1;
+                        if tally.first_error.is_none() {
+                            tally.first_error = Some(describe_reqwest(err));
+                        }
+                    }
+                }
+                bar.inc(1);
+            }
+            tally
+        });
+    }
+    let mut result = LoadResult {
+        sent: 0,
+        concurrency: workers,
+        wall: Duration::ZERO,
+        latency_us: new_histogram(),
+        status: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        first_error: None,
+        interrupted: false,
+    };
+    while let Some(joined) = tasks.join_next().await {
+        let Ok(tally) = joined else { continue };
+        result
+            .latency_us
+            .add(&tally.latency_us)
+            .expect("same histogram bounds");
+        for (code, n) in tally.status {
+            *result.status.entry(code).or_default() += n;
+        }
+        for (kind, n) in tally.errors {
+            *result.errors.entry(kind).or_default() += n;
+        }
+        if result.first_error.is_none() {
+            result.first_error = tally.first_error;
+        }
+    }
+    result.wall = started.elapsed();
+    result.sent = result.responses() + result.error_count();
+    result.interrupted = result.sent < total;
+    result
+}
+
+/// The error and its causes on one line, without the URL's query string.
+pub fn describe_reqwest(err: reqwest::Error) -> String {
+    let err = err.without_url();
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Percentiles in milliseconds, from one histogram: the only place that computes them.
+pub fn latency_ms(histogram: &Histogram<u64>) -> LatencySummary {
+    if histogram.is_empty() {
+        return LatencySummary::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    LatencySummary {
+        p50: ms(histogram.value_at_quantile(0.50)),
+        p95: ms(histogram.value_at_quantile(0.95)),
+        p99: ms(histogram.value_at_quantile(0.99)),
+        max: ms(histogram.max()),
+        mean: histogram.mean() / 1000.0,
+    }
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencySummary {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let mut h = new_histogram();
+        for us in 1..=1000u64 {
+            h.record(us * 1000).unwrap();
+        }
+        let s = latency_ms(&h);
+        assert!((s.p50 - 500.0).abs() < 1.0, "{s:?}");
+        assert!((s.p95 - 950.0).abs() < 1.0, "{s:?}");
+        assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
+        assert!((s.max - 1000.0).abs() < 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn empty_histogram_gives_zeros() {
+        assert_eq!(latency_ms(&new_histogram()), LatencySummary::default());
+    }
+}

@@ -1,0 +1,374 @@
+//! Talking to Postgres: connecting, learning what the server offers, and reading each
+//! statistics view with the SQL in `sql/`.
+
+use std::collections::BTreeMap;
+
+use tokio_postgres::{Client, NoTls};
+
+use crate::conninfo::DbTarget;
+use crate::error::{Error, Result, describe_pg};
+use crate::snapshot::{DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats};
+
+const SQL_SERVER: &str = include_str!("../sql/server.sql");
+const SQL_EXTENSION: &str = include_str!("../sql/extension.sql");
+const SQL_DATABASE_V14: &str = include_str!("../sql/database_v14.sql");
+const SQL_DATABASE_V12: &str = include_str!("../sql/database_v12.sql");
+const SQL_STATEMENTS_V1_7: &str = include_str!("../sql/statements_v1_7.sql");
+const SQL_STATEMENTS_V1_8: &str = include_str!("../sql/statements_v1_8.sql");
+const SQL_STATEMENTS_V1_9: &str = include_str!("../sql/statements_v1_9.sql");
+const SQL_STATEMENTS_INFO: &str = include_str!("../sql/statements_info.sql");
+const SQL_TABLES: &str = include_str!("../sql/tables.sql");
+const SQL_ACTIVITY: &str = include_str!("../sql/activity.sql");
+const SQL_FORCE_FLUSH: &str = include_str!("../sql/force_flush.sql");
+const SQL_BACKEND_PID: &str = include_str!("../sql/backend_pid.sql");
+const SQL_BACKEND_COUNT: &str = include_str!("../sql/backend_count.sql");
+
+/// Opens a connection and drives it in the background.
+pub async fn connect(target: &DbTarget) -> Result<Client> {
+    match target.config.connect(NoTls).await {
+        Ok((client, connection)) => {
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok(client)
+        }
+        Err(e) => {
+            let (message, hint) = describe_pg(&e);
+            let mut err = Error::database(format!(
+                "cannot connect to {}: {message}",
+                target.redacted()
+            ));
+            err.hint = hint.or_else(|| Some(connect_hint(&message)));
+            Err(err)
+        }
+    }
+}
+
+fn connect_hint(message: &str) -> String {
+    if message.contains("28P01") || message.contains("password") {
+        "check the user and password (PGPASSWORD, or the password in --db)".into()
+    } else if message.contains("3D000") {
+        "check the database name in --db or PGDATABASE".into()
+    } else {
+        "check that the server runs and that --db (or DATABASE_URL / PGHOST, PGPORT) points at it"
+            .into()
+    }
+}
+
+/// Wraps a query error with the view or file that was being read.
+pub fn query_error(what: &str, e: tokio_postgres::Error) -> Error {
+    let (message, hint) = describe_pg(&e);
+    let mut err = Error::database(format!("reading {what} failed: {message}"));
+    err.hint = hint;
+    if e.is_closed() {
+        err.message = format!("lost the database connection while reading {what}: {message}");
+        err.hint =
+            Some("the server restarted or closed the connection; run the audit again".into());
+    }
+    err
+}
+
+/// Which columns `pg_stat_statements` has, decided by the installed extension version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum StatementsLayout {
+    /// Up to 1.7: `total_time`, no `toplevel`.
+    V1_7,
+    /// 1.8: `total_exec_time`, no `toplevel`.
+    V1_8,
+    /// 1.9 to 1.12: `total_exec_time`, `toplevel` and `pg_stat_statements_info`.
+    V1_9,
+}
+
+impl StatementsLayout {
+    /// Maps an `extversion` such as `1.10` to its column layout.
+    pub fn for_version(extversion: &str) -> Option<StatementsLayout> {
+        let mut parts = extversion.trim().split('.');
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next().unwrap_or("0").parse().ok()?;
+        Some(match (major, minor) {
+            (1, 0..=7) | (0, _) => StatementsLayout::V1_7,
+            (1, 8) => StatementsLayout::V1_8,
+            _ => StatementsLayout::V1_9,
+        })
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            StatementsLayout::V1_7 => SQL_STATEMENTS_V1_7,
+            StatementsLayout::V1_8 => SQL_STATEMENTS_V1_8,
+            StatementsLayout::V1_9 => SQL_STATEMENTS_V1_9,
+        }
+    }
+
+    pub fn has_info(self) -> bool {
+        self == StatementsLayout::V1_9
+    }
+}
+
+/// What the server is, as seen from the connection that reads the cluster-wide views.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub version_num: i32,
+    pub version: String,
+    pub target_oid: Option<u32>,
+    pub preload: String,
+    pub read_all_stats: bool,
+    pub max_connections: i32,
+    pub track_counts: bool,
+    pub compute_query_id: String,
+    pub role: String,
+}
+
+impl ServerInfo {
+    pub fn has_sessions(&self) -> bool {
+        self.version_num >= 140000
+    }
+    /// PG 15 moved statistics to shared memory, with the 1 s / 10 s flush rules.
+    pub fn shared_memory_stats(&self) -> bool {
+        self.version_num >= 150000
+    }
+    pub fn preloads_statements(&self) -> bool {
+        self.preload
+            .split(',')
+            .any(|lib| lib.trim() == "pg_stat_statements")
+    }
+}
+
+pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerInfo> {
+    let row = client
+        .query_one(SQL_SERVER, &[&target_dbname])
+        .await
+        .map_err(|e| query_error("server settings (sql/server.sql)", e))?;
+    Ok(ServerInfo {
+        version_num: row.get("version_num"),
+        version: row.get("version"),
+        target_oid: row.get("target_oid"),
+        preload: row.get("preload"),
+        read_all_stats: row
+            .get::<_, Option<bool>>("read_all_stats")
+            .unwrap_or(false),
+        max_connections: row.get("max_connections"),
+        track_counts: row.get("track_counts"),
+        compute_query_id: row.get("compute_query_id"),
+        role: row.get("role"),
+    })
+}
+
+/// The `pg_stat_statements` version installed in the connected database, if any.
+pub async fn statements_extension(client: &Client) -> Result<Option<String>> {
+    let row = client
+        .query_opt(SQL_EXTENSION, &[])
+        .await
+        .map_err(|e| query_error("pg_extension", e))?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+pub async fn read_database(
+    client: &Client,
+    server: &ServerInfo,
+    oid: u32,
+) -> Result<DatabaseStats> {
+    let sql = if server.has_sessions() {
+        SQL_DATABASE_V14
+    } else {
+        SQL_DATABASE_V12
+    };
+    let row = client
+        .query_one(sql, &[&oid])
+        .await
+        .map_err(|e| query_error("pg_stat_database", e))?;
+    Ok(DatabaseStats {
+        xact_commit: row.get("xact_commit"),
+        xact_rollback: row.get("xact_rollback"),
+        tup_returned: row.get("tup_returned"),
+        tup_fetched: row.get("tup_fetched"),
+        tup_inserted: row.get("tup_inserted"),
+        tup_updated: row.get("tup_updated"),
+        tup_deleted: row.get("tup_deleted"),
+        blks_hit: row.get("blks_hit"),
+        blks_read: row.get("blks_read"),
+        sessions: row.get("sessions"),
+        stats_reset: row.get("stats_reset"),
+    })
+}
+
+/// Reads the target's `pg_stat_statements` rows. Rows whose identity is hidden (no
+/// `pg_read_all_stats`) are summed into one entry per role, so totals stay exact.
+pub async fn read_statements(
+    client: &Client,
+    layout: StatementsLayout,
+    oid: u32,
+) -> Result<BTreeMap<StatementKey, StatementStats>> {
+    let rows = client
+        .query(layout.sql(), &[&oid])
+        .await
+        .map_err(|e| query_error("pg_stat_statements", e))?;
+    let mut out: BTreeMap<StatementKey, StatementStats> = BTreeMap::new();
+    for row in rows {
+        let queryid: Option<i64> = row.get("queryid");
+        let key = StatementKey {
+            userid: row.get("userid"),
+            queryid: queryid.unwrap_or(0),
+            toplevel: row.get("toplevel"),
+        };
+        let stats = StatementStats {
+            query: row.get::<_, Option<String>>("query").unwrap_or_default(),
+            calls: row.get("calls"),
+            rows: row.get("rows"),
+            exec_time_ms: row.get("exec_time_ms"),
+            shared_blks_hit: row.get("shared_blks_hit"),
+            shared_blks_read: row.get("shared_blks_read"),
+        };
+        match out.get_mut(&key) {
+            Some(sum) => {
+                sum.calls += stats.calls;
+                sum.rows += stats.rows;
+                sum.exec_time_ms += stats.exec_time_ms;
+                sum.shared_blks_hit += stats.shared_blks_hit;
+                sum.shared_blks_read += stats.shared_blks_read;
+            }
+            None => {
+                out.insert(key, stats);
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub async fn read_statements_info(client: &Client) -> Result<StatementsInfo> {
+    let row = client
+        .query_one(SQL_STATEMENTS_INFO, &[])
+        .await
+        .map_err(|e| query_error("pg_stat_statements_info", e))?;
+    Ok(StatementsInfo {
+        dealloc: row.get("dealloc"),
+        stats_reset: row.get("stats_reset"),
+    })
+}
+
+/// Reads `pg_stat_user_tables`; `client` must be connected to the target database.
+pub async fn read_tables(client: &Client) -> Result<BTreeMap<String, TableStats>> {
+    let rows = client
+        .query(SQL_TABLES, &[])
+        .await
+        .map_err(|e| query_error("pg_stat_user_tables", e))?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let name: String = row.get("name");
+            let stats = TableStats {
+                seq_scan: row.get("seq_scan"),
+                seq_tup_read: row.get("seq_tup_read"),
+                idx_scan: row.get("idx_scan"),
+                idx_tup_fetch: row.get("idx_tup_fetch"),
+                n_tup_ins: row.get("n_tup_ins"),
+                n_tup_upd: row.get("n_tup_upd"),
+                n_tup_del: row.get("n_tup_del"),
+                relpages: row.get("relpages"),
+                n_live_tup: row.get("n_live_tup"),
+            };
+            (name, stats)
+        })
+        .collect())
+}
+
+/// One backend connected to the target database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Backend {
+    pub pid: i32,
+    pub backend_type: String,
+    pub state: String,
+    pub idle_seconds: f64,
+}
+
+pub async fn read_activity(client: &Client, oid: u32) -> Result<Vec<Backend>> {
+    let rows = client
+        .query(SQL_ACTIVITY, &[&oid])
+        .await
+        .map_err(|e| query_error("pg_stat_activity", e))?;
+    Ok(rows
+        .into_iter()
+        .map(|row| Backend {
+            pid: row.get("pid"),
+            backend_type: row.get("backend_type"),
+            state: row.get("state"),
+            idle_seconds: row.get("idle_seconds"),
+        })
+        .collect())
+}
+
+pub async fn count_client_backends(client: &Client, oid: u32) -> Result<i64> {
+    let row = client
+        .query_one(SQL_BACKEND_COUNT, &[&oid])
+        .await
+        .map_err(|e| query_error("pg_stat_activity", e))?;
+    Ok(row.get(0))
+}
+
+/// Asks this connection's own backend to flush its counters when it next goes idle (PG 15+).
+pub async fn force_own_flush(client: &Client) -> Result<()> {
+    client
+        .execute(SQL_FORCE_FLUSH, &[])
+        .await
+        .map_err(|e| query_error("pg_stat_force_next_flush()", e))?;
+    Ok(())
+}
+
+pub async fn backend_pid(client: &Client) -> Result<i32> {
+    let row = client
+        .query_one(SQL_BACKEND_PID, &[])
+        .await
+        .map_err(|e| query_error("pg_backend_pid()", e))?;
+    Ok(row.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_follows_extension_version() {
+        assert_eq!(
+            StatementsLayout::for_version("1.6"),
+            Some(StatementsLayout::V1_7)
+        );
+        assert_eq!(
+            StatementsLayout::for_version("1.7"),
+            Some(StatementsLayout::V1_7)
+        );
+        assert_eq!(
+            StatementsLayout::for_version("1.8"),
+            Some(StatementsLayout::V1_8)
+        );
+        assert_eq!(
+            StatementsLayout::for_version("1.9"),
+            Some(StatementsLayout::V1_9)
+        );
+        assert_eq!(
+            StatementsLayout::for_version("1.10"),
+            Some(StatementsLayout::V1_9)
+        );
+        assert_eq!(
+            StatementsLayout::for_version("1.12"),
+            Some(StatementsLayout::V1_9)
+        );
+        assert_eq!(StatementsLayout::for_version("x"), None);
+        assert!(StatementsLayout::V1_9.has_info());
+        assert!(!StatementsLayout::V1_8.has_info());
+    }
+
+    #[test]
+    fn every_statements_layout_names_its_time_column() {
+        assert!(
+            StatementsLayout::V1_7
+                .sql()
+                .contains("total_time AS exec_time_ms")
+        );
+        assert!(
+            StatementsLayout::V1_8
+                .sql()
+                .contains("total_exec_time AS exec_time_ms")
+        );
+        assert!(StatementsLayout::V1_9.sql().contains("toplevel,"));
+    }
+}

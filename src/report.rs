@@ -1,0 +1,545 @@
+//! The one `Report` type: what a measured window cost per request. Table, JSON and
+//! Markdown are views of it. JSON keys are documented in `docs/json.md`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::delta::{WindowDelta, per_request, share};
+use crate::load::{LatencySummary, LoadResult, latency_ms};
+
+/// Bumped whenever a key is renamed or removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One endpoint's measured cost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub schema_version: u32,
+    /// False when any entry of `invalid_reasons` applies: do not use the numbers.
+    pub valid: bool,
+    /// Why the numbers cannot be trusted; empty when `valid`.
+    pub invalid_reasons: Vec<String>,
+    /// Caveats that leave the numbers usable.
+    pub warnings: Vec<String>,
+    pub target: Target,
+    pub load: Load,
+    pub settle: Settle,
+    pub per_request: PerRequest,
+    /// Raw counter growth over the window, before division.
+    pub totals: Totals,
+    /// One row per statement, most expensive first.
+    pub statements: Vec<StatementRow>,
+    /// One row per table whose counters moved.
+    pub tables: Vec<TableRow>,
+}
+
+/// What was measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Target {
+    pub method: String,
+    pub url: String,
+    /// The target database, without password.
+    pub database: String,
+    pub server_version: String,
+    pub server_version_num: i32,
+    /// Where the cluster-wide views were read: `admin` (another database, no footprint
+    /// in the target) or `target` (fallback, the tool's own footprint subtracted).
+    pub stats_source: String,
+    /// The installed `pg_stat_statements` version, or null when unavailable.
+    pub pg_stat_statements: Option<String>,
+}
+
+/// The HTTP side of the burst.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Load {
+    /// Requests in the measured burst (the divisor of every per-request figure).
+    pub requests: u64,
+    pub concurrency: u32,
+    pub warmup: u64,
+    pub wall_seconds: f64,
+    /// Requests per second over the burst's wall time.
+    pub rps: f64,
+    /// Responses per HTTP status code.
+    pub status: BTreeMap<String, u64>,
+    /// Transport errors per kind: timeout, connect, body, redirect, request, other.
+    pub errors: BTreeMap<String, u64>,
+    pub latency_ms: LatencySummary,
+}
+
+/// How long the tool waited for Postgres to publish the counters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Settle {
+    pub before_seconds: f64,
+    pub after_seconds: f64,
+    pub timed_out: bool,
+}
+
+/// Per-request figures: window totals divided by `load.requests`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PerRequest {
+    /// Commits plus rollbacks.
+    pub transactions: f64,
+    /// Top-level statements (round trips), BEGIN and COMMIT included. Null without
+    /// pg_stat_statements.
+    pub statements: Option<f64>,
+    /// Top-level statements other than utility statements (BEGIN, COMMIT, SET, ...).
+    pub statements_excluding_utility: Option<f64>,
+    /// `pg_stat_database.tup_returned`: rows read by sequential scans plus index entries.
+    pub rows_read: f64,
+    /// `pg_stat_database.tup_fetched`: rows fetched by index scans.
+    pub rows_fetched: f64,
+    /// Rows sent back to the app (`pg_stat_statements.rows`, top level).
+    pub rows_returned: Option<f64>,
+    /// Rows inserted, updated and deleted.
+    pub rows_written: f64,
+    pub blocks_hit: f64,
+    pub blocks_read: f64,
+    /// Execution time of the top-level statements, in ms.
+    pub db_time_ms: Option<f64>,
+    /// New connections per request (PG 14+).
+    pub new_sessions: Option<f64>,
+}
+
+/// Window totals, undivided.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    pub xact_commit: i64,
+    pub xact_rollback: i64,
+    pub tup_returned: i64,
+    pub tup_fetched: i64,
+    pub tup_inserted: i64,
+    pub tup_updated: i64,
+    pub tup_deleted: i64,
+    pub blks_hit: i64,
+    pub blks_read: i64,
+    pub sessions: Option<i64>,
+    pub statement_calls: Option<i64>,
+    pub statement_rows: Option<i64>,
+}
+
+/// One `pg_stat_statements` entry's growth.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StatementRow {
+    /// Normalized text, as pg_stat_statements shows it.
+    pub query: String,
+    /// As text, since it is a 64-bit integer.
+    pub queryid: String,
+    /// False for statements nested in functions (track=all).
+    pub toplevel: bool,
+    /// BEGIN, COMMIT, SET and the like.
+    pub utility: bool,
+    pub calls: i64,
+    pub rows: i64,
+    pub calls_per_request: f64,
+    pub rows_per_call: f64,
+    pub rows_per_request: f64,
+    pub mean_exec_ms: f64,
+    /// Shared buffers touched (hit plus read) per request.
+    pub blocks_per_request: f64,
+    /// This statement's part of the request's returned rows, from 0 to 1.
+    pub share_of_rows_returned: f64,
+}
+
+/// One table's counter growth per request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableRow {
+    /// `schema.table`.
+    pub table: String,
+    pub seq_scans: f64,
+    pub seq_rows_read: f64,
+    pub idx_scans: f64,
+    pub idx_rows_fetched: f64,
+    pub rows_inserted: f64,
+    pub rows_updated: f64,
+    pub rows_deleted: f64,
+    /// The table's size in 8 kB pages, to judge whether a sequential scan matters.
+    pub pages: i64,
+    pub live_rows: i64,
+}
+
+/// First keywords of statements that do no data access of their own.
+const UTILITY_KEYWORDS: &[&str] = &[
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "START",
+    "END",
+    "ABORT",
+    "SET",
+    "RESET",
+    "SAVEPOINT",
+    "RELEASE",
+    "SHOW",
+    "DISCARD",
+    "DEALLOCATE",
+    "LISTEN",
+    "UNLISTEN",
+    "NOTIFY",
+    "PREPARE",
+];
+
+/// True for BEGIN, COMMIT, SET and the like, judged by the first keyword.
+pub fn is_utility(query: &str) -> bool {
+    let mut text = query.trim_start();
+    // Skip leading comments.
+    loop {
+        if let Some(rest) = text.strip_prefix("/*") {
+            text = rest
+                .split_once("*/")
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
+        } else if let Some(rest) = text.strip_prefix("--") {
+            text = rest
+                .split_once('\n')
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
+        } else {
+            break;
+        }
+    }
+    let first: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    UTILITY_KEYWORDS
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(&first))
+}
+
+/// What the audit knows besides the window delta.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub target: Target,
+    pub warmup: u64,
+    pub requests: u64,
+    pub settle: Settle,
+    /// Whether pg_stat_statements was read; statement figures are null otherwise.
+    pub statements_available: bool,
+    pub warnings: Vec<String>,
+    pub invalid_reasons: Vec<String>,
+}
+
+/// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
+pub fn load_invalid_reasons(load: &LoadResult, requested: u64) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for (&code, &count) in &load.status {
+        if (200..400).contains(&code) {
+            continue;
+        }
+        let consequence = match code {
+            401 | 403 => "these numbers measure the rejection path, not the endpoint".to_string(),
+            404 => "these numbers measure the not-found path; check --url".to_string(),
+            429 => "the app rate-limited the burst; these numbers measure the limiter".to_string(),
+            500..=599 => "these numbers include failed requests".to_string(),
+            _ => "these numbers do not measure successful requests".to_string(),
+        };
+        reasons.push(format!(
+            "{count} of {requested} responses were {code}: {consequence}"
+        ));
+    }
+    if load.error_count() > 0 {
+        let kinds: Vec<String> = load
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let mut reason = format!(
+            "{} of {requested} requests failed without a response ({})",
+            load.error_count(),
+            kinds.join(", ")
+        );
+        if let Some(first) = &load.first_error {
+            reason.push_str(&format!("; first error: {first}"));
+        }
+        reasons.push(reason);
+    }
+    if load.interrupted {
+        reasons.push(format!(
+            "the burst was stopped after {} of {requested} requests",
+            load.sent
+        ));
+    }
+    reasons
+}
+
+impl Report {
+    /// Assembles the report from the window delta, the burst and the audit's context.
+    pub fn build(delta: &WindowDelta, load: &LoadResult, context: Context) -> Report {
+        let n = context.requests;
+        let d = &delta.database;
+        let top: Vec<_> = delta
+            .statements
+            .iter()
+            .filter(|s| s.key.toplevel != Some(false))
+            .collect();
+        let calls: i64 = top.iter().map(|s| s.calls).sum();
+        let non_utility: i64 = top
+            .iter()
+            .filter(|s| !is_utility(&s.query))
+            .map(|s| s.calls)
+            .sum();
+        let rows_returned: i64 = top.iter().map(|s| s.rows).sum();
+        let exec_ms: f64 = top.iter().map(|s| s.exec_time_ms).sum();
+        let avail = context.statements_available;
+
+        let mut statements: Vec<StatementRow> = delta
+            .statements
+            .iter()
+            .map(|s| StatementRow {
+                query: s.query.clone(),
+                queryid: s.key.queryid.to_string(),
+                toplevel: s.key.toplevel != Some(false),
+                utility: is_utility(&s.query),
+                calls: s.calls,
+                rows: s.rows,
+                calls_per_request: per_request(s.calls, n),
+                rows_per_call: per_request(s.rows, s.calls as u64),
+                rows_per_request: per_request(s.rows, n),
+                mean_exec_ms: if s.calls > 0 {
+                    s.exec_time_ms / s.calls as f64
+                } else {
+                    0.0
+                },
+                blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
+                share_of_rows_returned: if s.key.toplevel != Some(false) {
+                    share(s.rows, rows_returned)
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        statements.sort_by(|a, b| {
+            b.blocks_per_request
+                .total_cmp(&a.blocks_per_request)
+                .then(b.rows_per_request.total_cmp(&a.rows_per_request))
+                .then(b.calls.cmp(&a.calls))
+                .then(a.query.cmp(&b.query))
+        });
+
+        let mut tables: Vec<TableRow> = delta
+            .tables
+            .iter()
+            .map(|t| TableRow {
+                table: t.name.clone(),
+                seq_scans: per_request(t.seq_scan, n),
+                seq_rows_read: per_request(t.seq_tup_read, n),
+                idx_scans: per_request(t.idx_scan, n),
+                idx_rows_fetched: per_request(t.idx_tup_fetch, n),
+                rows_inserted: per_request(t.n_tup_ins, n),
+                rows_updated: per_request(t.n_tup_upd, n),
+                rows_deleted: per_request(t.n_tup_del, n),
+                pages: t.relpages,
+                live_rows: t.n_live_tup,
+            })
+            .collect();
+        tables.sort_by(|a, b| {
+            (b.seq_rows_read + b.idx_rows_fetched)
+                .total_cmp(&(a.seq_rows_read + a.idx_rows_fetched))
+                .then(a.table.cmp(&b.table))
+        });
+
+        let mut invalid_reasons = context.invalid_reasons;
+        invalid_reasons.extend(load_invalid_reasons(load, n));
+        invalid_reasons.extend(delta.invalid_reasons.iter().cloned());
+        let mut warnings = context.warnings;
+        warnings.extend(delta.warnings.iter().cloned());
+        if let Some(sessions) = d.sessions.filter(|s| *s > 0) {
+            warnings.push(format!(
+                "the app opened {sessions} new connection(s) during the window ({:.2} per request): \
+                 their set-up (catalog reads, authentication) is billed to the endpoint",
+                per_request(sessions, n)
+            ));
+        }
+
+        let wall = load.wall.as_secs_f64();
+        Report {
+            schema_version: SCHEMA_VERSION,
+            valid: invalid_reasons.is_empty(),
+            invalid_reasons,
+            warnings,
+            target: context.target,
+            load: Load {
+                requests: n,
+                concurrency: load.concurrency,
+                warmup: context.warmup,
+                wall_seconds: wall,
+                rps: if wall > 0.0 {
+                    load.sent as f64 / wall
+                } else {
+                    0.0
+                },
+                status: load
+                    .status
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                errors: load.errors.clone(),
+                latency_ms: latency_ms(&load.latency_us),
+            },
+            settle: context.settle,
+            per_request: PerRequest {
+                transactions: per_request(d.xact_commit + d.xact_rollback, n),
+                statements: avail.then(|| per_request(calls, n)),
+                statements_excluding_utility: avail.then(|| per_request(non_utility, n)),
+                rows_read: per_request(d.tup_returned, n),
+                rows_fetched: per_request(d.tup_fetched, n),
+                rows_returned: avail.then(|| per_request(rows_returned, n)),
+                rows_written: per_request(d.tup_inserted + d.tup_updated + d.tup_deleted, n),
+                blocks_hit: per_request(d.blks_hit, n),
+                blocks_read: per_request(d.blks_read, n),
+                db_time_ms: avail.then(|| if n > 0 { exec_ms / n as f64 } else { 0.0 }),
+                new_sessions: d.sessions.map(|s| per_request(s, n)),
+            },
+            totals: Totals {
+                xact_commit: d.xact_commit,
+                xact_rollback: d.xact_rollback,
+                tup_returned: d.tup_returned,
+                tup_fetched: d.tup_fetched,
+                tup_inserted: d.tup_inserted,
+                tup_updated: d.tup_updated,
+                tup_deleted: d.tup_deleted,
+                blks_hit: d.blks_hit,
+                blks_read: d.blks_read,
+                sessions: d.sessions,
+                statement_calls: avail.then_some(calls),
+                statement_rows: avail.then_some(rows_returned),
+            },
+            statements,
+            tables,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::{DatabaseDelta, StatementDelta, TableDelta};
+    use crate::snapshot::StatementKey;
+    use std::time::Duration;
+
+    pub(crate) fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
+        let mut h = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for i in 0..n {
+            h.record(1000 + i).unwrap();
+        }
+        LoadResult {
+            sent: n,
+            concurrency: 8,
+            wall: Duration::from_secs(2),
+            latency_us: h,
+            status: status.iter().copied().collect(),
+            errors: BTreeMap::new(),
+            first_error: None,
+            interrupted: false,
+        }
+    }
+
+    pub(crate) fn context(n: u64) -> Context {
+        Context {
+            target: Target {
+                method: "GET".into(),
+                url: "http://127.0.0.1:1/x".into(),
+                database: "postgres://u@h:5432/d".into(),
+                server_version: "15.18".into(),
+                server_version_num: 150018,
+                stats_source: "admin".into(),
+                pg_stat_statements: Some("1.10".into()),
+            },
+            warmup: 20,
+            requests: n,
+            settle: Settle {
+                before_seconds: 10.6,
+                after_seconds: 10.7,
+                timed_out: false,
+            },
+            statements_available: true,
+            warnings: vec![],
+            invalid_reasons: vec![],
+        }
+    }
+
+    fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
+        StatementDelta {
+            key: StatementKey {
+                userid: 10,
+                queryid: id,
+                toplevel: Some(true),
+            },
+            query: query.into(),
+            calls,
+            rows,
+            exec_time_ms: calls as f64 * 0.1,
+            shared_blks_hit: calls,
+            shared_blks_read: 0,
+        }
+    }
+
+    #[test]
+    fn per_request_figures_divide_window_totals() {
+        let delta = WindowDelta {
+            database: DatabaseDelta {
+                xact_commit: 200,
+                tup_returned: 10_000,
+                sessions: Some(0),
+                ..Default::default()
+            },
+            statements: vec![
+                stmt(1, "BEGIN", 200, 0),
+                stmt(2, "SELECT * FROM items WHERE owner = $1", 200, 1000),
+                stmt(3, "COMMIT", 200, 0),
+            ],
+            tables: vec![TableDelta {
+                name: "public.items".into(),
+                seq_scan: 200,
+                seq_tup_read: 10_000,
+                relpages: 1,
+                n_live_tup: 50,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+        assert!(r.valid, "{:?}", r.invalid_reasons);
+        assert_eq!(r.per_request.transactions, 1.0);
+        assert_eq!(r.per_request.statements, Some(3.0));
+        assert_eq!(r.per_request.statements_excluding_utility, Some(1.0));
+        assert_eq!(r.per_request.rows_read, 50.0);
+        assert_eq!(r.per_request.rows_returned, Some(5.0));
+        assert_eq!(r.statements[0].queryid, "2");
+        assert_eq!(r.statements[0].rows_per_call, 5.0);
+        assert_eq!(r.statements[0].share_of_rows_returned, 1.0);
+        assert_eq!(r.tables[0].seq_rows_read, 50.0);
+        assert_eq!(r.load.rps, 100.0);
+    }
+
+    #[test]
+    fn rejected_requests_and_new_sessions() {
+        let delta = WindowDelta {
+            database: DatabaseDelta {
+                sessions: Some(200),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let r = Report::build(&delta, &load(200, &[(200, 20), (401, 180)]), context(200));
+        assert!(!r.valid);
+        assert_eq!(
+            r.invalid_reasons[0],
+            "180 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
+        );
+        assert!(r.warnings[0].contains("200 new connection(s)"));
+        assert_eq!(r.per_request.new_sessions, Some(1.0));
+    }
+
+    #[test]
+    fn utility_detection() {
+        assert!(is_utility("BEGIN"));
+        assert!(is_utility("commit"));
+        assert!(is_utility("/* app */ SET search_path = $1"));
+        assert!(!is_utility("SELECT 1"));
+        assert!(!is_utility("WITH x AS (SELECT 1) SELECT * FROM x"));
+        assert!(!is_utility("  -- c\nUPDATE t SET a = $1"));
+    }
+}

@@ -1,0 +1,75 @@
+//! Plain data read from the statistics views: one `Snapshot` per side of the measured window.
+
+use std::collections::BTreeMap;
+
+/// The target database's row of `pg_stat_database`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatabaseStats {
+    pub xact_commit: i64,
+    pub xact_rollback: i64,
+    pub tup_returned: i64,
+    pub tup_fetched: i64,
+    pub tup_inserted: i64,
+    pub tup_updated: i64,
+    pub tup_deleted: i64,
+    pub blks_hit: i64,
+    pub blks_read: i64,
+    /// `None` before PG 14, which has no `sessions` column.
+    pub sessions: Option<i64>,
+    /// `stats_reset` as text; `None` when the statistics were never reset.
+    pub stats_reset: Option<String>,
+}
+
+/// Identity of one `pg_stat_statements` entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StatementKey {
+    pub userid: u32,
+    pub queryid: i64,
+    /// `None` when the extension predates the `toplevel` column (before 1.9).
+    pub toplevel: Option<bool>,
+}
+
+/// One `pg_stat_statements` entry's counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatementStats {
+    pub query: String,
+    pub calls: i64,
+    pub rows: i64,
+    pub exec_time_ms: f64,
+    pub shared_blks_hit: i64,
+    pub shared_blks_read: i64,
+}
+
+/// `pg_stat_statements_info`, present from extension version 1.9.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementsInfo {
+    pub dealloc: i64,
+    pub stats_reset: Option<String>,
+}
+
+/// One row of `pg_stat_user_tables`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableStats {
+    pub seq_scan: i64,
+    pub seq_tup_read: i64,
+    pub idx_scan: i64,
+    pub idx_tup_fetch: i64,
+    pub n_tup_ins: i64,
+    pub n_tup_upd: i64,
+    pub n_tup_del: i64,
+    /// Pages the table occupies (`pg_class.relpages`), to tell tiny tables apart.
+    pub relpages: i64,
+    /// Estimated live rows.
+    pub n_live_tup: i64,
+}
+
+/// Everything read at one side of the window. Statement and table maps are empty when
+/// the corresponding view could not be read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub database: DatabaseStats,
+    pub statements: BTreeMap<StatementKey, StatementStats>,
+    pub statements_info: Option<StatementsInfo>,
+    /// Keyed by `schema.table`.
+    pub tables: BTreeMap<String, TableStats>,
+}

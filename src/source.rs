@@ -1,0 +1,299 @@
+//! The connection that reads the statistics views, and the tool's own footprint.
+//!
+//! Normally the cluster-wide views are read over a connection to another database
+//! (`--admin-db`), so the tool's queries never touch the target's counters. When that is
+//! impossible, they are read over a connection to the target itself, every operation is
+//! made to flush its own counters at once, and its measured footprint is subtracted.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::Client;
+
+use crate::conninfo::DbTarget;
+use crate::delta::DatabaseDelta;
+use crate::error::{Error, Result};
+use crate::pg::{self, Backend, ServerInfo, StatementsLayout};
+use crate::settle::Probe;
+use crate::snapshot::{DatabaseStats, Snapshot, TableStats};
+
+/// Where the statistics are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Over a connection to another database of the cluster.
+    Admin,
+    /// Over a connection to the target database (fallback).
+    Target,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Admin => "admin",
+            Mode::Target => "target",
+        }
+    }
+}
+
+/// The tool's own cost per operation on the target database, in target mode.
+#[derive(Debug, Clone, Default)]
+pub struct Footprint {
+    pub per_snapshot: DatabaseDelta,
+    pub per_poll: DatabaseDelta,
+}
+
+pub struct StatsSource {
+    reader: Client,
+    pub mode: Mode,
+    target: DbTarget,
+    pub server: ServerInfo,
+    pub oid: u32,
+    pub layout: Option<StatementsLayout>,
+    pub extension_version: Option<String>,
+    /// Operations run on the target since the last reset (target mode only).
+    polls: i64,
+    pub footprint: Option<Footprint>,
+    pub warnings: Vec<String>,
+}
+
+fn statements_setup_hint(server: &ServerInfo) -> String {
+    if server.preloads_statements() {
+        "run CREATE EXTENSION pg_stat_statements; in the target database and in the admin \
+         database (--admin-db)"
+            .into()
+    } else {
+        "add pg_stat_statements to shared_preload_libraries in postgresql.conf, restart the \
+         server, then run CREATE EXTENSION pg_stat_statements; in the target and admin databases"
+            .into()
+    }
+}
+
+impl StatsSource {
+    /// Connects, learns what the server offers, and picks where to read statistics.
+    pub async fn open(target: &DbTarget, admin_db: &str) -> Result<StatsSource> {
+        let mut warnings = Vec::new();
+        // The target must be reachable whatever happens; this also checks the credentials.
+        let target_client = pg::connect(target).await?;
+        let target_extension = pg::statements_extension(&target_client).await?;
+
+        let admin = target.with_dbname(admin_db);
+        let (reader, mode, reader_extension) = if admin_db == target.dbname {
+            warnings.push(format!(
+                "--admin-db is the target database {admin_db:?}: statistics are read through the \
+                 target and the tool's own footprint is subtracted"
+            ));
+            (target_client, Mode::Target, target_extension.clone())
+        } else {
+            match pg::connect(&admin).await {
+                Ok(client) => {
+                    let ext = pg::statements_extension(&client).await?;
+                    if ext.is_none() && target_extension.is_some() {
+                        warnings.push(format!(
+                            "pg_stat_statements is not installed in the admin database {admin_db:?}, \
+                             so statistics are read through the target and the tool's own footprint \
+                             is subtracted; run CREATE EXTENSION pg_stat_statements; in {admin_db:?} \
+                             to avoid this"
+                        ));
+                        drop(client);
+                        (target_client, Mode::Target, target_extension.clone())
+                    } else {
+                        drop(target_client);
+                        (client, Mode::Admin, ext)
+                    }
+                }
+                Err(err) => {
+                    warnings.push(format!(
+                        "could not connect to the admin database {admin_db:?} ({}), so statistics \
+                         are read through the target and the tool's own footprint is subtracted",
+                        err.message
+                    ));
+                    (target_client, Mode::Target, target_extension.clone())
+                }
+            }
+        };
+
+        let server = pg::server_info(&reader, &target.dbname).await?;
+        let oid = server.target_oid.ok_or_else(|| {
+            Error::database(format!("database {:?} does not exist", target.dbname))
+        })?;
+        if !server.track_counts {
+            return Err(
+                Error::database("track_counts is off, so pg_stat_database does not count")
+                    .with_hint("set track_counts = on in postgresql.conf and reload"),
+            );
+        }
+        if !server.shared_memory_stats() {
+            warnings.push(format!(
+                "PostgreSQL {} is older than 15: its stats collector may hold an idle pooled \
+                 connection's counters until that connection is used again, so figures are \
+                 best effort; PG 13 and 14 are past end of life",
+                server.version
+            ));
+        }
+        if !server.read_all_stats {
+            warnings.push(format!(
+                "role {:?} cannot see other roles' statement texts: statement totals stay exact but \
+                 the per-statement breakdown is merged; fix with GRANT pg_read_all_stats TO {};",
+                server.role, server.role
+            ));
+        }
+
+        let mut layout = None;
+        let extension_version = reader_extension.clone();
+        if !server.preloads_statements() {
+            warnings.push(format!(
+                "pg_stat_statements is not loaded, so statements, rows returned and the \
+                 per-statement breakdown are unavailable; {}",
+                statements_setup_hint(&server)
+            ));
+        } else if let Some(version) = &reader_extension {
+            layout = StatementsLayout::for_version(version);
+            if server.compute_query_id == "off" {
+                warnings.push(
+                    "compute_query_id is off, so pg_stat_statements records nothing; set \
+                     compute_query_id = auto"
+                        .into(),
+                );
+            }
+        } else {
+            warnings.push(format!(
+                "pg_stat_statements is loaded but its extension exists in neither the target \
+                 nor the admin database, so statement figures are unavailable; {}",
+                statements_setup_hint(&server)
+            ));
+        }
+
+        Ok(StatsSource {
+            reader,
+            mode,
+            target: target.clone(),
+            server,
+            oid,
+            layout,
+            extension_version,
+            polls: 0,
+            footprint: None,
+            warnings,
+        })
+    }
+
+    /// Ends an operation on the target: its own counters must be published at once, so
+    /// that its footprint is constant and measurable.
+    async fn end_own_operation(&mut self) -> Result<()> {
+        if self.mode == Mode::Admin {
+            return Ok(());
+        }
+        if self.server.shared_memory_stats() {
+            pg::force_own_flush(&self.reader).await
+        } else {
+            tokio::time::sleep(Duration::from_millis(550)).await;
+            Ok(())
+        }
+    }
+
+    /// Reads `pg_stat_database`, `pg_stat_statements` and its info view.
+    pub async fn snapshot(&mut self) -> Result<Snapshot> {
+        if self.mode == Mode::Target && !self.server.shared_memory_stats() {
+            tokio::time::sleep(Duration::from_millis(550)).await;
+        }
+        let database = pg::read_database(&self.reader, &self.server, self.oid).await?;
+        let (statements, statements_info) = match self.layout {
+            Some(layout) => {
+                let statements = pg::read_statements(&self.reader, layout, self.oid).await?;
+                let info = if layout.has_info() {
+                    Some(pg::read_statements_info(&self.reader).await?)
+                } else {
+                    None
+                };
+                (statements, info)
+            }
+            None => (BTreeMap::new(), None),
+        };
+        self.end_own_operation().await?;
+        Ok(Snapshot {
+            database,
+            statements,
+            statements_info,
+            tables: BTreeMap::new(),
+        })
+    }
+
+    /// Measures the tool's own footprint on the target (target mode only), and returns the
+    /// "before" snapshot. The app must be idle and settled.
+    pub async fn calibrated_before(&mut self) -> Result<Snapshot> {
+        if self.mode == Mode::Admin {
+            return self.snapshot().await;
+        }
+        // Warm this backend's catalog caches, so that every later operation costs the same.
+        self.snapshot().await?;
+        self.backends().await?;
+        let first = self.snapshot().await?;
+        let second = self.snapshot().await?;
+        self.backends().await?;
+        let third = self.snapshot().await?;
+        let per_snapshot = crate::delta::delta(&first, &second).database;
+        let two = crate::delta::delta(&second, &third).database;
+        let per_poll = two.minus(&per_snapshot);
+        self.footprint = Some(Footprint {
+            per_snapshot,
+            per_poll,
+        });
+        self.polls = 0;
+        Ok(third)
+    }
+
+    /// The footprint of this tool inside the window that started with the calibrated
+    /// "before" snapshot.
+    pub fn own_footprint(&self) -> Option<DatabaseDelta> {
+        self.footprint
+            .as_ref()
+            .map(|f| f.per_snapshot.plus(&f.per_poll.times(self.polls)))
+    }
+
+    /// Reads `pg_stat_user_tables` outside the measured window. In admin mode a short-lived
+    /// connection to the target is used; the call returns once its backend has exited and
+    /// published its own counters.
+    pub async fn tables(&mut self) -> Result<BTreeMap<String, TableStats>> {
+        if self.mode == Mode::Target {
+            return pg::read_tables(&self.reader).await;
+        }
+        let client = pg::connect(&self.target).await?;
+        let pid = pg::backend_pid(&client).await?;
+        let tables = pg::read_tables(&client).await?;
+        drop(client);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let backends = pg::read_activity(&self.reader, self.oid).await?;
+            if !backends.iter().any(|b| b.pid == pid) {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(Error::database(format!(
+                    "the tool's own connection to the target (pid {pid}) did not exit within 10 s"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(tables)
+    }
+
+    /// Client backends on the target now, for pool headroom.
+    pub async fn client_backends(&self) -> Result<i64> {
+        pg::count_client_backends(&self.reader, self.oid).await
+    }
+}
+
+impl Probe for StatsSource {
+    async fn backends(&mut self) -> Result<Vec<Backend>> {
+        let backends = pg::read_activity(&self.reader, self.oid).await?;
+        if self.mode == Mode::Target {
+            self.polls += 1;
+            self.end_own_operation().await?;
+        }
+        Ok(backends)
+    }
+
+    async fn counters(&mut self) -> Result<DatabaseStats> {
+        pg::read_database(&self.reader, &self.server, self.oid).await
+    }
+}
