@@ -32,10 +32,11 @@ pub struct AuditConfig {
 /// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
     let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>() {
-        if seconds.is_finite() && seconds >= 0.0 {
-            return Ok(Duration::from_secs_f64(seconds));
-        }
+    if let Ok(seconds) = text.parse::<f64>()
+        && seconds.is_finite()
+        && seconds >= 0.0
+    {
+        return Ok(Duration::from_secs_f64(seconds));
     }
     humantime::parse_duration(text).map_err(|e| {
         Error::usage(format!("{flag} is not a duration: {text:?} ({e})"))

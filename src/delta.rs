@@ -120,7 +120,7 @@ fn database_delta(
             a - b
         }
     };
-    let delta = DatabaseDelta {
+    DatabaseDelta {
         xact_commit: diff("xact_commit", before.xact_commit, after.xact_commit),
         xact_rollback: diff("xact_rollback", before.xact_rollback, after.xact_rollback),
         tup_returned: diff("tup_returned", before.tup_returned, after.tup_returned),
@@ -134,8 +134,7 @@ fn database_delta(
             (Some(b), Some(a)) => Some(diff("sessions", b, a)),
             _ => None,
         },
-    };
-    delta
+    }
 }
 
 fn table_delta(

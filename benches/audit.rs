@@ -1,0 +1,114 @@
+//! Benchmark (not a timed test): audits the fixture app and prints the load driver's own
+//! cost. Run with `cargo bench --bench audit`.
+//!
+//! Prints requests per second, client CPU seconds per 1,000 requests, peak RSS of the
+//! pgcost process, and settle seconds, for N=10,000 at C=16 on a database endpoint, and
+//! peak RSS for N=1,000,000 on an endpoint without database work.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+
+use support::TestDb;
+use support::fixture::Fixture;
+
+struct Run {
+    report: serde_json::Value,
+    cpu_seconds: f64,
+    max_rss_kib: i64,
+}
+
+// The child is reaped with wait4, which also returns its own resource usage.
+#[allow(clippy::zombie_processes)]
+fn run_pgcost(args: &[String]) -> Run {
+    let child = Command::new(env!("CARGO_BIN_EXE_pgcost"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn pgcost");
+    let pid = child.id() as libc::pid_t;
+    let stdout = child.stdout.expect("stdout");
+    let reader =
+        std::thread::spawn(move || serde_json::from_reader::<_, serde_json::Value>(stdout));
+    let mut status = 0;
+    // SAFETY: plain FFI call with valid pointers to locals; the child is ours and unwaited.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let report = reader.join().unwrap().expect("pgcost printed JSON");
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Run {
+        report,
+        cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
+        max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+fn args(db: &TestDb, url: String, n: u64, c: u32) -> Vec<String> {
+    vec![
+        "audit".into(),
+        "--db".into(),
+        db.url(),
+        "--url".into(),
+        url,
+        "-n".into(),
+        n.to_string(),
+        "-c".into(),
+        c.to_string(),
+        "--format".into(),
+        "json".into(),
+        "--quiet".into(),
+    ]
+}
+
+fn print(label: &str, n: u64, run: &Run) {
+    let r = &run.report;
+    println!(
+        "{label:<28} {n:>9} {:>10.0} {:>14.3} {:>12.1} {:>8.1} {:>8.1} {:>6}",
+        r["load"]["rps"].as_f64().unwrap_or(0.0),
+        run.cpu_seconds / n as f64 * 1000.0,
+        run.max_rss_kib as f64 / 1024.0,
+        r["settle"]["before_seconds"].as_f64().unwrap_or(0.0),
+        r["settle"]["after_seconds"].as_f64().unwrap_or(0.0),
+        r["valid"],
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let db = TestDb::start().await;
+        let app = Fixture::start(&db.url(), 16).await;
+        println!(
+            "{:<28} {:>9} {:>10} {:>14} {:>12} {:>8} {:>8} {:>6}",
+            "endpoint",
+            "requests",
+            "req/s",
+            "cpu s/1k req",
+            "peak RSS MiB",
+            "settle<",
+            "settle>",
+            "valid"
+        );
+        let db_run = {
+            let a = args(&db, app.url("/scan"), 10_000, 16);
+            tokio::task::spawn_blocking(move || run_pgcost(&a))
+                .await
+                .unwrap()
+        };
+        print("/scan (1 query, 50 rows)", 10_000, &db_run);
+        let big = std::env::var("PGCOST_BENCH_BIG_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000_000u64);
+        let static_run = {
+            let a = args(&db, app.url("/static"), big, 16);
+            tokio::task::spawn_blocking(move || run_pgcost(&a))
+                .await
+                .unwrap()
+        };
+        print("/static (no database)", big, &static_run);
+    });
+}

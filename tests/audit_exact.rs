@@ -1,0 +1,167 @@
+//! Exactness: the reported per-request figures equal what the fixture's SQL costs by
+//! construction, against a real throwaway cluster and a pooled app.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use pgcost::cli::{AuditArgs, Cli, Command};
+use pgcost::config::AuditConfig;
+use pgcost::progress::Progress;
+use pgcost::report::Report;
+use support::fixture::Fixture;
+use support::{ITEMS, SMALL, TestDb};
+
+fn args(db: &TestDb, url: String, extra: &[&str]) -> AuditArgs {
+    let mut argv = vec!["pgcost", "audit", "--url", &url];
+    let db_url = db.url();
+    argv.extend(["--db", &db_url, "--quiet"]);
+    argv.extend(extra);
+    let cli = <Cli as clap::Parser>::parse_from(argv);
+    match cli.command {
+        Command::Audit(args) => args,
+    }
+}
+
+async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
+    let args = args(db, url, extra);
+    let env = |_: &str| None;
+    let config = AuditConfig::from_args(&args, &env).unwrap();
+    pgcost::audit::run(
+        &config,
+        &Progress::hidden(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
+}
+
+fn assert_valid(report: &Report) {
+    assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
+    assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
+}
+
+fn table<'a>(report: &'a Report, name: &str) -> &'a pgcost::report::TableRow {
+    report
+        .tables
+        .iter()
+        .find(|t| t.table == name)
+        .unwrap_or_else(|| panic!("no row for {name} in {:?}", report.tables))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_scan_per_request_at_concurrency_1_and_8() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 8).await;
+    for concurrency in ["1", "8"] {
+        let r = audit(&db, app.url("/scan"), &["-n", "200", "-c", concurrency]).await;
+        assert_valid(&r);
+        assert_eq!(r.target.stats_source, "admin");
+        let p = &r.per_request;
+        assert_eq!(p.transactions, 1.0, "c={concurrency}: {p:?}");
+        assert_eq!(p.statements, Some(1.0), "c={concurrency}: {p:?}");
+        assert_eq!(p.rows_read, ITEMS as f64, "c={concurrency}: {p:?}");
+        assert_eq!(
+            p.rows_returned,
+            Some(ITEMS as f64),
+            "c={concurrency}: {p:?}"
+        );
+        assert_eq!(p.rows_written, 0.0);
+        assert_eq!(p.new_sessions, Some(0.0));
+        let items = table(&r, "public.items");
+        assert_eq!(items.seq_scans, 1.0);
+        assert_eq!(items.seq_rows_read, ITEMS as f64);
+        assert_eq!(r.statements.len(), 1);
+        assert_eq!(r.statements[0].calls_per_request, 1.0);
+        assert_eq!(r.statements[0].rows_per_call, ITEMS as f64);
+        assert!(
+            r.settle.after_seconds < 11.5,
+            "settle took {}",
+            r.settle.after_seconds
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_transaction_and_varying_cost() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 8).await;
+
+    let r = audit(&db, app.url("/tx"), &["-n", "200", "-c", "8"]).await;
+    assert_valid(&r);
+    let p = &r.per_request;
+    assert_eq!(p.transactions, 1.0, "{p:?}");
+    assert_eq!(p.statements, Some(4.0), "BEGIN, two SELECTs, COMMIT: {p:?}");
+    assert_eq!(p.statements_excluding_utility, Some(2.0), "{p:?}");
+    assert_eq!(p.rows_read, (ITEMS + SMALL) as f64, "{p:?}");
+    assert_eq!(p.rows_returned, Some((1 + SMALL) as f64), "{p:?}");
+
+    // 20 warm-up requests and 200 measured ones are both multiples of four, so the window
+    // holds whole cycles of 1, 2, 3 and 4 scans.
+    let r = audit(
+        &db,
+        app.url("/vary"),
+        &["-n", "200", "-c", "8", "--warmup", "20"],
+    )
+    .await;
+    assert_valid(&r);
+    let p = &r.per_request;
+    assert_eq!(p.transactions, 2.5, "{p:?}");
+    assert_eq!(p.statements, Some(2.5), "{p:?}");
+    assert_eq!(p.rows_read, 2.5 * ITEMS as f64, "{p:?}");
+    assert_eq!(p.rows_returned, Some(2.5 * (ITEMS / 5) as f64), "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_and_fallback_to_the_target_database() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+
+    let r = audit(
+        &db,
+        app.url("/write"),
+        &["-n", "100", "-c", "4", "-X", "POST"],
+    )
+    .await;
+    assert_valid(&r);
+    assert_eq!(r.per_request.rows_written, 1.0, "{:?}", r.per_request);
+    assert_eq!(table(&r, "public.hits").rows_inserted, 1.0);
+
+    // No admin database to read from: the tool reads through the target and must take
+    // its own footprint out.
+    let r = audit(
+        &db,
+        app.url("/scan"),
+        &["-n", "100", "-c", "4", "--admin-db", "no_such_db"],
+    )
+    .await;
+    assert_valid(&r);
+    assert_eq!(r.target.stats_source, "target");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("no_such_db")),
+        "{:?}",
+        r.warnings
+    );
+    let p = &r.per_request;
+    assert_eq!(p.transactions, 1.0, "{p:?}");
+    assert_eq!(p.statements, Some(1.0), "{p:?}");
+    assert_eq!(p.rows_read, ITEMS as f64, "{p:?}");
+    assert_eq!(p.rows_returned, Some(ITEMS as f64), "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_per_request_is_counted_and_warned_about() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let r = audit(&db, app.url("/fresh"), &["-n", "50", "-c", "2"]).await;
+    assert_valid(&r);
+    assert_eq!(r.per_request.new_sessions, Some(1.0), "{:?}", r.per_request);
+    assert_eq!(r.per_request.statements, Some(1.0));
+    assert_eq!(r.per_request.rows_returned, Some(SMALL as f64));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("new connection")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -1,0 +1,146 @@
+//! The binary's exit codes and messages: invalid runs exit 3 with their reason, bad input
+//! exits 2 with one clear line, never a panic.
+
+mod support;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use support::TestDb;
+use support::fixture::Fixture;
+
+fn pgcost() -> Command {
+    let mut cmd = Command::cargo_bin("pgcost").unwrap();
+    for var in [
+        "DATABASE_URL",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+fn run_blocking(mut cmd: Command) -> assert_cmd::assert::Assert {
+    std::thread::spawn(move || cmd.assert()).join().unwrap()
+}
+
+#[test]
+fn bad_input_is_a_usage_error_with_one_clear_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["-n", "0"], "--requests must be at least 1"),
+        (
+            &["-n", "4", "-c", "8"],
+            "--concurrency 8 is greater than --requests 4",
+        ),
+        (&["-H", "Authorization Bearer abc"], "has no colon"),
+        (
+            &["--db", "postgres://u:pw@h:notaport/d"],
+            "not a valid connection string",
+        ),
+        (&["--timeout", "soon"], "--timeout is not a duration"),
+    ];
+    for (extra, message) in cases {
+        let mut cmd = pgcost();
+        cmd.args(["audit", "--url", "http://127.0.0.1:9/x"]);
+        if !extra.contains(&"--db") {
+            cmd.args(["--db", "postgres://u@127.0.0.1:9/d"]);
+        }
+        cmd.args(*extra);
+        cmd.assert()
+            .code(2)
+            .stderr(predicate::str::contains(*message))
+            .stderr(predicate::str::contains("panicked").not())
+            .stderr(predicate::str::contains("Bearer abc").not());
+    }
+    pgcost()
+        .args(["audit", "--url", "not a url", "--db", "postgres://u@h/d"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a valid URL"));
+}
+
+#[test]
+fn unreachable_database_is_a_setup_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    pgcost()
+        .args(["audit", "--url", "http://127.0.0.1:9/x"])
+        .arg("--db")
+        .arg(format!("postgres://app:hunter2@127.0.0.1:{port}/shop"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot connect to postgres://app@127.0.0.1",
+        ))
+        .stderr(predicate::str::contains("hint:"))
+        .stderr(predicate::str::contains("hunter2").not());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_show_the_server_text_and_refused_targets_fail_fast() {
+    let db = TestDb::start().await;
+    let mut cmd = pgcost();
+    cmd.args([
+        "audit",
+        "--url",
+        "http://127.0.0.1:9/x",
+        "--db",
+        &db.cluster.url("nope"),
+    ]);
+    run_blocking(cmd)
+        .code(2)
+        .stderr(predicate::str::contains("database \"nope\" does not exist"))
+        .stderr(predicate::str::contains("db error").not());
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = pgcost();
+    cmd.args([
+        "audit",
+        "--db",
+        &db.url(),
+        "--url",
+        &format!("http://127.0.0.1:{closed}/x"),
+    ]);
+    run_blocking(cmd).code(2).stderr(predicate::str::contains(
+        "refused connections during the warm-up",
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_requests_make_the_report_invalid() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let mut cmd = pgcost();
+    cmd.args([
+        "audit", "-n", "40", "-c", "2", "--warmup", "4", "--format", "json",
+    ])
+    .args(["--db", &db.url(), "--url", &app.url("/denied")]);
+    let assert = run_blocking(cmd).code(3);
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(report["valid"], false);
+    assert_eq!(
+        report["invalid_reasons"][0],
+        "40 of 40 responses were 401: these numbers measure the rejection path, not the endpoint"
+    );
+    assert_eq!(report["load"]["status"]["401"], 40);
+    assert_eq!(report["schema_version"], 1);
+
+    let mut cmd = pgcost();
+    cmd.args(["audit", "-n", "8", "-c", "2", "--warmup", "2"])
+        .args(["--db", &db.url(), "--url", &app.url("/denied")]);
+    run_blocking(cmd)
+        .code(3)
+        .stdout(predicate::str::starts_with(
+            "NOT VALID: 8 of 8 responses were 401: these numbers measure the rejection path",
+        ));
+}

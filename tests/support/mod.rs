@@ -1,0 +1,66 @@
+//! Test support: a throwaway cluster with a seeded database, and a fixture app whose
+//! per-request SQL is known by construction.
+#![allow(dead_code)]
+
+pub mod fixture;
+
+use pgcost::cluster::Cluster;
+use tokio_postgres::NoTls;
+
+/// Rows in `items`, scanned sequentially by the fixture's endpoints.
+pub const ITEMS: i64 = 50;
+/// Rows in `small`.
+pub const SMALL: i64 = 10;
+/// The seeded target database.
+pub const DB: &str = "app";
+
+/// A cluster with database `app` seeded, and pg_stat_statements in `postgres` and `app`.
+pub struct TestDb {
+    pub cluster: Cluster,
+}
+
+impl TestDb {
+    pub async fn start() -> TestDb {
+        let cluster = tokio::task::spawn_blocking(|| Cluster::start(&[]))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("throwaway cluster: {} ({:?})", e.message, e.hint));
+        let db = TestDb { cluster };
+        let admin = db.connect("postgres").await;
+        admin
+            .batch_execute("CREATE EXTENSION pg_stat_statements")
+            .await
+            .unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE {DB}"))
+            .await
+            .unwrap();
+        let app = db.connect(DB).await;
+        app.batch_execute(&format!(
+            "CREATE EXTENSION pg_stat_statements;
+             CREATE TABLE items (id int NOT NULL, owner int NOT NULL, name text NOT NULL);
+             INSERT INTO items SELECT g, g % 5, 'item ' || g FROM generate_series(1, {ITEMS}) g;
+             CREATE TABLE small (id int NOT NULL, label text NOT NULL);
+             INSERT INTO small SELECT g, 'label ' || g FROM generate_series(1, {SMALL}) g;
+             CREATE TABLE hits (id bigserial, at timestamptz NOT NULL DEFAULT now());"
+        ))
+        .await
+        .unwrap();
+        app.batch_execute("VACUUM ANALYZE").await.unwrap();
+        db
+    }
+
+    pub fn url(&self) -> String {
+        self.cluster.url(DB)
+    }
+
+    pub async fn connect(&self, dbname: &str) -> tokio_postgres::Client {
+        let (client, conn) = tokio_postgres::connect(&self.cluster.url(dbname), NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        client
+    }
+}
