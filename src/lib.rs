@@ -10,6 +10,7 @@ pub mod config;
 pub mod conninfo;
 pub mod delta;
 pub mod error;
+pub mod findings;
 pub mod load;
 pub mod pg;
 pub mod progress;

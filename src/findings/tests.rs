@@ -1,0 +1,658 @@
+//! Findings on hand-built reports: each kind fires on its pattern and stays quiet on the
+//! look-alikes.
+
+use super::*;
+use crate::load::LatencySummary;
+use crate::report::{
+    Load, PerRequest, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
+    is_utility,
+};
+
+const REQUESTS: u64 = 100;
+
+/// A top-level statement measured over `REQUESTS` requests.
+fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow {
+    let calls = (calls_per_request * REQUESTS as f64).round() as i64;
+    let rows = (calls as f64 * rows_per_call).round() as i64;
+    StatementRow {
+        query: query.to_string(),
+        queryid: format!("{}", query.len()),
+        toplevel: true,
+        utility: is_utility(query),
+        calls,
+        rows,
+        calls_per_request,
+        rows_per_call,
+        rows_per_request: calls_per_request * rows_per_call,
+        mean_exec_ms: 0.1,
+        blocks_per_request: 1.0,
+        share_of_rows_returned: 0.0,
+    }
+}
+
+/// A table with no counter movement but its size.
+fn table(name: &str, pages: i64) -> TableRow {
+    TableRow {
+        table: name.to_string(),
+        seq_scans: 0.0,
+        seq_rows_read: 0.0,
+        idx_scans: 0.0,
+        idx_rows_fetched: 0.0,
+        rows_inserted: 0.0,
+        rows_updated: 0.0,
+        rows_deleted: 0.0,
+        pages,
+        live_rows: pages * 50,
+    }
+}
+
+/// A valid report of `REQUESTS` requests with these statements and tables, no new
+/// connections, and per-request totals consistent with the statements.
+fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
+    let rows_returned: f64 = statements.iter().map(|s| s.rows_per_request).sum();
+    for s in &mut statements {
+        if rows_returned > 0.0 {
+            s.share_of_rows_returned = s.rows_per_request / rows_returned;
+        }
+    }
+    let per_request_statements: f64 = statements.iter().map(|s| s.calls_per_request).sum();
+    let non_utility: f64 = statements
+        .iter()
+        .filter(|s| !s.utility)
+        .map(|s| s.calls_per_request)
+        .sum();
+    Report {
+        schema_version: SCHEMA_VERSION,
+        valid: true,
+        invalid_reasons: vec![],
+        warnings: vec![],
+        target: Target {
+            method: "GET".into(),
+            url: "http://127.0.0.1:8080/projects".into(),
+            database: "postgres://app@127.0.0.1:5432/app".into(),
+            server_version: "16.4".into(),
+            server_version_num: 160004,
+            stats_source: "admin".into(),
+            pg_stat_statements: Some("1.10".into()),
+        },
+        load: Load {
+            requests: REQUESTS,
+            concurrency: 8,
+            warmup: 20,
+            wall_seconds: 1.0,
+            rps: REQUESTS as f64,
+            status: [("200".to_string(), REQUESTS)].into(),
+            errors: BTreeMap::new(),
+            latency_ms: LatencySummary::default(),
+        },
+        settle: Settle {
+            before_seconds: 0.5,
+            after_seconds: 0.5,
+            timed_out: false,
+        },
+        per_request: PerRequest {
+            transactions: 1.0,
+            statements: Some(per_request_statements),
+            statements_excluding_utility: Some(non_utility),
+            rows_read: 0.0,
+            rows_fetched: 0.0,
+            rows_returned: Some(rows_returned),
+            rows_written: 0.0,
+            blocks_hit: 0.0,
+            blocks_read: 0.0,
+            db_time_ms: Some(1.0),
+            new_sessions: Some(0.0),
+        },
+        totals: Totals {
+            xact_commit: REQUESTS as i64,
+            xact_rollback: 0,
+            tup_returned: 0,
+            tup_fetched: 0,
+            tup_inserted: 0,
+            tup_updated: 0,
+            tup_deleted: 0,
+            blks_hit: 0,
+            blks_read: 0,
+            sessions: Some(0),
+            statement_calls: None,
+            statement_rows: None,
+        },
+        statements,
+        tables,
+    }
+}
+
+fn findings(report: &Report) -> Vec<Finding> {
+    analyze(report, &PoolContext::default(), &Thresholds::default())
+}
+
+fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
+    findings(report)
+        .into_iter()
+        .filter(|f| f.kind == kind)
+        .collect()
+}
+
+const GRANTS: &str = "SELECT g.action FROM group_grants g JOIN group_members m \
+                      ON m.group_id = g.group_id WHERE m.user_id = $1";
+
+// collection_to_boolean -------------------------------------------------------------------
+
+#[test]
+fn a_set_fetched_to_test_membership_becomes_an_exists() {
+    let r = report(vec![stmt(GRANTS, 1.0, 40.0)], vec![]);
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.query.as_deref(), Some(GRANTS));
+    assert!(!f.unparsed);
+    assert_eq!(f.avoidable_rows_per_request, 39.0);
+    assert_eq!(f.round_trips_per_request, 0.0);
+    assert_eq!(f.severity, Severity::Medium);
+    assert_eq!(f.evidence["rows_per_call"], 40.0);
+    assert_eq!(f.evidence["rows_per_request"], 40.0);
+    assert_eq!(f.evidence["share_of_rows_returned"], 1.0);
+    assert!(
+        f.suggestion.contains(
+            "\n    SELECT EXISTS (SELECT 1 FROM group_grants g JOIN group_members m \
+             ON m.group_id = g.group_id WHERE m.user_id = $1 AND <the condition the caller tests>)\n"
+        ),
+        "{}",
+        f.suggestion
+    );
+    assert!(f.suggestion.contains("ask the question you actually have"));
+    assert!(f.suggestion.contains("stops at the first matching row"));
+    assert!(
+        f.suggestion
+            .contains("screens that really need the whole set")
+    );
+}
+
+#[test]
+fn a_set_without_where_gets_the_condition_alone() {
+    let r = report(
+        vec![stmt("SELECT code FROM feature_flags", 1.0, 25.0)],
+        vec![],
+    );
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert!(found[0].suggestion.contains(
+        "SELECT EXISTS (SELECT 1 FROM feature_flags WHERE <the condition the caller tests>)"
+    ));
+}
+
+#[test]
+fn probes_pages_summaries_and_rare_statements_are_not_collections() {
+    let quiet = [
+        // Already an EXISTS probe.
+        stmt(
+            "SELECT EXISTS (SELECT 1 FROM group_grants g JOIN group_members m \
+             ON m.group_id = g.group_id WHERE m.user_id = $1 AND g.action = $2)",
+            1.0,
+            1.0,
+        ),
+        // An EXISTS per row of a listing: the caller asked its question.
+        stmt(
+            "SELECT p.id, EXISTS (SELECT 1 FROM stars s WHERE s.project_id = p.id) \
+             FROM projects p WHERE p.tenant_id = $1",
+            1.0,
+            30.0,
+        ),
+        // The page the endpoint returns.
+        stmt(
+            "SELECT id, title FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT 20",
+            1.0,
+            20.0,
+        ),
+        // A summary.
+        stmt(
+            "SELECT count(*) FROM projects WHERE tenant_id = $1",
+            1.0,
+            1.0,
+        ),
+        stmt(
+            "SELECT status, count(*) FROM tasks WHERE tenant_id = $1 GROUP BY status",
+            1.0,
+            12.0,
+        ),
+        // Once every ten requests.
+        stmt(GRANTS, 0.1, 40.0),
+        // Writes.
+        stmt(
+            "DELETE FROM carts WHERE expires_at < now() RETURNING id",
+            1.0,
+            15.0,
+        ),
+    ];
+    for s in quiet {
+        let query = s.query.clone();
+        let r = report(vec![s], vec![]);
+        let found = of_kind(&r, FindingKind::CollectionToBoolean);
+        assert!(found.is_empty(), "{query}: {found:#?}");
+    }
+}
+
+// n_plus_one ------------------------------------------------------------------------------
+
+#[test]
+fn a_lookup_per_item_is_n_plus_one() {
+    let q = "SELECT id, name FROM users WHERE id = $1";
+    let r = report(vec![stmt(q, 12.0, 1.0)], vec![]);
+    let found = of_kind(&r, FindingKind::NPlusOne);
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.evidence["calls_per_request"], 12.0);
+    assert_eq!(f.round_trips_per_request, 11.0);
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.suggestion.contains("= ANY($1)"));
+    assert!(
+        f.suggestion
+            .contains("\n    SELECT id, name FROM users WHERE id = ANY($1)\n"),
+        "{}",
+        f.suggestion
+    );
+    assert!(f.suggestion.contains("JOIN"));
+}
+
+#[test]
+fn repeated_statements_returning_sets_or_running_twice_are_not_n_plus_one() {
+    for s in [
+        stmt("SELECT id FROM users WHERE id = $1", 2.0, 1.0),
+        stmt("SELECT id FROM tasks WHERE project_id = $1", 12.0, 30.0),
+        stmt("SELECT id FROM users WHERE id = $1", 0.1, 1.0),
+    ] {
+        let r = report(vec![s], vec![]);
+        assert!(of_kind(&r, FindingKind::NPlusOne).is_empty());
+    }
+}
+
+// round_trips -----------------------------------------------------------------------------
+
+#[test]
+fn many_statements_per_request_are_round_trips() {
+    let lookups = [
+        "SELECT id, tenant_id FROM sessions WHERE token = $1",
+        "SELECT plan FROM tenants WHERE id = $1",
+        "SELECT feature FROM entitlements WHERE tenant_id = $1 AND feature = $2",
+        "SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2",
+    ];
+    let mut statements = vec![
+        stmt("BEGIN", 1.0, 0.0),
+        stmt("SET app.tenant = $1", 1.0, 0.0),
+    ];
+    statements.extend(lookups.iter().map(|q| stmt(q, 1.0, 1.0)));
+    statements.push(stmt(
+        "SELECT locale FROM user_settings WHERE user_id = $1",
+        2.0,
+        1.0,
+    ));
+    statements.push(stmt(
+        "SELECT body FROM announcements WHERE id = $1",
+        0.1,
+        1.0,
+    ));
+    statements.push(stmt("COMMIT", 1.0, 0.0));
+    let r = report(statements, vec![]);
+    let found = of_kind(&r, FindingKind::RoundTrips);
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert!((f.evidence["statements_per_request"] - 9.1).abs() < 1e-9);
+    assert_eq!(f.evidence["statements_once_per_request"], 4.0);
+    assert_eq!(f.evidence["statements_repeated_per_request"], 1.0);
+    assert!((f.evidence["utility_statements_per_request"] - 3.0).abs() < 1e-9);
+    // Four lookups collapse into one, and the repeated one is memoised.
+    assert_eq!(f.round_trips_per_request, 4.0);
+    assert_eq!(f.severity, Severity::High);
+    for q in lookups {
+        assert!(
+            f.suggestion.contains(&format!("\n  - {q}")),
+            "{}",
+            f.suggestion
+        );
+    }
+    assert!(f.suggestion.contains("collapsed into one statement"));
+    assert!(f.suggestion.contains("memoise"));
+    assert!(f.suggestion.contains(
+        "\n  - SELECT locale FROM user_settings WHERE user_id = $1 (2 times per request)"
+    ));
+    assert!(
+        !f.suggestion.contains("announcements"),
+        "runs once every ten requests"
+    );
+    assert!(
+        !f.suggestion.contains("\n  - BEGIN"),
+        "utility statements are not listed"
+    );
+}
+
+#[test]
+fn four_statements_per_request_are_fine() {
+    let r = report(
+        vec![
+            stmt("BEGIN", 1.0, 0.0),
+            stmt("SELECT plan FROM tenants WHERE id = $1", 1.0, 1.0),
+            stmt(
+                "SELECT id FROM projects WHERE tenant_id = $1 LIMIT 20",
+                1.0,
+                20.0,
+            ),
+            stmt("COMMIT", 1.0, 0.0),
+        ],
+        vec![],
+    );
+    assert!(of_kind(&r, FindingKind::RoundTrips).is_empty());
+}
+
+// connection_per_request ------------------------------------------------------------------
+
+#[test]
+fn a_connection_per_request_is_named_with_the_server_limit() {
+    let mut r = report(vec![], vec![]);
+    r.per_request.new_sessions = Some(1.0);
+    let pool = PoolContext {
+        peak_backends: Some(8),
+        max_connections: Some(100),
+    };
+    let found = analyze(&r, &pool, &Thresholds::default());
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.kind, FindingKind::ConnectionPerRequest);
+    assert_eq!(f.severity, Severity::High);
+    assert_eq!(f.evidence["new_sessions_per_request"], 1.0);
+    assert_eq!(f.evidence["peak_backends"], 8.0);
+    assert_eq!(f.evidence["max_connections"], 100.0);
+    assert_eq!(f.evidence["processes_supported"], 12.0);
+    assert!(f.suggestion.contains("one connection pool per process"));
+    assert!(f.suggestion.contains("at most 12 such processes"));
+
+    let without_pool = analyze(&r, &PoolContext::default(), &Thresholds::default());
+    assert!(!without_pool[0].evidence.contains_key("processes_supported"));
+}
+
+#[test]
+fn occasional_or_unknown_new_connections_are_not_per_request() {
+    for sessions in [Some(0.2), None] {
+        let mut r = report(vec![], vec![]);
+        r.per_request.new_sessions = sessions;
+        assert!(findings(&r).is_empty());
+    }
+}
+
+// cache_candidate -------------------------------------------------------------------------
+
+#[test]
+fn a_read_of_unwritten_tables_every_request_is_a_cache_candidate() {
+    let q = "SELECT p.plan, f.name FROM tenants p JOIN plan_features f ON f.plan = p.plan \
+             WHERE p.id = $1";
+    let r = report(
+        vec![stmt(q, 1.0, 3.0)],
+        vec![table("public.tenants", 2), table("public.plan_features", 1)],
+    );
+    let found = of_kind(&r, FindingKind::CacheCandidate);
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.query.as_deref(), Some(q));
+    assert_eq!(f.table, None, "two tables");
+    assert_eq!(f.evidence["tables_read"], 2.0);
+    assert_eq!(f.avoidable_rows_per_request, 3.0);
+    assert_eq!(f.round_trips_per_request, 1.0);
+    for rule in [
+        "tenant first in the key",
+        "cache only the reachable path",
+        "drop everything on mutation",
+        "the TTL is the real guarantee across instances",
+        "never cache session revocation",
+    ] {
+        assert!(f.suggestion.contains(rule), "{rule}");
+    }
+    assert!(
+        f.suggestion
+            .contains("public.tenants, public.plan_features")
+    );
+}
+
+#[test]
+fn written_tables_rare_reads_writes_and_unknown_relations_are_not_cache_candidates() {
+    let lookup = "SELECT plan FROM tenants WHERE id = $1";
+    let mut written = table("public.tenants", 2);
+    written.rows_updated = 0.01;
+    let cases = [
+        (stmt(lookup, 1.0, 1.0), written),
+        (stmt(lookup, 0.1, 1.0), table("public.tenants", 2)),
+        (
+            stmt("UPDATE tenants SET seen_at = now() WHERE id = $1", 1.0, 1.0),
+            table("public.tenants", 2),
+        ),
+        (
+            stmt("SELECT plan FROM tenants WHERE id = $1 FOR SHARE", 1.0, 1.0),
+            table("public.tenants", 2),
+        ),
+        // A view: what it reads is unknown.
+        (
+            stmt(
+                "SELECT plan FROM tenants t JOIN tenant_summary s ON s.id = t.id WHERE t.id = $1",
+                1.0,
+                1.0,
+            ),
+            table("public.tenants", 2),
+        ),
+    ];
+    for (s, t) in cases {
+        let query = s.query.clone();
+        let r = report(vec![s], vec![t]);
+        let found = of_kind(&r, FindingKind::CacheCandidate);
+        assert!(found.is_empty(), "{query}: {found:#?}");
+    }
+}
+
+#[test]
+fn a_write_in_a_subquery_table_spoils_the_cache() {
+    let q =
+        "SELECT name FROM projects WHERE id IN (SELECT project_id FROM stars WHERE user_id = $1)";
+    let mut stars = table("public.stars", 10);
+    stars.rows_inserted = 0.5;
+    let r = report(
+        vec![stmt(q, 1.0, 2.0)],
+        vec![table("public.projects", 10), stars],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+}
+
+// seq_scan_heavy --------------------------------------------------------------------------
+
+#[test]
+fn a_scan_of_a_big_table_for_a_few_rows_is_seq_scan_heavy() {
+    let q = "SELECT id, title FROM items WHERE owner_id = $1 LIMIT 20";
+    let mut items = table("public.items", 500);
+    items.seq_scans = 1.0;
+    items.seq_rows_read = 20_000.0;
+    items.rows_updated = 1.0; // no cache candidate in the way
+    let r = report(vec![stmt(q, 1.0, 5.0)], vec![items]);
+    let found = findings(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.kind, FindingKind::SeqScanHeavy);
+    assert_eq!(f.table.as_deref(), Some("public.items"));
+    assert_eq!(f.query.as_deref(), Some(q));
+    assert_eq!(f.evidence["rows_returned_per_request"], 5.0);
+    assert_eq!(f.evidence["read_to_returned_ratio"], 4000.0);
+    assert_eq!(f.avoidable_rows_per_request, 19_995.0);
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.suggestion.contains("index"));
+}
+
+#[test]
+fn without_a_statement_of_its_own_the_index_fetches_estimate_the_rows() {
+    let mut audit = table("app.audit_log", 100);
+    audit.seq_rows_read = 5_000.0;
+    audit.idx_rows_fetched = 2.0;
+    audit.rows_inserted = 1.0;
+    let r = report(vec![], vec![audit]);
+    let found = of_kind(&r, FindingKind::SeqScanHeavy);
+    assert_eq!(found[0].evidence["rows_returned_per_request"], 2.0);
+    assert!(
+        found[0]
+            .suggestion
+            .contains("No measured statement names this table")
+    );
+}
+
+#[test]
+fn tiny_tables_and_proportionate_scans_are_not_seq_scan_heavy() {
+    let lookup = "SELECT name FROM countries WHERE code = $1";
+    let mut tiny = table("public.countries", 1);
+    tiny.seq_scans = 1.0;
+    tiny.seq_rows_read = 250.0;
+    tiny.rows_updated = 1.0;
+    let r = report(vec![stmt(lookup, 1.0, 1.0)], vec![tiny]);
+    assert!(of_kind(&r, FindingKind::SeqScanHeavy).is_empty());
+
+    let listing = "SELECT id FROM tasks WHERE project_id = $1";
+    let mut tasks = table("public.tasks", 40);
+    tasks.seq_rows_read = 400.0;
+    tasks.rows_updated = 1.0;
+    let r = report(vec![stmt(listing, 1.0, 60.0)], vec![tasks]);
+    assert!(of_kind(&r, FindingKind::SeqScanHeavy).is_empty());
+}
+
+// Parsing ---------------------------------------------------------------------------------
+
+#[test]
+fn placeholders_parse_and_utility_statements_are_not_counted() {
+    let r = report(
+        vec![
+            stmt("BEGIN", 1.0, 0.0),
+            stmt(
+                "SELECT id FROM items WHERE owner_id = $1 AND kind = ANY($2) LIMIT $3",
+                1.0,
+                1.0,
+            ),
+            stmt("UPDATE items SET seen = $1 WHERE id = $2", 1.0, 1.0),
+            stmt(
+                "SELECT id FROM items WHERE (owner_id = $1 AND kind = '",
+                1.0,
+                1.0,
+            ),
+            stmt("COMMIT", 1.0, 0.0),
+        ],
+        vec![],
+    );
+    assert_eq!(parse_rate(&r), (2, 3));
+}
+
+#[test]
+fn findings_on_unparsed_text_say_so() {
+    let truncated = "SELECT r.name FROM roles r JOIN role_members rm ON rm.role_id = r.id \
+                     WHERE rm.user_id = $1 AND (r.scope = '";
+    let r = report(vec![stmt(truncated, 1.0, 30.0)], vec![]);
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].unparsed);
+    assert!(found[0].suggestion.contains("did not parse"));
+
+    let r = report(vec![stmt(truncated, 8.0, 1.0)], vec![]);
+    let found = of_kind(&r, FindingKind::NPlusOne);
+    assert!(found[0].unparsed);
+}
+
+// Ranking, names, severity ----------------------------------------------------------------
+
+#[test]
+fn findings_rank_by_avoidable_rows_then_round_trips() {
+    let mut r = report(
+        vec![
+            stmt(GRANTS, 1.0, 40.0),
+            stmt("SELECT id, name FROM users WHERE id = $1", 12.0, 1.0),
+            stmt("SELECT code FROM feature_flags", 1.0, 300.0),
+        ],
+        vec![],
+    );
+    r.per_request.new_sessions = Some(1.0);
+    let kinds: Vec<(FindingKind, f64)> = findings(&r)
+        .iter()
+        .map(|f| (f.kind, f.avoidable_rows_per_request))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (FindingKind::CollectionToBoolean, 299.0),
+            (FindingKind::CollectionToBoolean, 39.0),
+            (FindingKind::NPlusOne, 0.0),
+            (FindingKind::RoundTrips, 0.0),
+            (FindingKind::ConnectionPerRequest, 0.0),
+        ]
+    );
+}
+
+#[test]
+fn kinds_have_one_snake_case_name_everywhere() {
+    use clap::ValueEnum;
+    for kind in FindingKind::ALL {
+        let name = kind.to_string();
+        assert_eq!(name.parse::<FindingKind>(), Ok(kind));
+        assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
+        assert_eq!(
+            kind.to_possible_value().unwrap().get_name(),
+            name,
+            "clap and serde agree"
+        );
+    }
+    assert_eq!(FindingKind::NPlusOne.to_string(), "n_plus_one");
+    let error = "n-plus-one".parse::<FindingKind>().unwrap_err();
+    assert!(
+        error.to_string().contains("n_plus_one, round_trips"),
+        "{error}"
+    );
+    for severity in Severity::ALL {
+        assert_eq!(severity.to_string().parse::<Severity>(), Ok(severity));
+    }
+}
+
+#[test]
+fn severity_rule() {
+    let t = Thresholds::default();
+    let s = |rows, trips| severity(FindingKind::NPlusOne, rows, trips, &t);
+    assert_eq!(s(100.0, 0.0), Severity::High);
+    assert_eq!(s(0.0, 3.0), Severity::High);
+    assert_eq!(s(10.0, 0.0), Severity::Medium);
+    assert_eq!(s(0.0, 1.0), Severity::Medium);
+    assert_eq!(s(9.9, 0.9), Severity::Low);
+    assert_eq!(
+        severity(FindingKind::ConnectionPerRequest, 0.0, 0.5, &t),
+        Severity::High
+    );
+}
+
+#[test]
+fn thresholds_read_from_a_partial_config() {
+    let t: Thresholds = serde_json::from_str(r#"{"n_plus_one_min_calls_per_request": 5}"#).unwrap();
+    assert_eq!(t.n_plus_one_min_calls_per_request, 5.0);
+    assert_eq!(t.seq_scan_min_pages, 8);
+    assert!(serde_json::from_str::<Thresholds>(r#"{"typo": 1}"#).is_err());
+}
+
+#[test]
+fn findings_round_trip_through_json() {
+    let r = report(vec![stmt(GRANTS, 1.0, 40.0)], vec![]);
+    let found = findings(&r);
+    let json = serde_json::to_string(&found).unwrap();
+    assert!(json.contains(r#""kind":"collection_to_boolean""#));
+    assert!(json.contains(r#""severity":"medium""#));
+    let back: Vec<Finding> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, found);
+}
+
+#[test]
+fn a_write_per_item_is_batched_without_any() {
+    let r = report(
+        vec![stmt(
+            "INSERT INTO events (user_id, kind) VALUES ($1, $2)",
+            10.0,
+            1.0,
+        )],
+        vec![],
+    );
+    let found = of_kind(&r, FindingKind::NPlusOne);
+    assert_eq!(found[0].round_trips_per_request, 9.0);
+    assert!(found[0].suggestion.contains("multi-row INSERT"));
+    assert!(!found[0].suggestion.contains("ANY"));
+}
