@@ -8,7 +8,8 @@ use crate::delta;
 use crate::error::{Error, Result};
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
-use crate::report::{Context, Report, Settle, Target};
+use crate::findings::{self, PoolContext};
+use crate::report::{Context, Pool, Report, Settle, Target};
 use crate::settle::{self, Outcome, Rules};
 use crate::source::{Mode, StatsSource};
 
@@ -109,15 +110,22 @@ pub async fn run(
     let mut before = source.calibrated_before().await?;
 
     let bar = progress.counter("burst", config.requests);
-    let load: LoadResult = load::burst(
-        &client,
-        &config.request,
-        config.requests,
-        config.concurrency,
-        &bar,
-        stop.clone(),
-    )
-    .await;
+    let burst_done = AtomicBool::new(false);
+    let burst = async {
+        let result = load::burst(
+            &client,
+            &config.request,
+            config.requests,
+            config.concurrency,
+            &bar,
+            stop.clone(),
+        )
+        .await;
+        burst_done.store(true, Ordering::Relaxed);
+        result
+    };
+    let (load, peak_backends): (LoadResult, Option<i64>) =
+        tokio::join!(burst, sample_peak_backends(&source, &burst_done));
     bar.finish_and_clear();
 
     let interrupted = stop.load(Ordering::Relaxed);
@@ -184,5 +192,27 @@ pub async fn run(
         warnings,
         invalid_reasons: invalid,
     };
-    Ok(Report::build(&window, &load, context))
+    let mut report = Report::build(&window, &load, context);
+    report.pool = Pool { peak_backends, max_connections: Some(source.server.max_connections) };
+    if let Some(thresholds) = &config.findings {
+        let pool = PoolContext { peak_backends, max_connections: Some(source.server.max_connections) };
+        report.findings = findings::analyze(&report, &pool, thresholds);
+    }
+    Ok(report)
+}
+
+/// Samples the target's client backends while the burst runs (admin mode only: in target
+/// mode every sample would land in the measured counters).
+async fn sample_peak_backends(source: &StatsSource, done: &AtomicBool) -> Option<i64> {
+    if source.mode != Mode::Admin {
+        return None;
+    }
+    let mut peak = None;
+    while !done.load(Ordering::Relaxed) {
+        if let Ok(count) = source.client_backends().await {
+            peak = Some(peak.unwrap_or(0).max(count));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    peak
 }

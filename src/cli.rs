@@ -94,6 +94,15 @@ pub struct AuditArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// Skip the analysis that names waste (collection-to-boolean, N+1, ...).
+    #[arg(long)]
+    pub no_findings: bool,
+
+    /// Change a finding threshold, NAME=VALUE (repeatable), e.g.
+    /// collection_min_rows_per_call=20. Names are listed in docs/findings.md.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    pub thresholds: Vec<String>,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,

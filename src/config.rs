@@ -10,6 +10,7 @@ use reqwest::{Method, Url};
 use crate::cli::AuditArgs;
 use crate::conninfo::{self, DbTarget, EnvLookup};
 use crate::error::{Error, Result};
+use crate::findings::Thresholds;
 use crate::load::RequestSpec;
 use crate::render::Format;
 
@@ -27,6 +28,35 @@ pub struct AuditConfig {
     pub output: Option<PathBuf>,
     pub insecure: bool,
     pub quiet: bool,
+    /// `None` with `--no-findings`.
+    pub findings: Option<Thresholds>,
+}
+
+/// Applies `NAME=VALUE` overrides to the default finding thresholds.
+pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
+    let mut value = serde_json::to_value(Thresholds::default()).expect("thresholds serialize");
+    let map = value.as_object_mut().expect("thresholds are a struct");
+    for text in overrides {
+        let (name, number) = text.split_once('=').ok_or_else(|| {
+            Error::usage(format!("--threshold {text:?} is not NAME=VALUE"))
+                .with_hint("e.g. --threshold collection_min_rows_per_call=20")
+        })?;
+        let name = name.trim();
+        let Some(slot) = map.get_mut(name) else {
+            let names: Vec<&str> = map.keys().map(String::as_str).collect();
+            return Err(Error::usage(format!("--threshold: unknown name {name:?}"))
+                .with_hint(format!("known names: {}", names.join(", "))));
+        };
+        let parsed: f64 = number.trim().parse().map_err(|_| {
+            Error::usage(format!("--threshold {name}: {number:?} is not a number"))
+        })?;
+        *slot = if slot.is_i64() || slot.is_u64() {
+            serde_json::Value::from(parsed.round() as i64)
+        } else {
+            serde_json::Value::from(parsed)
+        };
+    }
+    serde_json::from_value(value).map_err(|e| Error::usage(format!("--threshold: {e}")))
 }
 
 /// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
@@ -164,6 +194,7 @@ impl AuditConfig {
             output: args.output.clone(),
             insecure: args.insecure,
             quiet: args.quiet,
+            findings: if args.no_findings { None } else { Some(parse_thresholds(&args.thresholds)?) },
         })
     }
 }
@@ -215,6 +246,16 @@ mod tests {
                 .contains("greater than")
         );
         assert!(check_counts(8, 8).is_ok());
+    }
+
+    #[test]
+    fn threshold_overrides() {
+        let t = parse_thresholds(&["collection_min_rows_per_call=20".into(), "seq_scan_min_pages=2".into()]).unwrap();
+        assert_eq!(t.collection_min_rows_per_call, 20.0);
+        assert_eq!(t.seq_scan_min_pages, 2);
+        assert!(parse_thresholds(&["nope=1".into()]).unwrap_err().message.contains("unknown name"));
+        assert!(parse_thresholds(&["collection_min_rows_per_call".into()]).is_err());
+        assert!(parse_thresholds(&["seq_scan_min_pages=x".into()]).is_err());
     }
 
     #[test]

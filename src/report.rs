@@ -31,6 +31,22 @@ pub struct Report {
     pub statements: Vec<StatementRow>,
     /// One row per table whose counters moved.
     pub tables: Vec<TableRow>,
+    /// Named waste, most avoidable rows first; empty with `--no-findings`.
+    #[serde(default)]
+    pub findings: Vec<crate::findings::Finding>,
+    /// Connections seen on the target during the burst, against the server's limit.
+    #[serde(default)]
+    pub pool: Pool,
+}
+
+/// Pool headroom: how many processes like the audited one the server can take.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Pool {
+    /// Most client backends connected to the target at once during the burst (null when
+    /// not sampled, as in target mode).
+    pub peak_backends: Option<i64>,
+    /// The server's `max_connections`.
+    pub max_connections: Option<i32>,
 }
 
 /// What was measured.
@@ -408,18 +424,20 @@ impl Report {
             },
             statements,
             tables,
+            findings: Vec::new(),
+            pool: Pool::default(),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::delta::{DatabaseDelta, StatementDelta, TableDelta};
     use crate::snapshot::StatementKey;
     use std::time::Duration;
 
-    pub(crate) fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
+    pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
         let mut h = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
         for i in 0..n {
             h.record(1000 + i).unwrap();
@@ -436,7 +454,7 @@ mod tests {
         }
     }
 
-    pub(crate) fn context(n: u64) -> Context {
+    pub fn context(n: u64) -> Context {
         Context {
             target: Target {
                 method: "GET".into(),
@@ -460,7 +478,7 @@ mod tests {
         }
     }
 
-    fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
+    pub fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
         StatementDelta {
             key: StatementKey {
                 userid: 10,

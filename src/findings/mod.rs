@@ -320,9 +320,16 @@ pub fn analyze(report: &Report, pool: &PoolContext, t: &Thresholds) -> Vec<Findi
     let statements = statements(report);
     let mut findings = Vec::new();
     for statement in &statements {
-        findings.extend(collection_to_boolean(statement, t));
-        findings.extend(n_plus_one(statement, t));
-        findings.extend(cache_candidate(statement, t));
+        let wasteful: Vec<Finding> = collection_to_boolean(statement, t)
+            .into_iter()
+            .chain(n_plus_one(statement, t))
+            .collect();
+        // Fix the waste before caching it: a cache in front of a set-building or N+1
+        // query hides the problem and adds staleness.
+        if wasteful.is_empty() {
+            findings.extend(cache_candidate(statement, t));
+        }
+        findings.extend(wasteful);
     }
     findings.extend(round_trips(report, &statements, t));
     findings.extend(connection_per_request(report, pool, t));

@@ -119,6 +119,8 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         },
         statements,
         tables,
+        findings: Vec::new(),
+        pool: Default::default(),
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use super::{Exporter, one_line, per_request_rows, status_line, verdict_line};
+use super::{Exporter, findings_text, one_line, per_request_rows, status_line, verdict_line};
 use crate::report::Report;
 
 pub struct MarkdownExporter;
@@ -72,6 +72,11 @@ impl Exporter for MarkdownExporter {
                 "{}\n",
                 markdown_table(&["calls/req", "rows/call", "rows/req", "statement"], rows)
             );
+        }
+        if !r.findings.is_empty() {
+            let _ = writeln!(out, "<details><summary>{} finding(s)</summary>\n\n```text", r.findings.len());
+            out.push_str(&findings_text(r, 98));
+            let _ = writeln!(out, "```\n</details>\n");
         }
         for reason in r.invalid_reasons.iter().skip(1) {
             let _ = writeln!(out, "- ❌ {reason}");

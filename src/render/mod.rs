@@ -97,6 +97,39 @@ pub fn verdict_line(report: &Report) -> String {
     }
 }
 
+/// The findings as plain text blocks, wrapped to `width`, shared by table and Markdown.
+pub fn findings_text(report: &Report, width: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (i, f) in report.findings.iter().enumerate() {
+        let subject = match (&f.query, &f.table) {
+            (Some(q), _) => one_line(q, width.saturating_sub(36)),
+            (None, Some(t)) => t.clone(),
+            (None, None) => String::new(),
+        };
+        let unparsed = if f.unparsed { " (unparsed)" } else { "" };
+        let _ = writeln!(out, "{}. [{}] {}{unparsed}: {subject}", i + 1, f.severity, f.kind);
+        let evidence: Vec<String> = f.evidence.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
+        let options = textwrap::Options::new(width).initial_indent("   ").subsequent_indent("   ");
+        let _ = writeln!(out, "{}", textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options));
+        for paragraph in f.suggestion.lines() {
+            if paragraph.starts_with("    ") {
+                // SQL: keep its indentation, continue long lines further in.
+                let indent = " ".repeat(3 + paragraph.len() - paragraph.trim_start().len());
+                let more = format!("{indent}    ");
+                let sql = textwrap::Options::new(width).initial_indent(&indent).subsequent_indent(&more);
+                let _ = writeln!(out, "{}", textwrap::fill(paragraph.trim_start(), &sql));
+            } else if paragraph.trim().is_empty() {
+                let _ = writeln!(out);
+            } else {
+                let _ = writeln!(out, "{}", textwrap::fill(paragraph, &options));
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
 /// The per-request figures as (name, value, meaning) rows, shared by table and Markdown.
 pub fn per_request_rows(report: &Report) -> Vec<[String; 3]> {
     let p = &report.per_request;
@@ -160,4 +193,94 @@ pub fn per_request_rows(report: &Report) -> Vec<[String; 3]> {
         ]);
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::{DatabaseDelta, TableDelta, WindowDelta};
+    use crate::findings::{PoolContext, Thresholds, analyze};
+    use crate::report::tests::{context, load, stmt};
+
+    fn sample() -> Report {
+        let delta = WindowDelta {
+            database: DatabaseDelta {
+                xact_commit: 200,
+                tup_returned: 72_400,
+                tup_fetched: 1_200,
+                sessions: Some(0),
+                blks_hit: 2_000,
+                ..Default::default()
+            },
+            statements: vec![
+                stmt(1, "BEGIN", 200, 0),
+                stmt(
+                    2,
+                    "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1",
+                    200,
+                    60_200,
+                ),
+                stmt(3, "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2", 200, 4_000),
+                stmt(4, "COMMIT", 200, 0),
+            ],
+            tables: vec![TableDelta {
+                name: "public.a_table_with_a_really_quite_long_name_indeed".into(),
+                seq_scan: 200,
+                seq_tup_read: 60_200,
+                relpages: 3,
+                n_live_tup: 301,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut report = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+        report.load.wall_seconds = 2.0;
+        report.findings = analyze(&report, &PoolContext::default(), &Thresholds::default());
+        report
+    }
+
+    #[test]
+    fn table_view_fits_in_100_columns() {
+        let text = TableExporter.render(&sample());
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+        }
+        insta::assert_snapshot!("table_view", text);
+    }
+
+    #[test]
+    fn markdown_view() {
+        insta::assert_snapshot!("markdown_view", MarkdownExporter.render(&sample()));
+    }
+
+    #[test]
+    fn json_view_has_the_documented_keys() {
+        let value: serde_json::Value = serde_json::from_str(&JsonExporter.render(&sample())).unwrap();
+        for pointer in [
+            "/schema_version",
+            "/valid",
+            "/warnings",
+            "/load/requests",
+            "/load/rps",
+            "/load/status/200",
+            "/load/latency_ms/p50",
+            "/load/latency_ms/p95",
+            "/load/latency_ms/p99",
+            "/load/latency_ms/max",
+            "/per_request/transactions",
+            "/per_request/statements",
+            "/per_request/rows_read",
+            "/per_request/rows_fetched",
+            "/per_request/rows_returned",
+            "/statements/0/query",
+            "/statements/0/calls_per_request",
+            "/statements/0/rows_per_call",
+            "/findings/0/kind",
+            "/findings/0/severity",
+            "/findings/0/evidence",
+            "/findings/0/suggestion",
+        ] {
+            assert!(value.pointer(pointer).is_some(), "missing {pointer}");
+        }
+    }
 }

@@ -6,12 +6,12 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use super::{Exporter, one_line, per_request_rows, status_line, verdict_line};
+use super::{Exporter, findings_text, one_line, per_request_rows, status_line, verdict_line};
 use crate::report::Report;
 
 pub struct TableExporter;
 
-fn table(header: &[&str], rows: Vec<Vec<String>>, right_from: usize) -> String {
+fn table(header: &[&str], rows: Vec<Vec<String>>, right: std::ops::Range<usize>) -> String {
     let mut builder = Builder::default();
     builder.push_record(header.iter().map(|h| h.to_string()));
     for row in rows {
@@ -19,7 +19,7 @@ fn table(header: &[&str], rows: Vec<Vec<String>>, right_from: usize) -> String {
     }
     let mut table = builder.build();
     table.with(Style::sharp());
-    for col in right_from..header.len() {
+    for col in right {
         table.with(Modify::new(Columns::one(col)).with(Alignment::right()));
     }
     table.to_string()
@@ -35,10 +35,14 @@ impl Exporter for TableExporter {
             r.target.method,
             one_line(&r.target.url, 85)
         );
+        let _ = writeln!(out, "database   {}", one_line(&r.target.database, 85));
+        let v = r.target.server_version_num;
         let _ = writeln!(
             out,
-            "database   {} (PostgreSQL {}, stats read via {} connection)",
-            r.target.database, r.target.server_version, r.target.stats_source
+            "server     PostgreSQL {}.{}, statistics read via the {} connection",
+            v / 10000,
+            v % 10000,
+            r.target.stats_source
         );
         let l = &r.load;
         let _ = writeln!(
@@ -69,7 +73,7 @@ impl Exporter for TableExporter {
             .into_iter()
             .map(|row| row.to_vec())
             .collect();
-        let _ = writeln!(out, "{}", table(&["figure", "value", "meaning"], rows, 1));
+        let _ = writeln!(out, "{}", table(&["figure", "value", "meaning"], rows, 1..2));
 
         if !r.statements.is_empty() {
             let _ = writeln!(out, "\nStatements (per request, most buffers first)");
@@ -84,7 +88,7 @@ impl Exporter for TableExporter {
                         format!("{:.2}", s.rows_per_request),
                         format!("{:.3}", s.mean_exec_ms),
                         format!("{:.0}%", s.share_of_rows_returned * 100.0),
-                        one_line(&s.query, 52),
+                        one_line(&s.query, 40),
                     ]
                 })
                 .collect();
@@ -101,7 +105,7 @@ impl Exporter for TableExporter {
                         "query"
                     ],
                     rows,
-                    0
+                    0..5
                 )
             );
             if r.statements.len() > 20 {
@@ -120,7 +124,7 @@ impl Exporter for TableExporter {
                 .iter()
                 .map(|t| {
                     vec![
-                        one_line(&t.table, 36),
+                        one_line(&t.table, 30),
                         format!("{:.2}", t.seq_scans),
                         format!("{:.2}", t.seq_rows_read),
                         format!("{:.2}", t.idx_scans),
@@ -144,9 +148,14 @@ impl Exporter for TableExporter {
                         "pages"
                     ],
                     rows,
-                    1
+                    1..7
                 )
             );
+        }
+
+        if !r.findings.is_empty() {
+            let _ = writeln!(out, "\nFindings (most avoidable rows first)");
+            out.push_str(&findings_text(r, 98));
         }
 
         if r.invalid_reasons.len() > 1 {

@@ -76,6 +76,48 @@ async fn denied() -> (StatusCode, &'static str) {
     (StatusCode::UNAUTHORIZED, "no token")
 }
 
+/// The naive permission gate: fetch the user's whole permission set, then test one action.
+async fn perms_naive(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached(
+            "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id \
+             WHERE m.user_id = $1",
+        )
+        .await
+        .map_err(fail)?;
+    let set: std::collections::HashSet<String> =
+        client.query(&stmt, &[&1i32]).await.map_err(fail)?.iter().map(|r| r.get(0)).collect();
+    Ok(set.contains("projects.read").to_string())
+}
+
+/// The same question asked as one EXISTS probe.
+async fn perms_exists(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM group_grants g JOIN group_members m \
+             ON m.group_id = g.group_id WHERE m.user_id = $1 AND g.action = $2)",
+        )
+        .await
+        .map_err(fail)?;
+    let row = client.query_one(&stmt, &[&1i32, &"projects.read"]).await.map_err(fail)?;
+    Ok(row.get::<_, bool>(0).to_string())
+}
+
+/// N+1: list the ids of `small`, then fetch each label by id.
+async fn n_plus_one(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let list = client.prepare_cached("SELECT id FROM small").await.map_err(fail)?;
+    let one = client.prepare_cached("SELECT label FROM small WHERE id = $1").await.map_err(fail)?;
+    let mut labels = Vec::new();
+    for row in client.query(&list, &[]).await.map_err(fail)? {
+        let id: i32 = row.get(0);
+        labels.push(client.query_one(&one, &[&id]).await.map_err(fail)?.get::<_, String>(0));
+    }
+    Ok(labels.len().to_string())
+}
+
 /// No database work at all: for load-driver benchmarks.
 async fn nothing() -> StatusCode {
     StatusCode::NO_CONTENT
@@ -132,6 +174,9 @@ impl Fixture {
             .route("/write", post(write))
             .route("/fresh", get(fresh_connection))
             .route("/static", get(nothing))
+            .route("/perms-naive", get(perms_naive))
+            .route("/perms-exists", get(perms_exists))
+            .route("/n-plus-one", get(n_plus_one))
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

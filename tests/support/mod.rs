@@ -11,6 +11,10 @@ use tokio_postgres::NoTls;
 pub const ITEMS: i64 = 50;
 /// Rows in `small`.
 pub const SMALL: i64 = 10;
+/// Groups the fixture's user belongs to, and grants per group: the user's whole
+/// permission set is GROUPS * GRANTS_PER_GROUP rows.
+pub const GROUPS: i64 = 5;
+pub const GRANTS_PER_GROUP: i64 = 60;
 /// The seeded target database.
 pub const DB: &str = "app";
 
@@ -42,7 +46,14 @@ impl TestDb {
              INSERT INTO items SELECT g, g % 5, 'item ' || g FROM generate_series(1, {ITEMS}) g;
              CREATE TABLE small (id int NOT NULL, label text NOT NULL);
              INSERT INTO small SELECT g, 'label ' || g FROM generate_series(1, {SMALL}) g;
-             CREATE TABLE hits (id bigserial, at timestamptz NOT NULL DEFAULT now());"
+             CREATE TABLE hits (id bigserial, at timestamptz NOT NULL DEFAULT now());
+             CREATE TABLE group_members (user_id int NOT NULL, group_id int NOT NULL);
+             INSERT INTO group_members SELECT 1, g FROM generate_series(1, {GROUPS}) g;
+             CREATE TABLE group_grants (group_id int NOT NULL, action text NOT NULL);
+             INSERT INTO group_grants
+               SELECT g, 'action.' || a FROM generate_series(1, {GROUPS}) g,
+                                              generate_series(1, {GRANTS_PER_GROUP}) a;
+             INSERT INTO group_grants VALUES (3, 'projects.read');"
         ))
         .await
         .unwrap();
