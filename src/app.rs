@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::audit;
-use crate::cli::{Cli, Command};
-use crate::config::AuditConfig;
+use crate::cli::{Cli, Command, DemoArgs};
+use crate::config::{AuditConfig, check_counts, parse_duration};
+use crate::demo::{self, api::Pipeline};
 use crate::error::{Error, Result, exit};
 use crate::progress::Progress;
 use crate::render;
@@ -61,9 +62,77 @@ pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
     stop
 }
 
+/// Writes the output where the user asked.
+fn emit(output: Option<&Path>, text: &str) -> Result<()> {
+    match output {
+        Some(path) => write_atomically(path, text),
+        None => print_stdout(text),
+    }
+}
+
+async fn demo(args: DemoArgs) -> Result<i32> {
+    let cache_ttl = parse_duration("--cache-ttl", &args.cache_ttl)?;
+    check_counts(args.requests, args.concurrency)?;
+    if args.format == render::Format::Markdown {
+        return Err(Error::usage("pgcost demo prints table or json")
+            .with_hint("use --format table or --format json"));
+    }
+    let progress = Progress::new(args.quiet);
+    let env = demo::setup(cache_ttl, &progress).await?;
+    if args.serve {
+        let mut out = String::new();
+        out.push_str(&format!("database  {}\n", env.db_url));
+        for pipeline in Pipeline::ALL {
+            out.push_str(&format!(
+                "api       {:<7} {}\n",
+                pipeline.name(),
+                env.api.url(pipeline)
+            ));
+        }
+        out.push_str(&format!("token     {}\n", env.token));
+        out.push_str(&format!(
+            "\nIn another terminal:\n  pgcost audit --db {} --url '{}' -H 'Authorization: Bearer {}'\n\nCtrl-C stops the demo and removes everything.\n",
+            env.db_url,
+            env.api.url(Pipeline::Naive),
+            env.token
+        ));
+        print_stdout(&out)?;
+        let _ = tokio::signal::ctrl_c().await;
+        drop(env);
+        return Ok(exit::OK);
+    }
+    let report = demo::audit_all(&env, args.requests, args.concurrency, &progress).await?;
+    drop(env);
+    let text = match args.format {
+        render::Format::Json => {
+            let mut text = serde_json::to_string_pretty(&report).expect("reports serialize");
+            text.push('\n');
+            text
+        }
+        _ => demo::render_comparison(&report),
+    };
+    emit(args.output.as_deref(), &text)?;
+    Ok(if report.valid() {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
+}
+
 pub async fn run(cli: Cli) -> Result<i32> {
     let env = |name: &str| std::env::var(name).ok();
     match cli.command {
+        Command::Demo(args) if args.serve => demo(args).await,
+        Command::Demo(args) => {
+            // Dropping the demo on Ctrl-C stops the API and the cluster and removes its files.
+            tokio::select! {
+                result = demo(args) => result,
+                _ = tokio::signal::ctrl_c() => {
+                    crate::progress::status("interrupted: the demo cluster was stopped and removed");
+                    Ok(exit::INTERRUPTED)
+                }
+            }
+        }
         Command::Audit(args) => {
             let config = AuditConfig::from_args(&args, &env)?;
             let progress = Progress::new(config.quiet);
@@ -73,7 +142,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             match &config.output {
                 Some(path) => {
                     write_atomically(path, &text)?;
-                    eprintln!("{}", render::verdict_line(&report));
+                    crate::progress::status(&render::verdict_line(&report));
                 }
                 None => print_stdout(&text)?,
             }

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::config::AuditConfig;
 use crate::delta;
 use crate::error::{Error, Result};
+use crate::findings::{self, PoolContext};
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
-use crate::findings::{self, PoolContext};
 use crate::report::{Context, Pool, Report, Settle, Target};
 use crate::settle::{self, Outcome, Rules};
 use crate::source::{Mode, StatsSource};
@@ -193,9 +193,15 @@ pub async fn run(
         invalid_reasons: invalid,
     };
     let mut report = Report::build(&window, &load, context);
-    report.pool = Pool { peak_backends, max_connections: Some(source.server.max_connections) };
+    report.pool = Pool {
+        peak_backends,
+        max_connections: Some(source.server.max_connections),
+    };
     if let Some(thresholds) = &config.findings {
-        let pool = PoolContext { peak_backends, max_connections: Some(source.server.max_connections) };
+        let pool = PoolContext {
+            peak_backends,
+            max_connections: Some(source.server.max_connections),
+        };
         report.findings = findings::analyze(&report, &pool, thresholds);
     }
     Ok(report)

@@ -22,10 +22,47 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per run: the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure one endpoint: transactions, statements and rows per request.
     Audit(AuditArgs),
+    /// Start a throwaway cluster and the bundled demo API, and audit its three permission
+    /// pipelines side by side. Needs the PostgreSQL server binaries, nothing else.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct DemoArgs {
+    /// Set up the cluster and the API, print how to reach them, and stay up until Ctrl-C.
+    #[arg(long)]
+    pub serve: bool,
+
+    /// Requests per pipeline.
+    #[arg(short = 'n', long, default_value_t = 200)]
+    pub requests: u64,
+
+    /// Requests in flight at once.
+    #[arg(short = 'c', long, default_value_t = 8)]
+    pub concurrency: u32,
+
+    /// Time to live of the cached pipeline's per-process cache.
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub cache_ttl: String,
+
+    /// Output format: table, or json shaped as {"pipelines": {"naive": REPORT, ...}}.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write the output to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

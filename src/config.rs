@@ -47,9 +47,10 @@ pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
             return Err(Error::usage(format!("--threshold: unknown name {name:?}"))
                 .with_hint(format!("known names: {}", names.join(", "))));
         };
-        let parsed: f64 = number.trim().parse().map_err(|_| {
-            Error::usage(format!("--threshold {name}: {number:?} is not a number"))
-        })?;
+        let parsed: f64 = number
+            .trim()
+            .parse()
+            .map_err(|_| Error::usage(format!("--threshold {name}: {number:?} is not a number")))?;
         *slot = if slot.is_i64() || slot.is_u64() {
             serde_json::Value::from(parsed.round() as i64)
         } else {
@@ -194,7 +195,11 @@ impl AuditConfig {
             output: args.output.clone(),
             insecure: args.insecure,
             quiet: args.quiet,
-            findings: if args.no_findings { None } else { Some(parse_thresholds(&args.thresholds)?) },
+            findings: if args.no_findings {
+                None
+            } else {
+                Some(parse_thresholds(&args.thresholds)?)
+            },
         })
     }
 }
@@ -250,10 +255,19 @@ mod tests {
 
     #[test]
     fn threshold_overrides() {
-        let t = parse_thresholds(&["collection_min_rows_per_call=20".into(), "seq_scan_min_pages=2".into()]).unwrap();
+        let t = parse_thresholds(&[
+            "collection_min_rows_per_call=20".into(),
+            "seq_scan_min_pages=2".into(),
+        ])
+        .unwrap();
         assert_eq!(t.collection_min_rows_per_call, 20.0);
         assert_eq!(t.seq_scan_min_pages, 2);
-        assert!(parse_thresholds(&["nope=1".into()]).unwrap_err().message.contains("unknown name"));
+        assert!(
+            parse_thresholds(&["nope=1".into()])
+                .unwrap_err()
+                .message
+                .contains("unknown name")
+        );
         assert!(parse_thresholds(&["collection_min_rows_per_call".into()]).is_err());
         assert!(parse_thresholds(&["seq_scan_min_pages=x".into()]).is_err());
     }

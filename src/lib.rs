@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod config;
 pub mod conninfo;
 pub mod delta;
+pub mod demo;
 pub mod error;
 pub mod findings;
 pub mod load;

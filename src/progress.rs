@@ -47,3 +47,9 @@ impl Progress {
         bar
     }
 }
+
+/// Prints one status line on stderr. A closed stderr is ignored rather than a panic.
+pub fn status(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

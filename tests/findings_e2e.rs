@@ -21,13 +21,21 @@ async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
     argv.extend(extra);
     let Command::Audit(args) = <Cli as clap::Parser>::parse_from(argv).command;
     let config = AuditConfig::from_args(&args, &|_: &str| None).unwrap();
-    let report = pgcost::audit::run(&config, &Progress::hidden(), Arc::new(AtomicBool::new(false)))
-        .await
-        .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint));
+    let report = pgcost::audit::run(
+        &config,
+        &Progress::hidden(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint));
     assert!(report.valid, "{:?}", report.invalid_reasons);
     let (parsed, total) = parse_rate(&report);
     println!("parse rate for {url}: {parsed}/{total}");
-    assert_eq!(parsed, total, "every statement the fixture sends must parse: {:?}", report.statements);
+    assert_eq!(
+        parsed, total,
+        "every statement the fixture sends must parse: {:?}",
+        report.statements
+    );
     report
 }
 
@@ -50,12 +58,24 @@ async fn permission_set_is_flagged_and_exists_is_not() {
         .unwrap_or_else(|| panic!("no collection_to_boolean in {:?}", kinds(&naive)));
     assert!(finding.query.as_deref().unwrap().contains("group_grants"));
     assert_eq!(finding.evidence["rows_per_call"], set_size as f64);
-    assert!(finding.suggestion.contains("SELECT EXISTS (SELECT 1 FROM"), "{}", finding.suggestion);
-    assert_eq!(naive.findings[0].kind, FindingKind::CollectionToBoolean, "ranked first");
+    assert!(
+        finding.suggestion.contains("SELECT EXISTS (SELECT 1 FROM"),
+        "{}",
+        finding.suggestion
+    );
+    assert_eq!(
+        naive.findings[0].kind,
+        FindingKind::CollectionToBoolean,
+        "ranked first"
+    );
 
     let exists = audit(&db, app.url("/perms-exists"), &["-n", "100", "-c", "4"]).await;
     assert_eq!(exists.per_request.rows_returned, Some(1.0));
-    assert!(!kinds(&exists).contains(&FindingKind::CollectionToBoolean), "{:?}", exists.findings);
+    assert!(
+        !kinds(&exists).contains(&FindingKind::CollectionToBoolean),
+        "{:?}",
+        exists.findings
+    );
     let naive_rows = naive.per_request.rows_returned.unwrap();
     assert!(naive_rows >= 10.0 * exists.per_request.rows_returned.unwrap());
 
@@ -63,7 +83,10 @@ async fn permission_set_is_flagged_and_exists_is_not() {
     let text = pgcost::render::exporter(pgcost::render::Format::Table).render(&naive);
     assert!(text.contains("collection_to_boolean"));
     for line in text.lines() {
-        assert!(line.chars().count() <= 100, "line wider than 100 columns: {line}");
+        assert!(
+            line.chars().count() <= 100,
+            "line wider than 100 columns: {line}"
+        );
     }
 }
 
@@ -81,7 +104,11 @@ async fn n_plus_one_and_connection_per_request_are_named() {
         .unwrap_or_else(|| panic!("no n_plus_one in {:?}", kinds(&r)));
     assert_eq!(f.evidence["calls_per_request"], SMALL as f64);
     assert!(f.suggestion.contains("ANY($1)"), "{}", f.suggestion);
-    assert!(kinds(&r).contains(&FindingKind::RoundTrips), "{:?}", kinds(&r));
+    assert!(
+        kinds(&r).contains(&FindingKind::RoundTrips),
+        "{:?}",
+        kinds(&r)
+    );
 
     let r = audit(&db, app.url("/fresh"), &["-n", "40", "-c", "2"]).await;
     let f = r
@@ -93,6 +120,11 @@ async fn n_plus_one_and_connection_per_request_are_named() {
     assert!(r.pool.peak_backends.is_some());
     assert_eq!(r.pool.max_connections, Some(100));
 
-    let quiet = audit(&db, app.url("/fresh"), &["-n", "20", "-c", "2", "--no-findings"]).await;
+    let quiet = audit(
+        &db,
+        app.url("/fresh"),
+        &["-n", "20", "-c", "2", "--no-findings"],
+    )
+    .await;
     assert!(quiet.findings.is_empty());
 }

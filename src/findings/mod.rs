@@ -663,6 +663,17 @@ fn connection_per_request(report: &Report, pool: &PoolContext, t: &Thresholds) -
     })
 }
 
+/// A session or revocation check must stay a live read on every request, so it is never
+/// offered as a cache candidate.
+fn guards_revocation(s: &Statement) -> bool {
+    let query = s.query.to_ascii_lowercase();
+    query.contains("revoked")
+        || s.tables.iter().any(|table| {
+            let name = table.table.to_ascii_lowercase();
+            name.contains("session") || name.contains("revocation")
+        })
+}
+
 fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
     let written =
         |table: &&TableRow| table.rows_inserted + table.rows_updated + table.rows_deleted != 0.0;
@@ -671,6 +682,7 @@ fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
         || s.tables.is_empty()
         || s.unknown_relation
         || s.tables.iter().any(written)
+        || guards_revocation(s)
     {
         return None;
     }

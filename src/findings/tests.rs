@@ -428,6 +428,15 @@ fn written_tables_rare_reads_writes_and_unknown_relations_are_not_cache_candidat
             stmt("SELECT plan FROM tenants WHERE id = $1 FOR SHARE", 1.0, 1.0),
             table("public.tenants", 2),
         ),
+        // Session revocation stays a live read.
+        (
+            stmt(
+                "SELECT revoked_at IS NULL AND expires_at > now() FROM sessions WHERE id = $1",
+                1.0,
+                1.0,
+            ),
+            table("public.sessions", 2),
+        ),
         // A view: what it reads is unknown.
         (
             stmt(

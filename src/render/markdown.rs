@@ -74,7 +74,11 @@ impl Exporter for MarkdownExporter {
             );
         }
         if !r.findings.is_empty() {
-            let _ = writeln!(out, "<details><summary>{} finding(s)</summary>\n\n```text", r.findings.len());
+            let _ = writeln!(
+                out,
+                "<details><summary>{} finding(s)</summary>\n\n```text",
+                r.findings.len()
+            );
             out.push_str(&findings_text(r, 98));
             let _ = writeln!(out, "```\n</details>\n");
         }

@@ -108,17 +108,40 @@ pub fn findings_text(report: &Report, width: usize) -> String {
             (None, None) => String::new(),
         };
         let unparsed = if f.unparsed { " (unparsed)" } else { "" };
-        let _ = writeln!(out, "{}. [{}] {}{unparsed}: {subject}", i + 1, f.severity, f.kind);
-        let evidence: Vec<String> = f.evidence.iter().map(|(k, v)| format!("{k} {v:.2}")).collect();
-        let options = textwrap::Options::new(width).initial_indent("   ").subsequent_indent("   ");
-        let _ = writeln!(out, "{}", textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options));
+        let _ = writeln!(
+            out,
+            "{}. [{}] {}{unparsed}: {subject}",
+            i + 1,
+            f.severity,
+            f.kind
+        );
+        let evidence: Vec<String> = f
+            .evidence
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.2}"))
+            .collect();
+        let options = textwrap::Options::new(width)
+            .initial_indent("   ")
+            .subsequent_indent("   ");
+        let _ = writeln!(
+            out,
+            "{}",
+            textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options)
+        );
         for paragraph in f.suggestion.lines() {
             if paragraph.starts_with("    ") {
                 // SQL: keep its indentation, continue long lines further in.
                 let indent = " ".repeat(3 + paragraph.len() - paragraph.trim_start().len());
                 let more = format!("{indent}    ");
-                let sql = textwrap::Options::new(width).initial_indent(&indent).subsequent_indent(&more);
+                let sql = textwrap::Options::new(width)
+                    .initial_indent(&indent)
+                    .subsequent_indent(&more);
                 let _ = writeln!(out, "{}", textwrap::fill(paragraph.trim_start(), &sql));
+            } else if let Some(item) = paragraph.trim_start().strip_prefix("- ") {
+                let bullet = textwrap::Options::new(width)
+                    .initial_indent("   - ")
+                    .subsequent_indent("     ");
+                let _ = writeln!(out, "{}", textwrap::fill(item, &bullet));
             } else if paragraph.trim().is_empty() {
                 let _ = writeln!(out);
             } else {
@@ -220,7 +243,12 @@ mod tests {
                     200,
                     60_200,
                 ),
-                stmt(3, "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2", 200, 4_000),
+                stmt(
+                    3,
+                    "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2",
+                    200,
+                    4_000,
+                ),
                 stmt(4, "COMMIT", 200, 0),
             ],
             tables: vec![TableDelta {
@@ -243,7 +271,11 @@ mod tests {
     fn table_view_fits_in_100_columns() {
         let text = TableExporter.render(&sample());
         for line in text.lines() {
-            assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}",
+                line.chars().count()
+            );
         }
         insta::assert_snapshot!("table_view", text);
     }
@@ -255,7 +287,8 @@ mod tests {
 
     #[test]
     fn json_view_has_the_documented_keys() {
-        let value: serde_json::Value = serde_json::from_str(&JsonExporter.render(&sample())).unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&JsonExporter.render(&sample())).unwrap();
         for pointer in [
             "/schema_version",
             "/valid",

@@ -73,7 +73,11 @@ impl Exporter for TableExporter {
             .into_iter()
             .map(|row| row.to_vec())
             .collect();
-        let _ = writeln!(out, "{}", table(&["figure", "value", "meaning"], rows, 1..2));
+        let _ = writeln!(
+            out,
+            "{}",
+            table(&["figure", "value", "meaning"], rows, 1..2)
+        );
 
         if !r.statements.is_empty() {
             let _ = writeln!(out, "\nStatements (per request, most buffers first)");

@@ -86,8 +86,13 @@ async fn perms_naive(State(app): State<App>) -> Reply {
         )
         .await
         .map_err(fail)?;
-    let set: std::collections::HashSet<String> =
-        client.query(&stmt, &[&1i32]).await.map_err(fail)?.iter().map(|r| r.get(0)).collect();
+    let set: std::collections::HashSet<String> = client
+        .query(&stmt, &[&1i32])
+        .await
+        .map_err(fail)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
     Ok(set.contains("projects.read").to_string())
 }
 
@@ -101,19 +106,34 @@ async fn perms_exists(State(app): State<App>) -> Reply {
         )
         .await
         .map_err(fail)?;
-    let row = client.query_one(&stmt, &[&1i32, &"projects.read"]).await.map_err(fail)?;
+    let row = client
+        .query_one(&stmt, &[&1i32, &"projects.read"])
+        .await
+        .map_err(fail)?;
     Ok(row.get::<_, bool>(0).to_string())
 }
 
 /// N+1: list the ids of `small`, then fetch each label by id.
 async fn n_plus_one(State(app): State<App>) -> Reply {
     let client = app.pool.get().await.map_err(fail)?;
-    let list = client.prepare_cached("SELECT id FROM small").await.map_err(fail)?;
-    let one = client.prepare_cached("SELECT label FROM small WHERE id = $1").await.map_err(fail)?;
+    let list = client
+        .prepare_cached("SELECT id FROM small")
+        .await
+        .map_err(fail)?;
+    let one = client
+        .prepare_cached("SELECT label FROM small WHERE id = $1")
+        .await
+        .map_err(fail)?;
     let mut labels = Vec::new();
     for row in client.query(&list, &[]).await.map_err(fail)? {
         let id: i32 = row.get(0);
-        labels.push(client.query_one(&one, &[&id]).await.map_err(fail)?.get::<_, String>(0));
+        labels.push(
+            client
+                .query_one(&one, &[&id])
+                .await
+                .map_err(fail)?
+                .get::<_, String>(0),
+        );
     }
     Ok(labels.len().to_string())
 }

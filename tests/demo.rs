@@ -1,0 +1,225 @@
+//! The demo end to end: exact per-request figures for the three pipelines, computed from
+//! the seeded data; and cleanup of the cluster after a normal run and after SIGINT.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pgcost::demo::{self, TENANT_ID, USER_ID};
+use pgcost::progress::Progress;
+
+/// The expected cost of one request of each pipeline, from the pipeline's code
+/// (src/demo/api.rs) and counts taken from the seeded database.
+struct Expected {
+    statements: f64,
+    rows_returned: f64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_pipelines_cost_what_their_code_says() {
+    // A TTL far longer than the test, so the cached pipeline never expires mid-burst.
+    let env = demo::setup(Duration::from_secs(3600), &Progress::hidden())
+        .await
+        .unwrap();
+    let (client, conn) = tokio_postgres::connect(&env.db_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let count = |sql: &'static str| {
+        let client = &client;
+        async move {
+            client
+                .query_one(sql, &[&USER_ID, &TENANT_ID])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+        }
+    };
+    let group_grants = count(
+        "SELECT count(*) FROM group_grants g JOIN group_members m ON m.group_id = g.group_id \
+         WHERE m.user_id = $1 AND g.tenant_id = $2",
+    )
+    .await as f64;
+    let user_grants =
+        count("SELECT count(*) FROM user_grants WHERE user_id = $1 AND tenant_id = $2").await
+            as f64;
+    let memberships =
+        count("SELECT count(*) FROM memberships WHERE user_id = $1 AND tenant_id = $2").await
+            as f64;
+    let projects = client
+        .query_one(
+            "SELECT least(count(*), 20) FROM projects WHERE tenant_id = $1",
+            &[&TENANT_ID],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0) as f64;
+    assert!(
+        group_grants >= 200.0,
+        "the demo user holds several hundred grants: {group_grants}"
+    );
+    assert_eq!(memberships, 1.0);
+
+    // tenant + session + entitlement, the permission question asked twice, the listing.
+    let lookups = 3.0;
+    let naive = Expected {
+        statements: lookups + 2.0 * 3.0 + 1.0,
+        rows_returned: lookups + 2.0 * (memberships + group_grants + user_grants) + projects,
+    };
+    let exists = Expected {
+        statements: lookups + 2.0 + 1.0,
+        rows_returned: lookups + 2.0 + projects,
+    };
+    // The tenant and the permission decision come from the TTL cache.
+    let cached = Expected {
+        statements: 2.0 + 1.0,
+        rows_returned: 2.0 + projects,
+    };
+
+    let report = demo::audit_all(&env, 200, 8, &Progress::hidden())
+        .await
+        .unwrap();
+    for ((pipeline, r), expected) in report.all().into_iter().zip([naive, exists, cached]) {
+        let name = pipeline.name();
+        assert!(r.valid, "{name}: {:?}", r.invalid_reasons);
+        let p = &r.per_request;
+        assert_eq!(p.statements, Some(expected.statements), "{name}: {p:?}");
+        assert_eq!(
+            p.transactions, expected.statements,
+            "{name}: one implicit transaction per statement"
+        );
+        assert_eq!(
+            p.rows_returned,
+            Some(expected.rows_returned),
+            "{name}: {p:?}"
+        );
+        assert_eq!(p.new_sessions, Some(0.0), "{name}");
+    }
+    let [(_, n), (_, e), (_, c)] = report.all();
+    assert!(
+        n.per_request.rows_read > e.per_request.rows_read
+            && e.per_request.rows_read > c.per_request.rows_read
+    );
+    let kinds = |r: &pgcost::report::Report| {
+        r.findings
+            .iter()
+            .map(|f| f.kind.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        n.findings
+            .iter()
+            .any(|f| f.kind.to_string() == "collection_to_boolean"
+                && f.query.as_deref().unwrap_or("").contains("group_grants")),
+        "{:?}",
+        kinds(n)
+    );
+    assert!(
+        !kinds(e).contains(&"collection_to_boolean".to_string()),
+        "{:?}",
+        kinds(e)
+    );
+    let text = demo::render_comparison(&report);
+    assert!(text.contains("naive") && text.contains("collection_to_boolean"));
+}
+
+fn cluster_dir_of(line: &str) -> Option<String> {
+    line.strip_prefix("cluster: ").map(|d| d.trim().to_string())
+}
+
+fn server_running_in(dir: &str) -> bool {
+    let out = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.contains(dir))
+}
+
+fn wait_gone(dir: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (std::path::Path::new(dir).exists() || server_running_in(dir))
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!std::path::Path::new(dir).exists(), "{dir} was left behind");
+    assert!(!server_running_in(dir), "a server still runs in {dir}");
+}
+
+#[test]
+fn serve_mode_cleans_up_after_sigint() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgcost"))
+        .args(["demo", "--serve", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut dir = None;
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if let Some(d) = cluster_dir_of(&line) {
+            dir = Some(d);
+            break;
+        }
+    }
+    let dir = dir.expect("the demo names its cluster directory");
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = Vec::new();
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let done = line.contains("Ctrl-C");
+        printed.push(line);
+        if done {
+            break;
+        }
+    }
+    let printed = printed.join("\n");
+    assert!(printed.contains("database  postgres://"), "{printed}");
+    assert!(printed.contains("/cached/api/v1/projects"), "{printed}");
+    assert!(printed.contains("pgcost audit --db"), "{printed}");
+    assert!(std::path::Path::new(&dir).exists());
+    assert!(server_running_in(&dir));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    wait_gone(&dir);
+}
+
+#[test]
+fn interrupted_demo_run_cleans_up() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgcost"))
+        .args(["demo", "--quiet", "-n", "20", "-c", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut dir = None;
+    for line in stderr.by_ref() {
+        let line = line.unwrap();
+        if let Some(d) = cluster_dir_of(&line) {
+            dir = Some(d);
+        }
+        // Interrupt in the middle of the first audit.
+        if line.starts_with("auditing the naive pipeline") {
+            break;
+        }
+    }
+    let drain = std::thread::spawn(move || stderr.map_while(Result::ok).collect::<Vec<_>>());
+    let dir = dir.expect("the demo names its cluster directory");
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    let rest = drain.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    wait_gone(&dir);
+}
