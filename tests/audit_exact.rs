@@ -21,6 +21,7 @@ fn args(db: &TestDb, url: String, extra: &[&str]) -> AuditArgs {
     let cli = <Cli as clap::Parser>::parse_from(argv);
     match cli.command {
         Command::Audit(args) => args,
+        other => panic!("not an audit: {other:?}"),
     }
 }
 

@@ -19,7 +19,9 @@ async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
     let db_url = db.url();
     let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
     argv.extend(extra);
-    let Command::Audit(args) = <Cli as clap::Parser>::parse_from(argv).command;
+    let Command::Audit(args) = <Cli as clap::Parser>::parse_from(argv).command else {
+        unreachable!("argv starts with audit")
+    };
     let config = AuditConfig::from_args(&args, &|_: &str| None).unwrap();
     let report = pgcost::audit::run(
         &config,
