@@ -1,16 +1,22 @@
-//! One audit, start to finish: warm up, settle, snapshot, burst, settle, snapshot, report.
+//! Measuring endpoints: warm up, settle, snapshot, burst, settle, snapshot, report.
+//!
+//! The phases are public, so that consecutive endpoints can share their settle waits: the
+//! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::config::AuditConfig;
-use crate::delta;
+use crate::delta::{self, DatabaseDelta};
 use crate::error::{Error, Result};
 use crate::findings::{self, PoolContext};
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
 use crate::report::{Context, Pool, Report, Settle, Target};
 use crate::settle::{self, Outcome, Rules};
+use crate::snapshot::{Snapshot, TableStats};
 use crate::source::{Mode, StatsSource};
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
@@ -24,8 +30,18 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
     )
 }
 
+/// The HTTP client of one endpoint's warm-up and burst.
+pub fn http_client(config: &AuditConfig) -> Result<reqwest::Client> {
+    load::client(config.concurrency, config.insecure).map_err(|e| {
+        Error::target(format!(
+            "cannot build the HTTP client: {}",
+            load::describe_reqwest(e)
+        ))
+    })
+}
+
 /// Runs the warm-up; a target that refuses connections is a setup error.
-async fn warm_up(
+pub async fn warm_up(
     config: &AuditConfig,
     client: &reqwest::Client,
     progress: &Progress,
@@ -60,6 +76,223 @@ async fn warm_up(
     Ok(())
 }
 
+/// What is read at the edge of a measured window, once the app's counters are published.
+/// The first boundary only opens a window, the last only closes one; in a sequence, every
+/// other boundary closes one endpoint's window and opens the next one's.
+#[derive(Debug, Clone)]
+pub struct Boundary {
+    /// The wait before the closing snapshot (or, at the first boundary, before the tables).
+    pub settle: Outcome,
+    /// The counters that close the window before this boundary.
+    pub end: Option<Snapshot>,
+    /// The tool's own footprint inside that window (target mode only).
+    pub own_footprint: Option<DatabaseDelta>,
+    /// `pg_stat_user_tables`, read outside both windows: it closes the window before and
+    /// opens the window after.
+    pub tables: BTreeMap<String, TableStats>,
+    /// The wait for the table read's own counters, before the opening snapshot.
+    pub settle_tables: Option<Outcome>,
+    /// The counters that open the window after this boundary.
+    pub start: Option<Snapshot>,
+}
+
+/// What one burst produced.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    pub load: LoadResult,
+    /// Most client backends on the target while it ran (admin mode only).
+    pub peak_backends: Option<i64>,
+}
+
+/// The statistics connection and the settle rules of one target database, shared by
+/// consecutive windows.
+pub struct Meter {
+    source: StatsSource,
+    rules: Rules,
+    timeout: Duration,
+}
+
+impl Meter {
+    /// Connects to the target (and the admin database) named by `config`.
+    pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meter> {
+        let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
+        let source = StatsSource::open(&config.db, &config.admin_db).await?;
+        spinner.finish_and_clear();
+        let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
+        Ok(Meter {
+            source,
+            rules,
+            timeout: config.settle_timeout,
+        })
+    }
+
+    async fn settle(&mut self, progress: &Progress, label: &str) -> Result<Outcome> {
+        settle::wait(&mut self.source, &self.rules, self.timeout, progress, label).await
+    }
+
+    /// Waits for the app's counters, closes the previous window (`closes`), reads the
+    /// tables, and opens the next window (`opens`). After an interrupted burst the wait is
+    /// skipped: the counters are read at once, and the report says they are incomplete.
+    pub async fn boundary(
+        &mut self,
+        closes: bool,
+        opens: bool,
+        interrupted: bool,
+        progress: &Progress,
+    ) -> Result<Boundary> {
+        let settle = if interrupted {
+            Outcome {
+                waited: Duration::ZERO,
+                timed_out: false,
+                pending: None,
+            }
+        } else if closes {
+            self.settle(progress, "settling after the burst").await?
+        } else {
+            self.settle(progress, "settling before the burst").await?
+        };
+        let (end, own_footprint) = if closes {
+            let end = self.source.snapshot().await?;
+            (Some(end), self.source.own_footprint())
+        } else {
+            (None, None)
+        };
+        let tables = self.source.tables().await?;
+        let (settle_tables, start) = if opens {
+            // The tables were read over a connection to the target; wait for its counters
+            // too, so that they fall before the window.
+            let waited = self.settle(progress, "settling before the burst").await?;
+            (Some(waited), Some(self.source.calibrated_before().await?))
+        } else {
+            (None, None)
+        };
+        Ok(Boundary {
+            settle,
+            end,
+            own_footprint,
+            tables,
+            settle_tables,
+            start,
+        })
+    }
+
+    /// Sends the measured burst, sampling the target's backends meanwhile.
+    pub async fn burst(
+        &self,
+        config: &AuditConfig,
+        client: &reqwest::Client,
+        progress: &Progress,
+        stop: &Arc<AtomicBool>,
+    ) -> Burst {
+        let bar = progress.counter("burst", config.requests);
+        let burst_done = AtomicBool::new(false);
+        let burst = async {
+            let result = load::burst(
+                client,
+                &config.request,
+                config.requests,
+                config.concurrency,
+                &bar,
+                stop.clone(),
+            )
+            .await;
+            burst_done.store(true, Ordering::Relaxed);
+            result
+        };
+        let (load, peak_backends) =
+            tokio::join!(burst, sample_peak_backends(&self.source, &burst_done));
+        bar.finish_and_clear();
+        Burst {
+            load,
+            peak_backends,
+        }
+    }
+
+    /// The report of the window between two boundaries. Pure once the boundaries are read.
+    pub fn report(
+        &self,
+        config: &AuditConfig,
+        opened: &Boundary,
+        burst: &Burst,
+        closed: &Boundary,
+        interrupted: bool,
+    ) -> Report {
+        let source = &self.source;
+        let timeout = self.timeout.as_secs_f64();
+        let mut invalid = Vec::new();
+        if opened.settle.timed_out {
+            invalid.push(settle_reason("before the burst", &opened.settle, timeout));
+        }
+        if closed.settle.timed_out {
+            invalid.push(settle_reason("after the burst", &closed.settle, timeout));
+        }
+        if interrupted {
+            invalid.push(
+                "interrupted: the counters were read without settling, and are incomplete".into(),
+            );
+        }
+        let mut before = opened
+            .start
+            .clone()
+            .expect("the opening boundary has a start snapshot");
+        let mut after = closed
+            .end
+            .clone()
+            .expect("the closing boundary has an end snapshot");
+        before.tables = opened.tables.clone();
+        after.tables = closed.tables.clone();
+
+        let mut window = delta::delta(&before, &after);
+        if let Some(own) = &closed.own_footprint {
+            window.database = window.database.minus(own);
+        }
+
+        let mut warnings = source.warnings.clone();
+        if config.insecure {
+            warnings.push("--insecure: the target's TLS certificate was not verified".into());
+        }
+        let settle_tables = opened
+            .settle_tables
+            .as_ref()
+            .map(|o| o.waited)
+            .unwrap_or_default();
+        let context = Context {
+            target: Target {
+                method: config.request.method.to_string(),
+                url: config.request.url.to_string(),
+                database: config.db.redacted(),
+                server_version: source.server.version.clone(),
+                server_version_num: source.server.version_num,
+                stats_source: source.mode.name().into(),
+                pg_stat_statements: source.layout.and(source.extension_version.clone()),
+            },
+            warmup: config.warmup,
+            requests: config.requests,
+            settle: Settle {
+                before_seconds: (opened.settle.waited + settle_tables).as_secs_f64(),
+                after_seconds: closed.settle.waited.as_secs_f64(),
+                timed_out: opened.settle.timed_out || closed.settle.timed_out,
+            },
+            statements_available: source.layout.is_some(),
+            warnings,
+            invalid_reasons: invalid,
+        };
+        let mut report = Report::build(&window, &burst.load, context);
+        report.pool = Pool {
+            peak_backends: burst.peak_backends,
+            max_connections: Some(source.server.max_connections),
+        };
+        if let Some(thresholds) = &config.findings {
+            let pool = PoolContext {
+                peak_backends: burst.peak_backends,
+                max_connections: Some(source.server.max_connections),
+            };
+            report.findings = findings::analyze(&report, &pool, thresholds);
+        }
+        report
+    }
+}
+
 /// Measures one endpoint. Returns a report even when its numbers are not valid; errors
 /// mean nothing could be measured.
 pub async fn run(
@@ -67,144 +300,59 @@ pub async fn run(
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<Report> {
-    let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
-    let mut source = StatsSource::open(&config.db, &config.admin_db).await?;
-    spinner.finish_and_clear();
-    let client = load::client(config.concurrency, config.insecure).map_err(|e| {
-        Error::target(format!(
-            "cannot build the HTTP client: {}",
-            load::describe_reqwest(e)
-        ))
-    })?;
+    let mut reports = run_sequence(std::slice::from_ref(config), progress, stop, |_| {}).await?;
+    Ok(reports.pop().expect("one report per endpoint"))
+}
 
-    warm_up(config, &client, progress, &stop).await?;
-
-    let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
-    let timeout = config.settle_timeout;
-    let mut invalid = Vec::new();
-    let settle_before = settle::wait(
-        &mut source,
-        &rules,
-        timeout,
-        progress,
-        "settling before the burst",
-    )
-    .await?;
-    if settle_before.timed_out {
-        invalid.push(settle_reason(
-            "before the burst",
-            &settle_before,
-            timeout.as_secs_f64(),
-        ));
-    }
-    let tables_before = source.tables().await?;
-    // The tables were read over a connection to the target; wait for its counters too.
-    let settle_tables = settle::wait(
-        &mut source,
-        &rules,
-        timeout,
-        progress,
-        "settling before the burst",
-    )
-    .await?;
-    let mut before = source.calibrated_before().await?;
-
-    let bar = progress.counter("burst", config.requests);
-    let burst_done = AtomicBool::new(false);
-    let burst = async {
-        let result = load::burst(
-            &client,
-            &config.request,
-            config.requests,
-            config.concurrency,
-            &bar,
-            stop.clone(),
-        )
-        .await;
-        burst_done.store(true, Ordering::Relaxed);
-        result
+/// Measures several endpoints of one database in turn, with N + 1 settle waits instead of
+/// 2N: every endpoint is warmed up first, then each boundary closes one window and opens
+/// the next. `before_burst(i)` is called before endpoint i's burst. Stops after an
+/// interrupted burst, whose report says so; the reports of the endpoints measured so far
+/// are returned.
+pub async fn run_sequence(
+    configs: &[AuditConfig],
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+    mut before_burst: impl FnMut(usize),
+) -> Result<Vec<Report>> {
+    let Some(first) = configs.first() else {
+        return Ok(Vec::new());
     };
-    let (load, peak_backends): (LoadResult, Option<i64>) =
-        tokio::join!(burst, sample_peak_backends(&source, &burst_done));
-    bar.finish_and_clear();
+    if let Some(other) = configs.iter().find(|c| {
+        c.db.redacted() != first.db.redacted()
+            || c.admin_db != first.admin_db
+            || c.settle_timeout != first.settle_timeout
+    }) {
+        return Err(Error::usage(format!(
+            "endpoints measured in one sequence must share the database, the admin database \
+             and the settle timeout: {} differs from {}",
+            other.request.url, first.request.url
+        )));
+    }
+    let mut meter = Meter::open(first, progress).await?;
+    let clients = configs
+        .iter()
+        .map(http_client)
+        .collect::<Result<Vec<_>>>()?;
+    for (config, client) in configs.iter().zip(&clients) {
+        warm_up(config, client, progress, &stop).await?;
+    }
 
-    let interrupted = stop.load(Ordering::Relaxed);
-    let settle_after = if interrupted {
-        Outcome {
-            waited: Default::default(),
-            timed_out: false,
-            pending: None,
+    let mut reports = Vec::with_capacity(configs.len());
+    let mut opened = meter.boundary(false, true, false, progress).await?;
+    for (i, (config, client)) in configs.iter().zip(&clients).enumerate() {
+        before_burst(i);
+        let burst = meter.burst(config, client, progress, &stop).await;
+        let interrupted = stop.load(Ordering::Relaxed);
+        let last = interrupted || i + 1 == configs.len();
+        let closed = meter.boundary(true, !last, interrupted, progress).await?;
+        reports.push(meter.report(config, &opened, &burst, &closed, interrupted));
+        if interrupted {
+            break;
         }
-    } else {
-        settle::wait(
-            &mut source,
-            &rules,
-            timeout,
-            progress,
-            "settling after the burst",
-        )
-        .await?
-    };
-    if settle_after.timed_out {
-        invalid.push(settle_reason(
-            "after the burst",
-            &settle_after,
-            timeout.as_secs_f64(),
-        ));
+        opened = closed;
     }
-    if interrupted {
-        invalid.push(
-            "interrupted: the counters were read without settling, and are incomplete".into(),
-        );
-    }
-    let mut after = source.snapshot().await?;
-    let tables_after = source.tables().await?;
-    before.tables = tables_before;
-    after.tables = tables_after;
-
-    let mut window = delta::delta(&before, &after);
-    if let Some(own) = source.own_footprint() {
-        window.database = window.database.minus(&own);
-    }
-
-    let mut warnings = source.warnings.clone();
-    if config.insecure {
-        warnings.push("--insecure: the target's TLS certificate was not verified".into());
-    }
-    let context = Context {
-        target: Target {
-            method: config.request.method.to_string(),
-            url: config.request.url.to_string(),
-            database: config.db.redacted(),
-            server_version: source.server.version.clone(),
-            server_version_num: source.server.version_num,
-            stats_source: source.mode.name().into(),
-            pg_stat_statements: source.layout.and(source.extension_version.clone()),
-        },
-        warmup: config.warmup,
-        requests: config.requests,
-        settle: Settle {
-            before_seconds: (settle_before.waited + settle_tables.waited).as_secs_f64(),
-            after_seconds: settle_after.waited.as_secs_f64(),
-            timed_out: settle_before.timed_out || settle_after.timed_out,
-        },
-        statements_available: source.layout.is_some(),
-        warnings,
-        invalid_reasons: invalid,
-    };
-    let mut report = Report::build(&window, &load, context);
-    report.pool = Pool {
-        peak_backends,
-        max_connections: Some(source.server.max_connections),
-    };
-    if let Some(thresholds) = &config.findings {
-        let pool = PoolContext {
-            peak_backends,
-            max_connections: Some(source.server.max_connections),
-        };
-        report.findings = findings::analyze(&report, &pool, thresholds);
-    }
-    Ok(report)
+    Ok(reports)
 }
 
 /// Samples the target's client backends while the burst runs (admin mode only: in target
