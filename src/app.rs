@@ -133,6 +133,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 }
             }
         }
+        Command::Check(args) => crate::check::run(&args, &env).await,
         Command::Audit(args) => {
             let config = AuditConfig::from_args(&args, &env)?;
             let progress = Progress::new(config.quiet);

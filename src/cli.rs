@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::check::render::CheckFormat;
 use crate::render::Format;
 
 const EXIT_CODES: &str = "\
@@ -31,6 +32,52 @@ pub enum Command {
     /// Start a throwaway cluster and the bundled demo API, and audit its three permission
     /// pipelines side by side. Needs the PostgreSQL server binaries, nothing else.
     Demo(DemoArgs),
+    /// Measure every endpoint of pgcost.toml and hold each to its budget (and to a
+    /// baseline): the pre-merge check for CI.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct CheckArgs {
+    /// The file that lists the endpoints and their budgets.
+    #[arg(long, value_name = "PATH", default_value = "pgcost.toml")]
+    pub config: PathBuf,
+
+    /// Check only the endpoint of this name (repeatable); all by default.
+    #[arg(long = "endpoint", value_name = "NAME")]
+    pub endpoints: Vec<String>,
+
+    /// Use this base URL instead of the file's base_url, e.g. for an app on another port.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    pub format: CheckFormat,
+
+    /// Write the output to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// A previous JSON report of pgcost check (or pgcost audit): show the change of every
+    /// figure per endpoint.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Fail (exit 1) when statements, rows read or rows returned per request grew by more
+    /// than this against --baseline, even within budget, e.g. 10%.
+    #[arg(long, value_name = "PERCENT", requires = "baseline")]
+    pub max_regression: Option<String>,
+
+    /// Save this run as JSON, for the next --baseline. Skipped when a measurement is not
+    /// valid.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,11 @@
 //! pgcost: what one HTTP request costs the Postgres behind it.
 //!
 //! Data flows one way: `cli` → validated `config` → `audit` → `report` → `render`.
+//! `check` runs that flow for every endpoint of a pgcost.toml and judges the reports.
 
 pub mod app;
 pub mod audit;
+pub mod check;
 pub mod cli;
 pub mod cluster;
 pub mod config;

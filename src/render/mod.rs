@@ -4,6 +4,7 @@ mod markdown;
 mod table;
 
 pub use markdown::MarkdownExporter;
+pub(crate) use markdown::markdown_table;
 pub use table::TableExporter;
 
 use crate::report::Report;

@@ -1,0 +1,232 @@
+//! Previous runs (`--baseline FILE`): a `pgcost check` or a `pgcost audit` JSON document,
+//! reduced to the per-request figures of each endpoint it measured.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::budget::Figures;
+use crate::error::{Error, Result};
+
+/// One endpoint of a previous run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The endpoint's name in pgcost.toml; `None` for an `audit` report.
+    pub name: Option<String>,
+    pub method: String,
+    /// Path and query of the measured URL: the base URL may differ between runs.
+    pub path: String,
+    pub valid: bool,
+    pub figures: Figures,
+}
+
+/// Every endpoint of a previous run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    pub entries: Vec<Entry>,
+}
+
+// Only the keys the comparison needs, so that baselines written by older or newer
+// versions still load (new keys may appear without a schema bump).
+#[derive(Deserialize)]
+struct ReportKeys {
+    valid: bool,
+    target: TargetKeys,
+    per_request: PerRequestKeys,
+    load: LoadKeys,
+}
+
+#[derive(Deserialize)]
+struct TargetKeys {
+    method: String,
+    url: String,
+}
+
+#[derive(Deserialize)]
+struct PerRequestKeys {
+    transactions: f64,
+    statements: Option<f64>,
+    rows_read: f64,
+    rows_returned: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct LoadKeys {
+    latency_ms: LatencyKeys,
+}
+
+#[derive(Deserialize)]
+struct LatencyKeys {
+    p95: f64,
+}
+
+#[derive(Deserialize)]
+struct CheckKeys {
+    endpoints: Vec<EndpointKeys>,
+}
+
+#[derive(Deserialize)]
+struct EndpointKeys {
+    name: String,
+    report: ReportKeys,
+}
+
+/// Path and query of a URL, or the text itself when it does not parse.
+pub fn path_of(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(url) => match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
+}
+
+impl Entry {
+    fn new(name: Option<String>, report: ReportKeys) -> Entry {
+        Entry {
+            name,
+            method: report.target.method,
+            path: path_of(&report.target.url),
+            valid: report.valid,
+            figures: Figures {
+                transactions: report.per_request.transactions,
+                statements: report.per_request.statements,
+                rows_read: report.per_request.rows_read,
+                rows_returned: report.per_request.rows_returned,
+                p95_ms: report.load.latency_ms.p95,
+            },
+        }
+    }
+}
+
+impl Baseline {
+    /// Parses a document; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Baseline> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            Error::usage(format!("--baseline {origin} is not JSON: {e}"))
+                .with_hint("pass a file written by --write-baseline or by --format json")
+        })?;
+        let shape_error = |e: serde_json::Error, what: &str| {
+            Error::usage(format!(
+                "--baseline {origin} is not a pgcost {what} report: {e}"
+            ))
+            .with_hint("pass a file written by --write-baseline or by --format json")
+        };
+        let entries = if value.get("endpoints").is_some() {
+            let doc: CheckKeys =
+                serde_json::from_value(value).map_err(|e| shape_error(e, "check"))?;
+            doc.endpoints
+                .into_iter()
+                .map(|e| Entry::new(Some(e.name), e.report))
+                .collect()
+        } else {
+            let report: ReportKeys =
+                serde_json::from_value(value).map_err(|e| shape_error(e, "audit"))?;
+            vec![Entry::new(None, report)]
+        };
+        Ok(Baseline { entries })
+    }
+
+    pub fn load(path: &Path) -> Result<Baseline> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage(format!("cannot read --baseline {}: {e}", path.display())))?;
+        Baseline::parse(&text, &path.display().to_string())
+    }
+
+    /// The previous run of an endpoint: the entry of the same name, or else an unnamed
+    /// entry (from `pgcost audit`) with the same method, path and query.
+    pub fn find(&self, name: &str, method: &str, url: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.name.as_deref() == Some(name))
+            .or_else(|| {
+                let path = path_of(url);
+                self.entries
+                    .iter()
+                    .find(|e| e.name.is_none() && e.method == method && e.path == path)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::{Exporter, JsonExporter};
+    use crate::report::tests::{context, load};
+
+    fn report_json(url: &str, transactions: i64) -> serde_json::Value {
+        let delta = crate::delta::WindowDelta {
+            database: crate::delta::DatabaseDelta {
+                xact_commit: transactions,
+                tup_returned: 400,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut c = context(100);
+        c.target.url = url.into();
+        let r = crate::report::Report::build(&delta, &load(100, &[(200, 100)]), c);
+        serde_json::from_str(&JsonExporter.render(&r)).unwrap()
+    }
+
+    #[test]
+    fn an_audit_report_matches_by_method_path_and_query() {
+        let text = report_json("http://127.0.0.1:3000/api/v1/projects?limit=20", 300).to_string();
+        let b = Baseline::parse(&text, "a.json").unwrap();
+        assert_eq!(b.entries.len(), 1);
+        let e = b
+            .find(
+                "projects",
+                "GET",
+                "http://10.0.0.1:8080/api/v1/projects?limit=20",
+            )
+            .unwrap();
+        assert_eq!(e.figures.transactions, 3.0);
+        assert_eq!(e.figures.rows_read, 4.0);
+        assert!(e.valid);
+        assert!(
+            b.find("projects", "GET", "http://h/api/v1/projects")
+                .is_none()
+        );
+        assert!(
+            b.find("projects", "POST", "http://h/api/v1/projects?limit=20")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_check_document_matches_by_name() {
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "valid": true,
+            "some_future_key": [1, 2],
+            "endpoints": [
+                {"name": "a", "report": report_json("http://h/x", 100)},
+                {"name": "b", "report": report_json("http://h/y", 200)},
+            ]
+        });
+        let b = Baseline::parse(&doc.to_string(), "b.json").unwrap();
+        assert_eq!(
+            b.find("b", "GET", "http://h/renamed")
+                .unwrap()
+                .figures
+                .transactions,
+            2.0
+        );
+        assert!(b.find("c", "GET", "http://h/x").is_none());
+    }
+
+    #[test]
+    fn other_documents_are_usage_errors() {
+        let e = Baseline::parse("not json", "x.json").unwrap_err();
+        assert!(e.message.contains("x.json is not JSON"), "{}", e.message);
+        let e = Baseline::parse(r#"{"pipelines": {}}"#, "x.json").unwrap_err();
+        assert!(
+            e.message.contains("not a pgcost audit report"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.unwrap().contains("--write-baseline"));
+    }
+}

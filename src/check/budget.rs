@@ -1,0 +1,432 @@
+//! Budgets and baselines: pure comparisons of one endpoint's per-request figures with the
+//! limits in pgcost.toml and with a previous run. No I/O here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::findings::FindingKind;
+use crate::report::Report;
+
+/// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
+/// optional; an empty budget passes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Most transactions (commits + rollbacks) per request.
+    #[serde(default)]
+    pub transactions: Option<f64>,
+    /// Most statements (round trips, BEGIN and COMMIT included) per request.
+    #[serde(default)]
+    pub statements: Option<f64>,
+    /// Most rows read (`tup_returned`) per request.
+    #[serde(default)]
+    pub rows_read: Option<f64>,
+    /// Most rows returned to the app per request.
+    #[serde(default)]
+    pub rows_returned: Option<f64>,
+    /// Highest 95th-percentile latency, in ms.
+    #[serde(default)]
+    pub p95_ms: Option<f64>,
+    /// Finding kinds that must not appear.
+    #[serde(default)]
+    pub forbid: Vec<FindingKind>,
+}
+
+/// A per-request figure that budgets and baselines compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Transactions,
+    Statements,
+    RowsRead,
+    RowsReturned,
+    P95Ms,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::Transactions,
+        Metric::Statements,
+        Metric::RowsRead,
+        Metric::RowsReturned,
+        Metric::P95Ms,
+    ];
+
+    /// The snake_case name, as in pgcost.toml and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Transactions => "transactions",
+            Metric::Statements => "statements",
+            Metric::RowsRead => "rows_read",
+            Metric::RowsReturned => "rows_returned",
+            Metric::P95Ms => "p95_ms",
+        }
+    }
+
+    /// The column heading in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Transactions => "transactions",
+            Metric::Statements => "statements",
+            Metric::RowsRead => "rows read",
+            Metric::RowsReturned => "rows returned",
+            Metric::P95Ms => "p95 ms",
+        }
+    }
+
+    /// Whether `--max-regression` applies: the work per request, not the latency, which
+    /// depends on the machine.
+    pub fn gated_by_regression(self) -> bool {
+        matches!(
+            self,
+            Metric::Statements | Metric::RowsRead | Metric::RowsReturned
+        )
+    }
+
+    pub fn of(self, figures: &Figures) -> Option<f64> {
+        match self {
+            Metric::Transactions => Some(figures.transactions),
+            Metric::Statements => figures.statements,
+            Metric::RowsRead => Some(figures.rows_read),
+            Metric::RowsReturned => figures.rows_returned,
+            Metric::P95Ms => Some(figures.p95_ms),
+        }
+    }
+
+    pub fn limit(self, budget: &Budget) -> Option<f64> {
+        match self {
+            Metric::Transactions => budget.transactions,
+            Metric::Statements => budget.statements,
+            Metric::RowsRead => budget.rows_read,
+            Metric::RowsReturned => budget.rows_returned,
+            Metric::P95Ms => budget.p95_ms,
+        }
+    }
+}
+
+/// The figures a budget or a baseline speaks about, read off one report. `None` where
+/// the report has no value (no pg_stat_statements).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    pub transactions: f64,
+    pub statements: Option<f64>,
+    pub rows_read: f64,
+    pub rows_returned: Option<f64>,
+    pub p95_ms: f64,
+}
+
+impl Figures {
+    pub fn of(report: &Report) -> Figures {
+        let p = &report.per_request;
+        Figures {
+            transactions: p.transactions,
+            statements: p.statements,
+            rows_read: p.rows_read,
+            rows_returned: p.rows_returned,
+            p95_ms: report.load.latency_ms.p95,
+        }
+    }
+}
+
+/// One limit exceeded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breach {
+    /// `transactions`, `statements`, `rows_read`, `rows_returned`, `p95_ms`, or the kind of
+    /// a forbidden finding (`collection_to_boolean`, ...).
+    pub metric: String,
+    /// The measured value per request; for a forbidden finding, how many were found.
+    pub actual: f64,
+    /// The limit; 0 for a forbidden finding.
+    pub budget: f64,
+    /// For a forbidden finding: the statement or table it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The outcome of comparing one report with its budget.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BudgetVerdict {
+    pub breaches: Vec<Breach>,
+    /// Limits that could not be checked because the figure is missing.
+    pub unchecked: Vec<String>,
+}
+
+/// Slack for comparing per-request figures, which are ratios of integer counters.
+fn exceeds(actual: f64, limit: f64) -> bool {
+    actual > limit + 1e-9 * limit.abs().max(1.0)
+}
+
+/// Compares a report with its budget. The report should be valid: an invalid report's
+/// numbers prove nothing either way.
+pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
+    let figures = Figures::of(report);
+    let mut verdict = BudgetVerdict::default();
+    for metric in Metric::ALL {
+        let Some(limit) = metric.limit(budget) else {
+            continue;
+        };
+        match metric.of(&figures) {
+            Some(actual) if exceeds(actual, limit) => verdict.breaches.push(Breach {
+                metric: metric.name().into(),
+                actual,
+                budget: limit,
+                detail: None,
+            }),
+            Some(_) => {}
+            None => verdict.unchecked.push(format!(
+                "the {} budget cannot be checked: the figure needs pg_stat_statements",
+                metric.name()
+            )),
+        }
+    }
+    for kind in &budget.forbid {
+        let found: Vec<_> = report.findings.iter().filter(|f| f.kind == *kind).collect();
+        if let Some(first) = found.first() {
+            verdict.breaches.push(Breach {
+                metric: kind.as_str().into(),
+                actual: found.len() as f64,
+                budget: 0.0,
+                detail: first.query.clone().or_else(|| first.table.clone()),
+            });
+        }
+    }
+    verdict
+}
+
+/// How one figure moved against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    pub metric: String,
+    pub baseline: f64,
+    pub actual: f64,
+    /// `actual - baseline`.
+    pub change: f64,
+    /// The change in percent of the baseline; null when the baseline is 0.
+    pub change_percent: Option<f64>,
+}
+
+/// A figure that grew more than `--max-regression` allows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regression {
+    pub metric: String,
+    pub baseline: f64,
+    pub actual: f64,
+    /// Null when the baseline is 0 (any growth from nothing is a regression).
+    pub change_percent: Option<f64>,
+    pub limit_percent: f64,
+}
+
+/// The deltas of every figure both runs have, and the regressions past
+/// `max_regression_percent` among statements, rows read and rows returned.
+pub fn compare(
+    baseline: &Figures,
+    current: &Figures,
+    max_regression_percent: Option<f64>,
+) -> (Vec<Delta>, Vec<Regression>) {
+    let mut deltas = Vec::new();
+    let mut regressions = Vec::new();
+    for metric in Metric::ALL {
+        let (Some(before), Some(now)) = (metric.of(baseline), metric.of(current)) else {
+            continue;
+        };
+        let change_percent = (before != 0.0).then(|| (now - before) / before * 100.0);
+        deltas.push(Delta {
+            metric: metric.name().into(),
+            baseline: before,
+            actual: now,
+            change: now - before,
+            change_percent,
+        });
+        if let Some(limit) = max_regression_percent
+            && metric.gated_by_regression()
+            && exceeds(now, before * (1.0 + limit / 100.0))
+        {
+            regressions.push(Regression {
+                metric: metric.name().into(),
+                baseline: before,
+                actual: now,
+                change_percent,
+                limit_percent: limit,
+            });
+        }
+    }
+    (deltas, regressions)
+}
+
+/// Parses `--max-regression`: `10%`, `10` (both ten percent) or `0`.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "--max-regression {text:?} is not a percentage; write it like 10%"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::{DatabaseDelta, WindowDelta};
+    use crate::findings::{PoolContext, Thresholds, analyze};
+    use crate::report::tests::{context, load, stmt};
+
+    /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
+    /// permission query among them (a collection_to_boolean finding).
+    fn report() -> Report {
+        let delta = WindowDelta {
+            database: DatabaseDelta {
+                xact_commit: 200,
+                tup_returned: 200 * 350,
+                sessions: Some(0),
+                ..Default::default()
+            },
+            statements: vec![
+                stmt(
+                    1,
+                    "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1",
+                    400,
+                    200 * 300,
+                ),
+                stmt(2, "SELECT id FROM projects WHERE id = $1", 200, 200),
+            ],
+            ..Default::default()
+        };
+        let mut r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+        r.findings = analyze(&r, &PoolContext::default(), &Thresholds::default());
+        r
+    }
+
+    #[test]
+    fn a_budget_that_holds_has_no_breach() {
+        let r = report();
+        let budget = Budget {
+            transactions: Some(1.0),
+            statements: Some(3.0),
+            rows_read: Some(350.0),
+            rows_returned: Some(301.0),
+            p95_ms: Some(10.0),
+            forbid: vec![FindingKind::NPlusOne],
+        };
+        assert_eq!(check(&budget, &r), BudgetVerdict::default());
+        assert_eq!(check(&Budget::default(), &r), BudgetVerdict::default());
+    }
+
+    #[test]
+    fn each_exceeded_limit_is_one_breach_with_its_numbers() {
+        let r = report();
+        assert_eq!(r.per_request.statements, Some(3.0));
+        let budget = Budget {
+            transactions: Some(1.0),
+            statements: Some(2.0),
+            rows_read: Some(100.0),
+            rows_returned: None,
+            p95_ms: Some(0.5),
+            forbid: vec![FindingKind::CollectionToBoolean],
+        };
+        let verdict = check(&budget, &r);
+        assert!(verdict.unchecked.is_empty());
+        let got: Vec<(&str, f64, f64)> = verdict
+            .breaches
+            .iter()
+            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("statements", 3.0, 2.0),
+                ("rows_read", 350.0, 100.0),
+                ("p95_ms", r.load.latency_ms.p95, 0.5),
+                ("collection_to_boolean", 1.0, 0.0),
+            ]
+        );
+        assert!(
+            verdict.breaches[3]
+                .detail
+                .as_deref()
+                .unwrap()
+                .contains("group_grants")
+        );
+    }
+
+    #[test]
+    fn a_missing_figure_is_unchecked_not_passed() {
+        let mut r = report();
+        r.per_request.statements = None;
+        let budget = Budget {
+            statements: Some(1.0),
+            ..Budget::default()
+        };
+        let verdict = check(&budget, &r);
+        assert!(verdict.breaches.is_empty());
+        assert_eq!(verdict.unchecked.len(), 1);
+        assert!(verdict.unchecked[0].contains("pg_stat_statements"));
+    }
+
+    fn figures(statements: f64, rows_read: f64) -> Figures {
+        Figures {
+            transactions: statements,
+            statements: Some(statements),
+            rows_read,
+            rows_returned: Some(20.0),
+            p95_ms: 4.0,
+        }
+    }
+
+    #[test]
+    fn deltas_cover_every_shared_figure() {
+        let (deltas, regressions) = compare(&figures(6.0, 40.0), &figures(3.0, 50.0), None);
+        assert!(regressions.is_empty());
+        let statements = deltas.iter().find(|d| d.metric == "statements").unwrap();
+        assert_eq!(statements.change, -3.0);
+        assert_eq!(statements.change_percent, Some(-50.0));
+        let rows = deltas.iter().find(|d| d.metric == "rows_read").unwrap();
+        assert_eq!((rows.baseline, rows.actual), (40.0, 50.0));
+        assert_eq!(rows.change_percent, Some(25.0));
+        assert_eq!(deltas.len(), 5);
+
+        let mut without = figures(3.0, 50.0);
+        without.statements = None;
+        let (deltas, _) = compare(&figures(6.0, 40.0), &without, Some(0.0));
+        assert!(deltas.iter().all(|d| d.metric != "statements"));
+    }
+
+    #[test]
+    fn the_regression_threshold_is_exclusive_and_only_gates_work() {
+        let base = figures(10.0, 100.0);
+        // Exactly 10% more rows: within a 10% limit.
+        let (_, r) = compare(&base, &figures(10.0, 110.0), Some(10.0));
+        assert!(r.is_empty(), "{r:?}");
+        // A little more: a regression, with its numbers.
+        let (_, r) = compare(&base, &figures(10.0, 110.5), Some(10.0));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].metric, "rows_read");
+        assert_eq!(
+            (r[0].baseline, r[0].actual, r[0].limit_percent),
+            (100.0, 110.5, 10.0)
+        );
+        assert!((r[0].change_percent.unwrap() - 10.5).abs() < 1e-9);
+        // Transactions and latency are shown but never gate.
+        let mut slower = figures(10.0, 100.0);
+        slower.transactions = 30.0;
+        slower.p95_ms = 400.0;
+        let (_, r) = compare(&base, &slower, Some(10.0));
+        assert!(r.is_empty(), "{r:?}");
+        // Fewer statements is never a regression; more is, also from zero.
+        let (_, r) = compare(&base, &figures(5.0, 100.0), Some(0.0));
+        assert!(r.is_empty());
+        let mut zero = base;
+        zero.rows_returned = Some(0.0);
+        let (_, r) = compare(&zero, &base, Some(50.0));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].metric, "rows_returned");
+        assert_eq!(r[0].change_percent, None);
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_percent("10%"), Ok(10.0));
+        assert_eq!(parse_percent(" 2.5 % "), Ok(2.5));
+        assert_eq!(parse_percent("0"), Ok(0.0));
+        assert!(parse_percent("-5%").is_err());
+        assert!(parse_percent("ten").is_err());
+    }
+}

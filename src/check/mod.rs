@@ -1,0 +1,294 @@
+//! `pgcost check`: measures every endpoint of pgcost.toml in one sequence of shared settle
+//! waits, holds each to its budget and to a baseline, and renders the verdict for CI.
+//!
+//! `config` reads pgcost.toml, `budget` and `baseline` compare (pure), `render` turns the
+//! one `CheckReport` into a table, Markdown, JSON or JUnit; this module runs it all.
+
+pub mod baseline;
+pub mod budget;
+pub mod config;
+pub mod render;
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::{print_stdout, stop_on_ctrl_c, write_atomically};
+use crate::audit;
+use crate::cli::CheckArgs;
+use crate::conninfo::EnvLookup;
+use crate::error::{Error, Result, exit};
+use crate::progress::{self, Progress};
+use crate::report::Report;
+use baseline::Baseline;
+use budget::{Breach, Budget, Delta, Figures, Regression};
+use config::{CheckConfig, Overrides};
+use render::CheckFormat;
+
+/// Bumped whenever a key of the check document is renamed or removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run of `pgcost check`: the JSON document of `--format json` and `--write-baseline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    pub schema_version: u32,
+    /// Every measurement is valid and every budget limit could be checked.
+    pub valid: bool,
+    /// No budget was exceeded and nothing regressed past `--max-regression`.
+    pub passed: bool,
+    /// The `--baseline` file compared against, if any.
+    pub baseline: Option<String>,
+    /// `--max-regression`, in percent.
+    pub max_regression_percent: Option<f64>,
+    /// In the order of pgcost.toml.
+    pub endpoints: Vec<EndpointResult>,
+}
+
+/// One endpoint's verdict and the report behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointResult {
+    /// As in pgcost.toml.
+    pub name: String,
+    /// The limits it was held to.
+    pub budget: Budget,
+    /// Limits exceeded. Empty when the report is not valid: its numbers prove nothing.
+    pub breaches: Vec<Breach>,
+    /// Limits that could not be checked (a figure is missing).
+    pub unchecked: Vec<String>,
+    /// Figures that grew past `--max-regression` against the baseline.
+    pub regressions: Vec<Regression>,
+    /// Every figure against the baseline, when the baseline has this endpoint.
+    pub deltas: Vec<Delta>,
+    /// Why there is no comparison with the baseline, when one was given.
+    pub baseline_note: Option<String>,
+    /// The full audit report (see the audit keys in docs/json.md).
+    pub report: Report,
+}
+
+/// How an endpoint came out, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    OverBudget,
+    Regressed,
+    NotValid,
+    Passed,
+}
+
+impl EndpointResult {
+    /// The report is valid and every limit could be checked.
+    pub fn trusted(&self) -> bool {
+        self.report.valid && self.unchecked.is_empty()
+    }
+
+    pub fn status(&self) -> Status {
+        if !self.breaches.is_empty() {
+            Status::OverBudget
+        } else if !self.regressions.is_empty() {
+            Status::Regressed
+        } else if !self.trusted() {
+            Status::NotValid
+        } else {
+            Status::Passed
+        }
+    }
+}
+
+impl CheckReport {
+    /// 1 when a budget was exceeded or a figure regressed (on a valid report: that
+    /// verdict stands whatever happened to other endpoints), else 3 when a measurement is
+    /// not valid, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if !self.passed {
+            exit::BUDGET
+        } else if !self.valid {
+            exit::INVALID
+        } else {
+            exit::OK
+        }
+    }
+
+    pub fn count(&self, status: Status) -> usize {
+        self.endpoints
+            .iter()
+            .filter(|e| e.status() == status)
+            .count()
+    }
+}
+
+/// What was measured for one endpoint, before judging.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub name: String,
+    pub budget: Budget,
+    pub report: Report,
+}
+
+/// Judges each measured endpoint against its budget and the baseline. Pure.
+pub fn evaluate(
+    measured: Vec<Measured>,
+    baseline: Option<(&str, &Baseline)>,
+    max_regression_percent: Option<f64>,
+) -> CheckReport {
+    let endpoints: Vec<EndpointResult> = measured
+        .into_iter()
+        .map(|m| {
+            let verdict = if m.report.valid {
+                budget::check(&m.budget, &m.report)
+            } else {
+                Default::default()
+            };
+            let (mut deltas, mut regressions, mut baseline_note) = (Vec::new(), Vec::new(), None);
+            if let Some((_, baseline)) = baseline {
+                match baseline.find(&m.name, &m.report.target.method, &m.report.target.url) {
+                    None => baseline_note = Some("not in the baseline".into()),
+                    Some(entry) if !entry.valid => {
+                        baseline_note = Some("not valid in the baseline".into())
+                    }
+                    Some(_) if !m.report.valid => {
+                        baseline_note = Some("not compared: this run is not valid".into())
+                    }
+                    Some(entry) => {
+                        (deltas, regressions) = budget::compare(
+                            &entry.figures,
+                            &Figures::of(&m.report),
+                            max_regression_percent,
+                        );
+                    }
+                }
+            }
+            EndpointResult {
+                name: m.name,
+                budget: m.budget,
+                breaches: verdict.breaches,
+                unchecked: verdict.unchecked,
+                regressions,
+                deltas,
+                baseline_note,
+                report: m.report,
+            }
+        })
+        .collect();
+    CheckReport {
+        schema_version: SCHEMA_VERSION,
+        valid: endpoints.iter().all(EndpointResult::trusted),
+        passed: endpoints
+            .iter()
+            .all(|e| e.breaches.is_empty() && e.regressions.is_empty()),
+        baseline: baseline.map(|(origin, _)| origin.to_string()),
+        max_regression_percent,
+        endpoints,
+    }
+}
+
+/// Measures the endpoints of `config` in one sequence: N + 1 settle waits for N endpoints.
+/// After an interrupted burst, the endpoints measured so far are returned.
+pub async fn measure(
+    config: &CheckConfig,
+    progress: &Progress,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    quiet: bool,
+) -> Result<Vec<Measured>> {
+    let audits: Vec<_> = config.endpoints.iter().map(|e| e.audit.clone()).collect();
+    let total = audits.len();
+    if !quiet {
+        progress::status(&format!(
+            "warming up {total} endpoint(s), then measuring each between shared settle waits"
+        ));
+    }
+    let reports = audit::run_sequence(&audits, progress, stop, |i| {
+        if !quiet {
+            let e = &config.endpoints[i];
+            progress::status(&format!(
+                "measuring {}/{total} {}: {} {}",
+                i + 1,
+                e.name,
+                e.audit.request.method,
+                e.audit.request.url
+            ));
+        }
+    })
+    .await?;
+    Ok(config
+        .endpoints
+        .iter()
+        .zip(reports)
+        .map(|(e, report)| Measured {
+            name: e.name.clone(),
+            budget: e.budget.clone(),
+            report,
+        })
+        .collect())
+}
+
+/// Appends the Markdown verdict to the GitHub Actions step summary.
+fn append_step_summary(path: &str, markdown: &str) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::usage(format!("cannot open GITHUB_STEP_SUMMARY {path}: {e}")))?;
+    writeln!(file, "{markdown}")
+        .map_err(|e| Error::usage(format!("cannot write GITHUB_STEP_SUMMARY {path}: {e}")))
+}
+
+/// The command: load, measure, judge, render, and the exit code.
+pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let max_regression = args
+        .max_regression
+        .as_deref()
+        .map(budget::parse_percent)
+        .transpose()
+        .map_err(|message| Error::usage(message).with_hint("e.g. --max-regression 10%"))?;
+    let overrides = Overrides {
+        base_url: args.base_url.clone(),
+        only: args.endpoints.clone(),
+    };
+    let config = config::load(&args.config, &overrides, env)?;
+    // Read before measuring: a bad baseline should not cost a minute of waiting.
+    let baseline = match &args.baseline {
+        Some(path) => Some((path.display().to_string(), Baseline::load(path)?)),
+        None => None,
+    };
+
+    let progress = Progress::new(args.quiet);
+    let stop = stop_on_ctrl_c();
+    let measured = measure(&config, &progress, stop.clone(), args.quiet).await?;
+    let interrupted = stop.load(Ordering::Relaxed);
+    let report = evaluate(
+        measured,
+        baseline.as_ref().map(|(origin, b)| (origin.as_str(), b)),
+        max_regression,
+    );
+
+    let text = render::render(&report, args.format);
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, &text)?;
+            progress::status(&render::headline(&report));
+        }
+        None => print_stdout(&text)?,
+    }
+    if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        append_step_summary(&path, &render::render(&report, CheckFormat::Markdown))?;
+    }
+    if let Some(path) = &args.write_baseline {
+        if report.valid && !interrupted {
+            write_atomically(path, &render::render(&report, CheckFormat::Json))?;
+        } else {
+            progress::status(&format!(
+                "not writing the baseline {}: a run whose numbers are not all valid is no \
+                 baseline",
+                path.display()
+            ));
+        }
+    }
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else {
+        report.exit_code()
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,378 @@
+//! Judging and rendering a check run, on hand-built reports.
+
+use super::baseline::Baseline;
+use super::budget::Budget;
+use super::render::{CheckFormat, render};
+use super::*;
+use crate::delta::{DatabaseDelta, WindowDelta};
+use crate::findings::{FindingKind, PoolContext, Thresholds, analyze};
+use crate::report::tests::{context, load, stmt};
+
+const N: i64 = 200;
+
+/// A report of `N` requests to `path`, each costing `statements` one-statement
+/// transactions that read `rows_read` and return `returned` rows; `naive` adds the
+/// whole-permission-set query (a collection_to_boolean finding).
+fn report(path: &str, statements: i64, rows_read: i64, returned: i64, naive: bool) -> Report {
+    let mut stmts = vec![stmt(
+        2,
+        "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2",
+        N * (statements - i64::from(naive)),
+        N * (returned - if naive { 300 } else { 0 }),
+    )];
+    if naive {
+        stmts.push(stmt(
+            1,
+            "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1",
+            N,
+            N * 300,
+        ));
+    }
+    let delta = WindowDelta {
+        database: DatabaseDelta {
+            xact_commit: N * statements,
+            tup_returned: N * rows_read,
+            sessions: Some(0),
+            ..Default::default()
+        },
+        statements: stmts,
+        ..Default::default()
+    };
+    let mut c = context(N as u64);
+    c.target.url = format!("http://127.0.0.1:3000{path}");
+    let mut r = Report::build(&delta, &load(N as u64, &[(200, N as u64)]), c);
+    r.findings = analyze(&r, &PoolContext::default(), &Thresholds::default());
+    r
+}
+
+fn budget(statements: f64, rows_read: f64) -> Budget {
+    Budget {
+        transactions: Some(statements),
+        statements: Some(statements),
+        rows_read: Some(rows_read),
+        rows_returned: Some(400.0),
+        p95_ms: Some(50.0),
+        forbid: vec![FindingKind::CollectionToBoolean],
+    }
+}
+
+fn measured(name: &str, report: Report, budget: Budget) -> Measured {
+    Measured {
+        name: name.into(),
+        budget,
+        report,
+    }
+}
+
+fn naive() -> Measured {
+    measured(
+        "naive",
+        report("/naive/p", 10, 889, 333, true),
+        budget(6.0, 60.0),
+    )
+}
+fn exists() -> Measured {
+    measured(
+        "exists",
+        report("/exists/p", 6, 39, 25, false),
+        budget(6.0, 60.0),
+    )
+}
+fn cached() -> Measured {
+    measured(
+        "cached",
+        report("/cached/p", 3, 30, 22, false),
+        budget(6.0, 60.0),
+    )
+}
+fn rejected() -> Measured {
+    let mut r = report("/private", 1, 0, 0, false);
+    r.load.status = [("401".to_string(), N as u64)].into();
+    r.invalid_reasons = vec![
+        "200 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
+            .into(),
+    ];
+    r.valid = false;
+    measured("private", r, budget(1.0, 1.0))
+}
+
+/// A baseline in which exists cost 5 statements (it now costs 6: +20%) and cached read
+/// 40 rows (now 30).
+fn baseline() -> Baseline {
+    let before = evaluate(
+        vec![
+            measured(
+                "exists",
+                report("/exists/p", 5, 39, 25, false),
+                Budget::default(),
+            ),
+            measured(
+                "cached",
+                report("/cached/p", 3, 40, 22, false),
+                Budget::default(),
+            ),
+        ],
+        None,
+        None,
+    );
+    Baseline::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
+}
+
+#[test]
+fn within_budget_exits_0() {
+    let run = evaluate(vec![exists(), cached()], None, None);
+    assert!(run.valid && run.passed);
+    assert_eq!(run.exit_code(), 0);
+    assert!(run.endpoints.iter().all(|e| e.status() == Status::Passed));
+}
+
+#[test]
+fn over_budget_exits_1_and_lists_each_breach() {
+    let run = evaluate(vec![naive(), exists()], None, None);
+    assert!(run.valid);
+    assert!(!run.passed);
+    assert_eq!(run.exit_code(), 1);
+    let breaches: Vec<(&str, f64, f64)> = run.endpoints[0]
+        .breaches
+        .iter()
+        .map(|b| (b.metric.as_str(), b.actual, b.budget))
+        .collect();
+    assert_eq!(
+        breaches,
+        vec![
+            ("transactions", 10.0, 6.0),
+            ("statements", 10.0, 6.0),
+            ("rows_read", 889.0, 60.0),
+            ("collection_to_boolean", 1.0, 0.0),
+        ]
+    );
+    assert!(run.endpoints[1].breaches.is_empty());
+}
+
+#[test]
+fn an_invalid_measurement_exits_3_unless_a_valid_one_is_over_budget() {
+    let run = evaluate(vec![exists(), rejected()], None, None);
+    assert!(!run.valid);
+    assert!(run.passed);
+    assert_eq!(run.exit_code(), 3);
+    // Its numbers prove nothing, so they breach nothing.
+    assert!(run.endpoints[1].breaches.is_empty());
+    assert_eq!(run.endpoints[1].status(), Status::NotValid);
+
+    let run = evaluate(vec![naive(), rejected()], None, None);
+    assert_eq!(run.exit_code(), 1);
+}
+
+#[test]
+fn baseline_deltas_and_the_regression_threshold() {
+    let b = baseline();
+    let run = evaluate(vec![exists(), cached()], Some(("baseline.json", &b)), None);
+    assert_eq!(run.exit_code(), 0, "without --max-regression, deltas only");
+    let exists = &run.endpoints[0];
+    let statements = exists
+        .deltas
+        .iter()
+        .find(|d| d.metric == "statements")
+        .unwrap();
+    assert_eq!((statements.baseline, statements.actual), (5.0, 6.0));
+    assert_eq!(statements.change_percent, Some(20.0));
+
+    let run = evaluate(
+        vec![self::exists(), cached()],
+        Some(("baseline.json", &b)),
+        Some(25.0),
+    );
+    assert_eq!(run.exit_code(), 0, "+20% is within 25%");
+
+    let run = evaluate(
+        vec![self::exists(), cached(), naive()],
+        Some(("baseline.json", &b)),
+        Some(10.0),
+    );
+    assert_eq!(run.exit_code(), 1, "+20% is past 10%, though within budget");
+    let exists = &run.endpoints[0];
+    assert!(exists.breaches.is_empty());
+    assert_eq!(exists.status(), Status::Regressed);
+    let metrics: Vec<&str> = exists
+        .regressions
+        .iter()
+        .map(|r| r.metric.as_str())
+        .collect();
+    // Transactions grew as much, but only statements and rows gate.
+    assert_eq!(metrics, vec!["statements"]);
+    assert!(
+        run.endpoints[1].regressions.is_empty(),
+        "cached got cheaper"
+    );
+    assert_eq!(
+        run.endpoints[2].baseline_note.as_deref(),
+        Some("not in the baseline")
+    );
+}
+
+fn full_run() -> CheckReport {
+    let b = baseline();
+    evaluate(
+        vec![cached(), exists(), naive(), rejected()],
+        Some(("baseline.json", &b)),
+        Some(10.0),
+    )
+}
+
+#[test]
+fn markdown_puts_failures_first() {
+    let text = render(&full_run(), CheckFormat::Markdown);
+    insta::assert_snapshot!("check_markdown", text);
+}
+
+#[test]
+fn table_names_every_breach_with_its_numbers() {
+    let text = render(&full_run(), CheckFormat::Table);
+    println!("{text}");
+    assert!(
+        text.starts_with("pgcost check, 4 endpoint(s): 1 over budget, 1 regressed, 1 not valid\n")
+    );
+    assert!(
+        text.contains("- cached: rows_read 40.00 → 30.00 (-25.0%)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- naive: rows_read 889.00 per request, budget 60\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- exists: statements 5.00 → 6.00 per request (+20.0%, limit +10%)"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+}
+
+#[test]
+fn json_is_one_document_with_every_report() {
+    let run = full_run();
+    let value: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    for pointer in [
+        "/schema_version",
+        "/valid",
+        "/passed",
+        "/baseline",
+        "/max_regression_percent",
+        "/endpoints/0/name",
+        "/endpoints/0/budget/rows_read",
+        "/endpoints/0/report/per_request/statements",
+        "/endpoints/0/deltas/0/change_percent",
+        "/endpoints/1/regressions/0/limit_percent",
+        "/endpoints/2/breaches/0/actual",
+        "/endpoints/2/breaches/0/budget",
+    ] {
+        assert!(value.pointer(pointer).is_some(), "missing {pointer}");
+    }
+    let back: CheckReport = serde_json::from_value(value).unwrap();
+    assert_eq!((back.valid, back.passed), (run.valid, run.passed));
+    for (back, run) in back.endpoints.iter().zip(&run.endpoints) {
+        assert_eq!(
+            (&back.name, &back.budget, &back.breaches, &back.regressions),
+            (&run.name, &run.budget, &run.breaches, &run.regressions)
+        );
+    }
+}
+
+/// Parses JUnit XML back, failing on anything that is not well-formed.
+/// (element, failures attribute) of the suite elements.
+type Suites = Vec<(String, String)>;
+/// (testcase name, [(element, type, message)]) per testcase.
+type Cases = Vec<(String, Vec<[String; 3]>)>;
+
+fn parse_junit(text: &str) -> (Suites, Cases) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut roots = Vec::new();
+    let mut cases: Cases = Vec::new();
+    let mut depth = 0usize;
+    loop {
+        let event = reader.read_event().expect("well-formed XML");
+        let attr = |e: &quick_xml::events::BytesStart, name: &str| -> String {
+            e.try_get_attribute(name)
+                .unwrap()
+                .map(|a| {
+                    a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .expect("attribute values unescape")
+                        .into_owned()
+                })
+                .unwrap_or_default()
+        };
+        match event {
+            Event::Start(e) => {
+                depth += 1;
+                let tag = AsRef::<str>::as_ref(&e.name()).to_string();
+                match tag.as_str() {
+                    "testsuites" | "testsuite" => roots.push((tag, attr(&e, "failures"))),
+                    "testcase" => cases.push((attr(&e, "name"), Vec::new())),
+                    "failure" | "error" => cases.last_mut().unwrap().1.push([
+                        tag,
+                        attr(&e, "type"),
+                        attr(&e, "message"),
+                    ]),
+                    _ => {}
+                }
+            }
+            Event::End(_) => depth -= 1,
+            Event::GeneralRef(r) => {
+                let name = r.xml10_content();
+                assert!(
+                    r.is_char_ref() || ["amp", "lt", "gt", "quot", "apos"].contains(&&*name),
+                    "undefined entity &{name};"
+                );
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "every element is closed");
+    (roots, cases)
+}
+
+#[test]
+fn junit_is_well_formed_with_a_failure_per_breach() {
+    let mut run = full_run();
+    // Markup in names and statements must be escaped.
+    run.endpoints[0].name = "cached <fast> & \"cheap\"".into();
+    let text = render(&run, CheckFormat::Junit);
+    let (roots, cases) = parse_junit(&text);
+    assert_eq!(
+        roots,
+        vec![
+            ("testsuites".to_string(), "2".to_string()),
+            ("testsuite".to_string(), "2".to_string())
+        ]
+    );
+    let names: Vec<&str> = cases.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        vec!["cached <fast> & \"cheap\"", "exists", "naive", "private"]
+    );
+    assert!(cases[0].1.is_empty());
+    assert_eq!(
+        cases[1].1,
+        vec![[
+            "failure".to_string(),
+            "regression".to_string(),
+            "regressed: statements 5.00 → 6.00 per request (+20.0%, limit +10%)".to_string()
+        ]]
+    );
+    let naive: Vec<&str> = cases[2].1.iter().map(|f| f[2].as_str()).collect();
+    assert_eq!(
+        naive[..3],
+        [
+            "over budget: transactions 10.00 per request, budget 6",
+            "over budget: statements 10.00 per request, budget 6",
+            "over budget: rows_read 889.00 per request, budget 60",
+        ]
+    );
+    assert!(naive[3].starts_with("over budget: forbidden finding collection_to_boolean"));
+    assert_eq!(cases[2].1.len(), 4);
+    assert_eq!(cases[3].1[0][0], "error");
+    assert!(cases[3].1[0][2].contains("were 401"));
+}
