@@ -9,6 +9,7 @@ use tabled::settings::{Alignment, Modify, Style};
 
 use super::budget::{Breach, Delta, Figures, Metric, Regression};
 use super::{CheckReport, EndpointResult, Status};
+use crate::findings::{FindingKind, Severity};
 use crate::render::markdown_table;
 use crate::render::one_line;
 
@@ -75,9 +76,14 @@ fn percent(change_percent: Option<f64>) -> String {
 fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
     match &b.detail {
         None => format!(
-            "{} {:.2} per request, budget {}",
+            "{} {:.2} {}, budget {}",
             b.metric,
             b.actual,
+            if b.metric == Metric::P95Ms.name() {
+                "ms"
+            } else {
+                "per request"
+            },
             limit(b.budget)
         ),
         Some(detail) => format!(
@@ -158,17 +164,41 @@ fn worst_first(report: &CheckReport) -> Vec<&EndpointResult> {
     rows
 }
 
+/// High first.
+fn rank(severity: Severity) -> usize {
+    Severity::ALL
+        .iter()
+        .position(|s| *s == severity)
+        .unwrap_or(Severity::ALL.len())
+}
+
+/// The kinds of finding an endpoint has, most severe first: `round_trips (high),
+/// cache_candidate ×3 (medium)`.
 fn findings_summary(e: &EndpointResult) -> Option<String> {
-    if e.report.findings.is_empty() {
+    let mut kinds: Vec<(FindingKind, Severity, usize)> = Vec::new();
+    for f in &e.report.findings {
+        match kinds.iter_mut().find(|(kind, _, _)| *kind == f.kind) {
+            Some((_, severity, count)) => {
+                *count += 1;
+                if rank(f.severity) < rank(*severity) {
+                    *severity = f.severity;
+                }
+            }
+            None => kinds.push((f.kind, f.severity, 1)),
+        }
+    }
+    if kinds.is_empty() {
         return None;
     }
-    let kinds: Vec<String> = e
-        .report
-        .findings
+    kinds.sort_by_key(|(kind, severity, _)| (rank(*severity), *kind));
+    let parts: Vec<String> = kinds
         .iter()
-        .map(|f| format!("{} ({})", f.kind, f.severity))
+        .map(|(kind, severity, count)| match count {
+            1 => format!("{kind} ({severity})"),
+            n => format!("{kind} ×{n} ({severity})"),
+        })
         .collect();
-    Some(kinds.join(", "))
+    Some(parts.join(", "))
 }
 
 fn markdown(report: &CheckReport) -> String {
