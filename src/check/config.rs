@@ -912,4 +912,39 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             }
         }
     }
+
+    #[test]
+    fn the_demo_example_is_valid() {
+        let text = include_str!("../../examples/pgcost.toml");
+        let file = parse(text, "examples/pgcost.toml").unwrap();
+        let env = |name: &str| match name {
+            "DATABASE_URL" => Some("postgres://postgres@127.0.0.1:5432/demo".to_string()),
+            "DEMO_TOKEN" => Some("eyJ.demo.token".to_string()),
+            _ => None,
+        };
+        let overrides = Overrides {
+            base_url: Some("http://127.0.0.1:4000".into()),
+            only: vec![],
+        };
+        let endpoints = build(
+            &file,
+            text,
+            "examples/pgcost.toml",
+            Path::new("examples"),
+            &overrides,
+            &env,
+        )
+        .unwrap();
+        let names: Vec<&str> = endpoints.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, vec!["naive", "exists", "cached"]);
+        assert_eq!(
+            endpoints[0].audit.request.url.as_str(),
+            "http://127.0.0.1:4000/naive/api/v1/projects?limit=20"
+        );
+        assert_eq!(
+            endpoints[2].audit.request.headers["authorization"],
+            "Bearer eyJ.demo.token"
+        );
+        assert_eq!(endpoints[1].budget.statements, Some(6.0));
+    }
 }
