@@ -269,8 +269,18 @@ pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
         }
         None => print_stdout(&text)?,
     }
-    if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        append_step_summary(&path, &render::render(&report, CheckFormat::Markdown))?;
+    if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
+        && let Err(e) = append_step_summary(&path, &render::render(&report, CheckFormat::Markdown))
+    {
+        // The verdict is already out; a missing summary must not change the exit code.
+        progress::status(&format!("warning: {}", e.message));
+    }
+    if interrupted {
+        progress::status(&format!(
+            "interrupted: {} of {} endpoint(s) measured",
+            report.endpoints.len(),
+            config.endpoints.len()
+        ));
     }
     if let Some(path) = &args.write_baseline {
         if report.valid && !interrupted {
