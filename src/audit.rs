@@ -88,6 +88,7 @@ pub async fn run(
         timeout,
         progress,
         "settling before the burst",
+        &stop,
     )
     .await?;
     if settle_before.timed_out {
@@ -105,6 +106,7 @@ pub async fn run(
         timeout,
         progress,
         "settling before the burst",
+        &stop,
     )
     .await?;
     let mut before = source.calibrated_before().await?;
@@ -142,6 +144,7 @@ pub async fn run(
             timeout,
             progress,
             "settling after the burst",
+            &stop,
         )
         .await?
     };
