@@ -248,10 +248,17 @@ pub struct Context {
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
-/// Codes in `allowed` do not count.
+/// Codes in `allowed` do not count. Rejections (401, 403) come first: they mean the wrong
+/// code path was measured, which matters more than anything else.
 pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<String> {
     let mut reasons = Vec::new();
-    for (&code, &count) in &load.status {
+    let rejected = |code: u16| matches!(code, 401 | 403);
+    let statuses = load
+        .status
+        .iter()
+        .filter(|(code, _)| rejected(**code))
+        .chain(load.status.iter().filter(|(code, _)| !rejected(**code)));
+    for (&code, &count) in statuses {
         if (200..400).contains(&code) || allowed.contains(&code) {
             continue;
         }
@@ -367,8 +374,10 @@ impl Report {
                 .then(a.table.cmp(&b.table))
         });
 
-        let mut invalid_reasons = context.invalid_reasons;
-        invalid_reasons.extend(load_invalid_reasons(load, n, &context.allowed_statuses));
+        // The HTTP side first, so that a rejected burst says so on the report's first line
+        // even when settling also timed out.
+        let mut invalid_reasons = load_invalid_reasons(load, n, &context.allowed_statuses);
+        invalid_reasons.extend(context.invalid_reasons);
         invalid_reasons.extend(delta.invalid_reasons.iter().cloned());
         let mut warnings = context.warnings;
         for (&code, &count) in &load.status {
@@ -583,14 +592,16 @@ pub(crate) mod tests {
             r.warnings,
             vec!["10 of 40 responses were 404, accepted by --allow-status 404".to_string()]
         );
-        // Any other code still invalidates, 401 first among them.
-        let reasons = load_invalid_reasons(&load(40, &[(401, 2), (404, 3), (500, 1)]), 40, &[404]);
-        assert_eq!(reasons.len(), 2);
-        assert!(
-            reasons[0].starts_with(
-                "2 of 40 responses were 401: these numbers measure the rejection path"
-            )
-        );
+        // Any other code still invalidates, rejections first, before the audit's own reasons.
+        let mut ctx = context(40);
+        ctx.allowed_statuses = vec![404];
+        ctx.invalid_reasons = vec!["settling after the burst timed out".into()];
+        let statuses = [(200, 30), (404, 3), (403, 2), (500, 1)];
+        let r = Report::build(&delta, &load(40, &statuses), ctx);
+        assert_eq!(r.invalid_reasons.len(), 3);
+        assert!(r.invalid_reasons[0].starts_with("2 of 40 responses were 403: these numbers"));
+        assert!(r.invalid_reasons[1].starts_with("1 of 40 responses were 500"));
+        assert!(r.invalid_reasons[2].starts_with("settling"));
     }
 
     #[test]
