@@ -131,8 +131,15 @@ pub fn resolve(
         if is_secret_header(name) {
             redactor.add_bytes(value.as_bytes());
             if let Ok(text) = value.to_str() {
-                // "Bearer abc…": the token alone, too.
-                text.split_whitespace().for_each(|part| redactor.add(part));
+                // The credential alone too: the token after "Bearer ", each cookie's value.
+                if let Some((_, credential)) = text.split_once(' ') {
+                    redactor.add(credential);
+                }
+                for pair in text.split(';') {
+                    if let Some((_, cookie)) = pair.split_once('=') {
+                        redactor.add(cookie);
+                    }
+                }
             }
             credentials.described.push(format!("{name} (-H)"));
         }

@@ -316,6 +316,24 @@ fn secret_headers_given_with_h_are_known_secrets() {
     .unwrap();
     assert_eq!(r.credentials.described, ["x-api-key (-H)"]);
     assert_eq!(r.redactor.scrub("key-123456"), "<redacted>");
+
+    let r = resolve_with(
+        &[
+            "-H",
+            "Authorization: Bearer tok-123456",
+            "-H",
+            "Cookie: a=cookie-123456; b=2",
+        ],
+        &[],
+        None,
+    )
+    .unwrap();
+    // The credentials go, wherever they are; the scheme word alone is no secret.
+    assert_eq!(
+        r.redactor
+            .scrub("token tok-123456, a=cookie-123456; Bearer (-H)"),
+        "token <redacted>, a=<redacted>; Bearer (-H)"
+    );
 }
 
 #[test]
