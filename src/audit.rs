@@ -1,8 +1,11 @@
-//! One audit, start to finish: warm up, settle, snapshot, burst, settle, snapshot, report.
+//! One audit, start to finish: log in, warm up, settle, snapshot, burst, settle, snapshot,
+//! report; and, when asked, the same run without credentials first, as a baseline.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::auth::{self, login};
+use crate::baseline;
 use crate::config::AuditConfig;
 use crate::delta;
 use crate::error::{Error, Result};
@@ -60,8 +63,72 @@ async fn warm_up(
     Ok(())
 }
 
-/// Measures one endpoint. Returns a report even when its numbers are not valid; errors
-/// mean nothing could be measured.
+/// The whole command: logs in if asked, refuses a token that would expire mid-run, then
+/// measures, after the unauthenticated baseline when asked. Returns a report even when its
+/// numbers are not valid; errors mean nothing could be measured.
+pub async fn measure(
+    config: &AuditConfig,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Report> {
+    let mut config = config.clone();
+    if let Some(spec) = config.auth.login.take() {
+        let client = load::client(1, config.insecure).map_err(|e| {
+            Error::target(format!(
+                "cannot build the HTTP client: {}",
+                load::describe_reqwest(e)
+            ))
+        })?;
+        let spinner = progress.spinner(format!("logging in at {}", auth::redact::url(&spec.url)));
+        let session = login::login(&client, &spec, &config.auth.redactor).await;
+        spinner.finish_and_clear();
+        auth::apply_session(
+            session?,
+            &spec,
+            &mut config.request.headers,
+            &mut config.auth.described,
+        )?;
+    }
+    let runs = if config.auth.compare_unauthenticated {
+        2
+    } else {
+        1
+    };
+    let run_length = auth::estimated_run_length(
+        config.warmup,
+        config.requests,
+        config.concurrency,
+        config.settle_timeout,
+        runs,
+    );
+    let expiry_warnings = auth::check_expiry(
+        &config.request.headers,
+        std::time::SystemTime::now(),
+        run_length,
+    )?;
+    config.auth.warnings.extend(expiry_warnings);
+
+    if !config.auth.compare_unauthenticated {
+        return run(&config, progress, stop).await;
+    }
+    let anonymous = run(&config.without_credentials(), progress, stop.clone()).await?;
+    if stop.load(Ordering::Relaxed) {
+        let mut report = anonymous;
+        report.invalid_reasons.insert(
+            0,
+            "interrupted during the unauthenticated baseline: the authenticated burst was not sent"
+                .into(),
+        );
+        report.valid = false;
+        return Ok(report);
+    }
+    let mut report = run(&config, progress, stop).await?;
+    baseline::attach(&mut report, &anonymous);
+    Ok(report)
+}
+
+/// Measures one endpoint with the request exactly as configured. Returns a report even
+/// when its numbers are not valid; errors mean nothing could be measured.
 pub async fn run(
     config: &AuditConfig,
     progress: &Progress,
@@ -170,19 +237,21 @@ pub async fn run(
         window.database = window.database.minus(&own);
     }
 
-    let mut warnings = source.warnings.clone();
+    let mut warnings = config.auth.warnings.clone();
+    warnings.extend(source.warnings.iter().cloned());
     if config.insecure {
         warnings.push("--insecure: the target's TLS certificate was not verified".into());
     }
     let context = Context {
         target: Target {
             method: config.request.method.to_string(),
-            url: config.request.url.to_string(),
+            url: auth::redact::url(&config.request.url),
             database: config.db.redacted(),
             server_version: source.server.version.clone(),
             server_version_num: source.server.version_num,
             stats_source: source.mode.name().into(),
             pg_stat_statements: source.layout.and(source.extension_version.clone()),
+            credentials: config.auth.described.clone(),
         },
         warmup: config.warmup,
         requests: config.requests,
@@ -194,6 +263,7 @@ pub async fn run(
         statements_available: source.layout.is_some(),
         warnings,
         invalid_reasons: invalid,
+        allowed_statuses: config.auth.allowed_statuses.clone(),
     };
     let mut report = Report::build(&window, &load, context);
     report.pool = Pool {

@@ -4,6 +4,8 @@
 
 pub mod app;
 pub mod audit;
+pub mod auth;
+pub mod baseline;
 pub mod cli;
 pub mod cluster;
 pub mod config;
