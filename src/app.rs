@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::audit;
+use crate::auth::Redactor;
 use crate::cli::{Cli, Command, DemoArgs};
 use crate::config::{AuditConfig, check_counts, parse_duration};
 use crate::demo::{self, api::Pipeline};
@@ -119,6 +120,15 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     })
 }
 
+/// The error with every known secret scrubbed from its message and hint.
+pub fn scrubbed(err: Error, redactor: &Redactor) -> Error {
+    Error {
+        message: redactor.scrub(&err.message),
+        hint: err.hint.map(|hint| redactor.scrub(&hint)),
+        ..err
+    }
+}
+
 pub async fn run(cli: Cli) -> Result<i32> {
     let env = |name: &str| std::env::var(name).ok();
     match cli.command {
@@ -136,24 +146,36 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Check(args) => crate::check::run(&args, &env).await,
         Command::Audit(args) => {
             let config = AuditConfig::from_args(&args, &env)?;
-            let progress = Progress::new(config.quiet);
-            let stop = stop_on_ctrl_c();
-            let report = audit::run(&config, &progress, stop.clone()).await?;
-            let text = render::exporter(config.format).render(&report);
-            match &config.output {
-                Some(path) => {
-                    write_atomically(path, &text)?;
-                    crate::progress::status(&render::verdict_line(&report));
-                }
-                None => print_stdout(&text)?,
-            }
-            Ok(if stop.load(Ordering::Relaxed) {
-                exit::INTERRUPTED
-            } else if report.valid {
-                exit::OK
-            } else {
-                exit::INVALID
-            })
+            let redactor = config.auth.redactor.clone();
+            audit_command(config)
+                .await
+                .map_err(|err| scrubbed(err, &redactor))
         }
     }
+}
+
+async fn audit_command(config: AuditConfig) -> Result<i32> {
+    let progress = Progress::new(config.quiet);
+    let stop = stop_on_ctrl_c();
+    let report = audit::measure(&config, &progress, stop.clone()).await?;
+    // Secrets never reach the report by design; scrubbing is the second line, for text
+    // that comes from outside (an app that SETs its token in a logged statement).
+    let text = config
+        .auth
+        .redactor
+        .scrub(&render::exporter(config.format).render(&report));
+    match &config.output {
+        Some(path) => {
+            write_atomically(path, &text)?;
+            crate::progress::status(&config.auth.redactor.scrub(&render::verdict_line(&report)));
+        }
+        None => print_stdout(&text)?,
+    }
+    Ok(if stop.load(Ordering::Relaxed) {
+        exit::INTERRUPTED
+    } else if report.valid {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
 }

@@ -1,4 +1,5 @@
-//! Measuring endpoints: warm up, settle, snapshot, burst, settle, snapshot, report.
+//! Measuring endpoints: log in, warm up, settle, snapshot, burst, settle, snapshot, report;
+//! and, when asked, the same run without credentials first, as a baseline.
 //!
 //! The phases are public, so that consecutive endpoints can share their settle waits: the
 //! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
@@ -8,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::auth::{self, login};
+use crate::baseline;
 use crate::config::AuditConfig;
 use crate::delta::{self, DatabaseDelta};
 use crate::error::{Error, Result};
@@ -76,6 +79,101 @@ pub async fn warm_up(
     Ok(())
 }
 
+/// Logs in if asked, and refuses a token that would expire within `run_length`: the
+/// request as every burst of the run will send it.
+pub async fn authenticate(
+    config: &AuditConfig,
+    progress: &Progress,
+    run_length: Duration,
+) -> Result<AuditConfig> {
+    let mut config = config.clone();
+    if let Some(spec) = config.auth.login.take() {
+        let client = load::client(1, config.insecure).map_err(|e| {
+            Error::target(format!(
+                "cannot build the HTTP client: {}",
+                load::describe_reqwest(e)
+            ))
+        })?;
+        let spinner = progress.spinner(format!("logging in at {}", auth::redact::url(&spec.url)));
+        let session = login::login(&client, &spec, &config.auth.redactor).await;
+        spinner.finish_and_clear();
+        auth::apply_session(
+            session?,
+            &spec,
+            &mut config.request.headers,
+            &mut config.auth.described,
+        )?;
+    }
+    let expiry_warnings = auth::check_expiry(
+        &config.request.headers,
+        std::time::SystemTime::now(),
+        run_length,
+    )?;
+    config.auth.warnings.extend(expiry_warnings);
+    Ok(config)
+}
+
+/// How long one run of `config` may take, generously (`runs` is 2 with the
+/// unauthenticated baseline).
+fn run_length(config: &AuditConfig, runs: u32) -> Duration {
+    auth::estimated_run_length(
+        config.warmup,
+        config.requests,
+        config.concurrency,
+        config.settle_timeout,
+        runs,
+    )
+}
+
+/// The whole `pgcost audit` command: logs in if asked, refuses a token that would expire
+/// mid-run, then measures, after the unauthenticated baseline when asked. Returns a report
+/// even when its numbers are not valid; errors mean nothing could be measured.
+pub async fn measure(
+    config: &AuditConfig,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Report> {
+    let runs = if config.auth.compare_unauthenticated {
+        2
+    } else {
+        1
+    };
+    let config = authenticate(config, progress, run_length(config, runs)).await?;
+    if !config.auth.compare_unauthenticated {
+        return run(&config, progress, stop).await;
+    }
+    let anonymous = run(&config.without_credentials(), progress, stop.clone()).await?;
+    if stop.load(Ordering::Relaxed) {
+        let mut report = anonymous;
+        report.invalid_reasons.insert(
+            0,
+            "interrupted during the unauthenticated baseline: the authenticated burst was not sent"
+                .into(),
+        );
+        report.valid = false;
+        return Ok(report);
+    }
+    let mut report = run(&config, progress, stop).await?;
+    baseline::attach(&mut report, &anonymous);
+    Ok(report)
+}
+
+/// Authenticates every endpoint (a token must outlive the whole sequence), then measures
+/// them in one sequence of shared settle waits (see [`run_sequence`]).
+pub async fn measure_sequence(
+    configs: &[AuditConfig],
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+    before_burst: impl FnMut(usize),
+) -> Result<Vec<Report>> {
+    let total: Duration = configs.iter().map(|c| run_length(c, 1)).sum();
+    let mut ready = Vec::with_capacity(configs.len());
+    for config in configs {
+        ready.push(authenticate(config, progress, total).await?);
+    }
+    run_sequence(&ready, progress, stop, before_burst).await
+}
+
 /// What is read at the edge of a measured window, once the app's counters are published.
 /// The first boundary only opens a window, the last only closes one; in a sequence, every
 /// other boundary closes one endpoint's window and opens the next one's.
@@ -126,19 +224,34 @@ impl Meter {
         })
     }
 
-    async fn settle(&mut self, progress: &Progress, label: &str) -> Result<Outcome> {
-        settle::wait(&mut self.source, &self.rules, self.timeout, progress, label).await
+    async fn settle(
+        &mut self,
+        progress: &Progress,
+        label: &str,
+        stop: &AtomicBool,
+    ) -> Result<Outcome> {
+        settle::wait(
+            &mut self.source,
+            &self.rules,
+            self.timeout,
+            progress,
+            label,
+            stop,
+        )
+        .await
     }
 
     /// Waits for the app's counters, closes the previous window (`closes`), reads the
     /// tables, and opens the next window (`opens`). After an interrupted burst the wait is
     /// skipped: the counters are read at once, and the report says they are incomplete.
+    /// Raising `stop` ends a wait early, as timed out.
     pub async fn boundary(
         &mut self,
         closes: bool,
         opens: bool,
         interrupted: bool,
         progress: &Progress,
+        stop: &AtomicBool,
     ) -> Result<Boundary> {
         let settle = if interrupted {
             Outcome {
@@ -147,9 +260,11 @@ impl Meter {
                 pending: None,
             }
         } else if closes {
-            self.settle(progress, "settling after the burst").await?
+            self.settle(progress, "settling after the burst", stop)
+                .await?
         } else {
-            self.settle(progress, "settling before the burst").await?
+            self.settle(progress, "settling before the burst", stop)
+                .await?
         };
         let (end, own_footprint) = if closes {
             let end = self.source.snapshot().await?;
@@ -161,7 +276,9 @@ impl Meter {
         let (settle_tables, start) = if opens {
             // The tables were read over a connection to the target; wait for its counters
             // too, so that they fall before the window.
-            let waited = self.settle(progress, "settling before the burst").await?;
+            let waited = self
+                .settle(progress, "settling before the burst", stop)
+                .await?;
             (Some(waited), Some(self.source.calibrated_before().await?))
         } else {
             (None, None)
@@ -247,7 +364,8 @@ impl Meter {
             window.database = window.database.minus(own);
         }
 
-        let mut warnings = source.warnings.clone();
+        let mut warnings = config.auth.warnings.clone();
+        warnings.extend(source.warnings.iter().cloned());
         if config.insecure {
             warnings.push("--insecure: the target's TLS certificate was not verified".into());
         }
@@ -259,12 +377,13 @@ impl Meter {
         let context = Context {
             target: Target {
                 method: config.request.method.to_string(),
-                url: config.request.url.to_string(),
+                url: auth::redact::url(&config.request.url),
                 database: config.db.redacted(),
                 server_version: source.server.version.clone(),
                 server_version_num: source.server.version_num,
                 stats_source: source.mode.name().into(),
                 pg_stat_statements: source.layout.and(source.extension_version.clone()),
+                credentials: config.auth.described.clone(),
             },
             warmup: config.warmup,
             requests: config.requests,
@@ -276,6 +395,7 @@ impl Meter {
             statements_available: source.layout.is_some(),
             warnings,
             invalid_reasons: invalid,
+            allowed_statuses: config.auth.allowed_statuses.clone(),
         };
         let mut report = Report::build(&window, &burst.load, context);
         report.pool = Pool {
@@ -293,8 +413,8 @@ impl Meter {
     }
 }
 
-/// Measures one endpoint. Returns a report even when its numbers are not valid; errors
-/// mean nothing could be measured.
+/// Measures one endpoint with the request exactly as configured. Returns a report even
+/// when its numbers are not valid; errors mean nothing could be measured.
 pub async fn run(
     config: &AuditConfig,
     progress: &Progress,
@@ -339,15 +459,18 @@ pub async fn run_sequence(
     }
 
     let mut reports = Vec::with_capacity(configs.len());
-    let mut opened = meter.boundary(false, true, false, progress).await?;
+    let mut opened = meter.boundary(false, true, false, progress, &stop).await?;
     for (i, (config, client)) in configs.iter().zip(&clients).enumerate() {
         before_burst(i);
         let burst = meter.burst(config, client, progress, &stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let last = interrupted || i + 1 == configs.len();
-        let closed = meter.boundary(true, !last, interrupted, progress).await?;
+        let closed = meter
+            .boundary(true, !last, interrupted, progress, &stop)
+            .await?;
         reports.push(meter.report(config, &opened, &burst, &closed, interrupted));
-        if interrupted {
+        // Also when Ctrl-C ended the settle wait: that report says so.
+        if stop.load(Ordering::Relaxed) {
             break;
         }
         opened = closed;

@@ -187,7 +187,115 @@ pub struct AuditArgs {
     #[arg(long = "threshold", value_name = "NAME=VALUE")]
     pub thresholds: Vec<String>,
 
+    /// Accept responses with this HTTP status (repeatable), e.g. 404 for an endpoint that
+    /// answers not-found on purpose. Other statuses outside 2xx and 3xx make the report not
+    /// valid; allowing 401 or 403 is possible, and the report warns about it.
+    #[arg(long = "allow-status", value_name = "CODE")]
+    pub allow_status: Vec<u16>,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// How each measured request authenticates. Every value read here is a secret: none is
+/// ever printed.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Authentication")]
+pub struct AuthArgs {
+    /// Send 'Authorization: Bearer TOKEN'. A value on the command line is visible to other
+    /// users of this machine in `ps`: prefer --bearer-file or the PGCOST_BEARER variable.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "bearer_file")]
+    pub bearer: Option<String>,
+
+    /// Read the bearer token from a file (surrounding whitespace is ignored). Without
+    /// --bearer or --bearer-file, the PGCOST_BEARER variable is used when set.
+    #[arg(long, value_name = "PATH")]
+    pub bearer_file: Option<PathBuf>,
+
+    /// Send a cookie, 'name=value'. Repeatable; all go in one Cookie header.
+    #[arg(long = "cookie", value_name = "NAME=VALUE")]
+    pub cookies: Vec<String>,
+
+    /// HTTP Basic authentication as USER. The password comes from PGCOST_BASIC_PASSWORD,
+    /// or from a prompt when standard input is a terminal.
+    #[arg(long, value_name = "USER")]
+    pub basic: Option<String>,
+
+    /// Mint a JWT signed with the secret in this environment variable (HS256/384/512).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["jwt_secret_file", "jwt_key_file"])]
+    pub jwt_secret_env: Option<String>,
+
+    /// Mint a JWT signed with the secret in this file (trailing newline ignored).
+    #[arg(long, value_name = "PATH", conflicts_with = "jwt_key_file")]
+    pub jwt_secret_file: Option<PathBuf>,
+
+    /// Mint a JWT signed with this PEM private key (RS256: RSA; ES256: P-256 in PKCS#8).
+    #[arg(long, value_name = "PEM")]
+    pub jwt_key_file: Option<PathBuf>,
+
+    /// Signing algorithm of the minted JWT: HS256, HS384, HS512, RS256 or ES256. Defaults
+    /// to HS256 with a secret, and to the key's own type with --jwt-key-file.
+    #[arg(long, value_name = "ALG")]
+    pub jwt_alg: Option<String>,
+
+    /// The minted JWT's `sub` claim.
+    #[arg(long, value_name = "SUBJECT")]
+    pub jwt_sub: Option<String>,
+
+    /// The minted JWT's `iss` claim (overrides the one from --env-file).
+    #[arg(long, value_name = "ISSUER")]
+    pub jwt_iss: Option<String>,
+
+    /// The minted JWT's `aud` claim (overrides the one from --env-file).
+    #[arg(long, value_name = "AUDIENCE")]
+    pub jwt_aud: Option<String>,
+
+    /// Another claim, KEY=VALUE (repeatable). A value that parses as JSON is used as JSON
+    /// (42, true, ["admin"]); anything else is a string.
+    #[arg(long = "jwt-claim", value_name = "KEY=VALUE")]
+    pub jwt_claims: Vec<String>,
+
+    /// Lifetime of the minted JWT (`exp` = now + TTL).
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub jwt_ttl: String,
+
+    /// Read the JWT secret, issuer and audience from this dotenv file, as the app does.
+    #[arg(long, value_name = "PATH")]
+    pub env_file: Option<PathBuf>,
+
+    /// Name of the secret in --env-file [default: JWT_SECRET].
+    #[arg(long, value_name = "NAME", requires = "env_file")]
+    pub env_secret_var: Option<String>,
+
+    /// Name of the issuer in --env-file [default: JWT_ISSUER].
+    #[arg(long, value_name = "NAME", requires = "env_file")]
+    pub env_issuer_var: Option<String>,
+
+    /// Name of the audience in --env-file [default: JWT_AUDIENCE].
+    #[arg(long, value_name = "NAME", requires = "env_file")]
+    pub env_audience_var: Option<String>,
+
+    /// Log in once before the warm-up by POSTing --login-body to this URL.
+    #[arg(long, value_name = "URL", requires = "login_body")]
+    pub login_url: Option<String>,
+
+    /// The login request's JSON body, or @PATH to read it from a file. A password on the
+    /// command line is visible to other users in `ps`: prefer @PATH.
+    #[arg(long, value_name = "JSON", requires = "login_url")]
+    pub login_body: Option<String>,
+
+    /// Where the token is in the login response, as a JSON pointer (/user/token); it is
+    /// then sent as a bearer token. Without it, the session cookies the login sets are
+    /// kept instead.
+    #[arg(long, value_name = "POINTER", requires = "login_url")]
+    pub login_token_pointer: Option<String>,
+
+    /// Run the same burst without any credentials first, and report what everything after
+    /// authentication costs: the difference between the two runs.
+    #[arg(long)]
+    pub compare_unauthenticated: bool,
 }

@@ -5,6 +5,8 @@
 
 pub mod app;
 pub mod audit;
+pub mod auth;
+pub mod baseline;
 pub mod check;
 pub mod cli;
 pub mod cluster;

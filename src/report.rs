@@ -37,6 +37,10 @@ pub struct Report {
     /// Connections seen on the target during the burst, against the server's limit.
     #[serde(default)]
     pub pool: Pool,
+    /// With `--compare-unauthenticated`: the same burst without credentials, side by side
+    /// with this one, and the difference. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::baseline::Baseline>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -63,6 +67,10 @@ pub struct Target {
     pub stats_source: String,
     /// The installed `pg_stat_statements` version, or null when unavailable.
     pub pg_stat_statements: Option<String>,
+    /// What authenticated the requests, by name only ("Authorization: Bearer (minted HS256
+    /// JWT)", "Cookie: sid (--cookie)"); never a value. Empty without credentials.
+    #[serde(default)]
+    pub credentials: Vec<String>,
 }
 
 /// The HTTP side of the burst.
@@ -235,13 +243,23 @@ pub struct Context {
     pub statements_available: bool,
     pub warnings: Vec<String>,
     pub invalid_reasons: Vec<String>,
+    /// Statuses outside 2xx and 3xx accepted on purpose (`--allow-status`).
+    pub allowed_statuses: Vec<u16>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
-pub fn load_invalid_reasons(load: &LoadResult, requested: u64) -> Vec<String> {
+/// Codes in `allowed` do not count. Rejections (401, 403) come first: they mean the wrong
+/// code path was measured, which matters more than anything else.
+pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<String> {
     let mut reasons = Vec::new();
-    for (&code, &count) in &load.status {
-        if (200..400).contains(&code) {
+    let rejected = |code: u16| matches!(code, 401 | 403);
+    let statuses = load
+        .status
+        .iter()
+        .filter(|(code, _)| rejected(**code))
+        .chain(load.status.iter().filter(|(code, _)| !rejected(**code)));
+    for (&code, &count) in statuses {
+        if (200..400).contains(&code) || allowed.contains(&code) {
             continue;
         }
         let consequence = match code {
@@ -356,10 +374,19 @@ impl Report {
                 .then(a.table.cmp(&b.table))
         });
 
-        let mut invalid_reasons = context.invalid_reasons;
-        invalid_reasons.extend(load_invalid_reasons(load, n));
+        // The HTTP side first, so that a rejected burst says so on the report's first line
+        // even when settling also timed out.
+        let mut invalid_reasons = load_invalid_reasons(load, n, &context.allowed_statuses);
+        invalid_reasons.extend(context.invalid_reasons);
         invalid_reasons.extend(delta.invalid_reasons.iter().cloned());
         let mut warnings = context.warnings;
+        for (&code, &count) in &load.status {
+            if !(200..400).contains(&code) && context.allowed_statuses.contains(&code) {
+                warnings.push(format!(
+                    "{count} of {n} responses were {code}, accepted by --allow-status {code}"
+                ));
+            }
+        }
         warnings.extend(delta.warnings.iter().cloned());
         if let Some(sessions) = d.sessions.filter(|s| *s > 0) {
             warnings.push(format!(
@@ -426,6 +453,7 @@ impl Report {
             tables,
             findings: Vec::new(),
             pool: Pool::default(),
+            baseline: None,
         }
     }
 }
@@ -464,6 +492,7 @@ pub(crate) mod tests {
                 server_version_num: 150018,
                 stats_source: "admin".into(),
                 pg_stat_statements: Some("1.10".into()),
+                credentials: vec![],
             },
             warmup: 20,
             requests: n,
@@ -475,6 +504,7 @@ pub(crate) mod tests {
             statements_available: true,
             warnings: vec![],
             invalid_reasons: vec![],
+            allowed_statuses: vec![],
         }
     }
 
@@ -549,6 +579,29 @@ pub(crate) mod tests {
         );
         assert!(r.warnings[0].contains("200 new connection(s)"));
         assert_eq!(r.per_request.new_sessions, Some(1.0));
+    }
+
+    #[test]
+    fn allowed_statuses_do_not_invalidate_but_are_reported() {
+        let delta = WindowDelta::default();
+        let mut ctx = context(40);
+        ctx.allowed_statuses = vec![404];
+        let r = Report::build(&delta, &load(40, &[(200, 30), (404, 10)]), ctx);
+        assert!(r.valid, "{:?}", r.invalid_reasons);
+        assert_eq!(
+            r.warnings,
+            vec!["10 of 40 responses were 404, accepted by --allow-status 404".to_string()]
+        );
+        // Any other code still invalidates, rejections first, before the audit's own reasons.
+        let mut ctx = context(40);
+        ctx.allowed_statuses = vec![404];
+        ctx.invalid_reasons = vec!["settling after the burst timed out".into()];
+        let statuses = [(200, 30), (404, 3), (403, 2), (500, 1)];
+        let r = Report::build(&delta, &load(40, &statuses), ctx);
+        assert_eq!(r.invalid_reasons.len(), 3);
+        assert!(r.invalid_reasons[0].starts_with("2 of 40 responses were 403: these numbers"));
+        assert!(r.invalid_reasons[1].starts_with("1 of 40 responses were 500"));
+        assert!(r.invalid_reasons[2].starts_with("settling"));
     }
 
     #[test]

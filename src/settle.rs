@@ -5,6 +5,7 @@
 //! that exits flushes at once. So the counters are complete once every backend of the
 //! target database has gone, or has been idle for longer than that timer.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
@@ -128,6 +129,7 @@ pub async fn wait<P: Probe>(
     timeout: Duration,
     progress: &Progress,
     label: &str,
+    stop: &AtomicBool,
 ) -> Result<Outcome> {
     let start = Instant::now();
     let spinner = progress.spinner(format!(
@@ -157,6 +159,13 @@ pub async fn wait<P: Probe>(
                 }
             }
             Verdict::Pending { reason, retry_in } => {
+                if stop.load(Ordering::Relaxed) {
+                    break Outcome {
+                        waited: elapsed,
+                        timed_out: true,
+                        pending: Some(format!("interrupted; {reason}")),
+                    };
+                }
                 if elapsed >= timeout {
                     break Outcome {
                         waited: elapsed,

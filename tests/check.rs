@@ -23,6 +23,7 @@ fn pgcost() -> Command {
         "PGDATABASE",
         "GITHUB_STEP_SUMMARY",
         "PGCOST_BEARER",
+        "PGCOST_BASIC_PASSWORD",
     ] {
         cmd.env_remove(var);
     }
@@ -107,7 +108,9 @@ requests = 40
 concurrency = 4
 # Ten requests per pooled connection, past the switch to generic plans.
 warmup = 40
-headers = {{ Authorization = "Bearer ${{DEMO_TOKEN}}" }}
+
+[auth]
+bearer_env = "DEMO_TOKEN"
 "#
     );
     for pipeline in Pipeline::ALL {

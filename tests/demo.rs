@@ -94,6 +94,8 @@ async fn three_pipelines_cost_what_their_code_says() {
             "{name}: {p:?}"
         );
         assert_eq!(p.new_sessions, Some(0.0), "{name}");
+        let (parsed, total) = pgcost::findings::parse_rate(r);
+        assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
     let [(_, n), (_, e), (_, c)] = report.all();
     assert!(

@@ -406,12 +406,9 @@ fn clap_error(
     {
         return Error::usage(format!(
             "{origin}: {key} needs `pgcost audit {arg}`, which this build of pgcost does not \
-             have yet"
+             have"
         ))
-        .with_hint(
-            "authentication flags arrive with issue 4; until then, pass credentials as a \
-             header read from a variable: headers = { Authorization = \"Bearer ${API_TOKEN}\" }",
-        );
+        .with_hint("remove the key, or use a pgcost that has the flag");
     }
     let rendered = err.render().to_string();
     let first = rendered.lines().next().unwrap_or("invalid settings");
@@ -627,6 +624,9 @@ pub fn build(
             ),
             ..e
         })?;
+        for secret in &secrets {
+            audit.auth.redactor.add(secret);
+        }
         endpoints.push(Endpoint {
             name: name.clone(),
             budget: table.budget.clone(),
@@ -681,6 +681,7 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             "API_TOKEN" => Some("tok-123456".into()),
             "OTHER" => Some("other-secret".into()),
             "DB_URL" => Some("postgres://u:pw@h/d".into()),
+            "JWT_SECRET" => Some("a-test-secret-of-more-than-32-bytes-0123456789".into()),
             _ => None,
         }
     }
@@ -892,25 +893,56 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
     }
 
     #[test]
-    fn auth_keys_work_through_the_audit_flags_or_say_they_cannot() {
-        let text = "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n[auth]\nbearer_env = \"API_TOKEN\"\n[[endpoint]]\nname = \"a\"\npath = \"/a\"\n";
-        match built(text, &[]) {
-            // With the authentication flags of issue 4.
-            Ok(endpoints) => assert_eq!(
-                endpoints[0].audit.request.headers["authorization"],
-                "Bearer tok-123456"
-            ),
-            // Before them: a clear error that names the key and the flag, no secret.
-            Err(e) => {
-                assert!(
-                    e.message
-                        .contains("[auth] bearer_env needs `pgcost audit --bearer`"),
-                    "{}",
-                    e.message
-                );
-                assert!(!e.message.contains("tok-123456"));
-            }
-        }
+    fn auth_keys_become_credentials_through_the_audit_flags() {
+        let endpoint = |auth: &str| {
+            let text = format!(
+                "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n[auth]\n{auth}\n\
+                 [[endpoint]]\nname = \"a\"\npath = \"/a\"\nallow_status = [404]\n"
+            );
+            built(&text, &[]).map(|mut e| e.remove(0))
+        };
+        let e = endpoint("bearer_env = \"API_TOKEN\"").unwrap();
+        let headers = &e.audit.request.headers;
+        assert_eq!(headers["authorization"], "Bearer tok-123456");
+        assert!(headers["authorization"].is_sensitive());
+        assert_eq!(e.audit.auth.allowed_statuses, vec![404]);
+        assert_eq!(
+            e.audit.auth.redactor.scrub("token tok-123456"),
+            "token <redacted>"
+        );
+
+        let e = endpoint("cookies_env = { sid = \"OTHER\" }").unwrap();
+        assert_eq!(e.audit.request.headers["cookie"], "sid=other-secret");
+
+        let e = endpoint("basic_user = \"ann\"\nbasic_password_env = \"OTHER\"").unwrap();
+        // base64("ann:other-secret")
+        assert_eq!(
+            e.audit.request.headers["authorization"],
+            "Basic YW5uOm90aGVyLXNlY3JldA=="
+        );
+
+        let e = endpoint(
+            "jwt_secret_env = \"JWT_SECRET\"\njwt_sub = \"42\"\njwt_claims = { org_id = 1 }",
+        )
+        .unwrap();
+        let bearer = e.audit.request.headers["authorization"].to_str().unwrap();
+        assert!(bearer.starts_with("Bearer ey"), "{bearer}");
+
+        // Two sources of one header: the audit's own error, in the file's terms.
+        let err = endpoint("bearer_env = \"API_TOKEN\"\nbasic_user = \"ann\"").unwrap_err();
+        assert!(
+            err.message.starts_with("pgcost.toml: endpoint \"a\": "),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains("tok-123456"), "{}", err.message);
+
+        let err = endpoint("bearer_env = \"NOT_SET\"").unwrap_err();
+        assert!(
+            err.message.contains("NOT_SET, which is not set"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -14,8 +14,9 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::{print_stdout, stop_on_ctrl_c, write_atomically};
+use crate::app::{print_stdout, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::audit;
+use crate::auth::Redactor;
 use crate::cli::CheckArgs;
 use crate::conninfo::EnvLookup;
 use crate::error::{Error, Result, exit};
@@ -181,8 +182,9 @@ pub fn evaluate(
     }
 }
 
-/// Measures the endpoints of `config` in one sequence: N + 1 settle waits for N endpoints.
-/// After an interrupted burst, the endpoints measured so far are returned.
+/// Logs in where asked, then measures the endpoints of `config` in one sequence: N + 1
+/// settle waits for N endpoints. After an interrupted burst, the endpoints measured so far
+/// are returned.
 pub async fn measure(
     config: &CheckConfig,
     progress: &Progress,
@@ -196,7 +198,7 @@ pub async fn measure(
             "warming up {total} endpoint(s), then measuring each between shared settle waits"
         ));
     }
-    let reports = audit::run_sequence(&audits, progress, stop, |i| {
+    let reports = audit::measure_sequence(&audits, progress, stop, |i| {
         if !quiet {
             let e = &config.endpoints[i];
             progress::status(&format!(
@@ -251,9 +253,23 @@ pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
         None => None,
     };
 
+    // Every secret of every endpoint, including tokens learned at login, never printed.
+    let redactors: Vec<Redactor> = config
+        .endpoints
+        .iter()
+        .map(|e| e.audit.auth.redactor.clone())
+        .collect();
+    let scrub = |text: &str| {
+        redactors
+            .iter()
+            .fold(text.to_string(), |text, redactor| redactor.scrub(&text))
+    };
+
     let progress = Progress::new(args.quiet);
     let stop = stop_on_ctrl_c();
-    let measured = measure(&config, &progress, stop.clone(), args.quiet).await?;
+    let measured = measure(&config, &progress, stop.clone(), args.quiet)
+        .await
+        .map_err(|e| redactors.iter().fold(e, scrubbed))?;
     let interrupted = stop.load(Ordering::Relaxed);
     let report = evaluate(
         measured,
@@ -261,16 +277,19 @@ pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
         max_regression,
     );
 
-    let text = render::render(&report, args.format);
+    let text = scrub(&render::render(&report, args.format));
     match &args.output {
         Some(path) => {
             write_atomically(path, &text)?;
-            progress::status(&render::headline(&report));
+            progress::status(&scrub(&render::headline(&report)));
         }
         None => print_stdout(&text)?,
     }
     if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
-        && let Err(e) = append_step_summary(&path, &render::render(&report, CheckFormat::Markdown))
+        && let Err(e) = append_step_summary(
+            &path,
+            &scrub(&render::render(&report, CheckFormat::Markdown)),
+        )
     {
         // The verdict is already out; a missing summary must not change the exit code.
         progress::status(&format!("warning: {}", e.message));
@@ -284,7 +303,7 @@ pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
     }
     if let Some(path) = &args.write_baseline {
         if report.valid && !interrupted {
-            write_atomically(path, &render::render(&report, CheckFormat::Json))?;
+            write_atomically(path, &scrub(&render::render(&report, CheckFormat::Json)))?;
         } else {
             progress::status(&format!(
                 "not writing the baseline {}: a run whose numbers are not all valid is no \

@@ -178,6 +178,7 @@ pub fn audit_config(
         insecure: false,
         quiet: true,
         findings: Some(Thresholds::default()),
+        auth: Default::default(),
     })
 }
 

@@ -74,6 +74,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             server_version_num: 160004,
             stats_source: "admin".into(),
             pg_stat_statements: Some("1.10".into()),
+            credentials: vec![],
         },
         load: Load {
             requests: REQUESTS,
@@ -121,6 +122,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         tables,
         findings: Vec::new(),
         pool: Default::default(),
+        baseline: None,
     }
 }
 

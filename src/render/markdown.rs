@@ -5,7 +5,10 @@ use std::fmt::Write;
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use super::{Exporter, findings_text, one_line, per_request_rows, status_line, verdict_line};
+use super::{
+    BASELINE_HEADER, Exporter, baseline_rows, baseline_status_line, findings_text, one_line,
+    per_request_rows, status_line, verdict_line,
+};
 use crate::report::Report;
 
 pub struct MarkdownExporter;
@@ -53,6 +56,18 @@ impl Exporter for MarkdownExporter {
             "{}\n",
             markdown_table(&["per request", "value", "meaning"], rows)
         );
+        if !r.target.credentials.is_empty() {
+            let _ = writeln!(out, "Credentials: {}.\n", r.target.credentials.join("; "));
+        }
+        if let (Some(rows), Some(status)) = (baseline_rows(r), baseline_status_line(r)) {
+            let _ = writeln!(
+                out,
+                "**Unauthenticated baseline**: the same burst without credentials (status \
+                 {status}). *After authentication* is with minus without: what everything past \
+                 the credential check costs.\n"
+            );
+            let _ = writeln!(out, "{}\n", markdown_table(&BASELINE_HEADER, rows));
+        }
         if !r.statements.is_empty() {
             let rows = r
                 .statements

@@ -154,6 +154,80 @@ pub fn findings_text(report: &Report, width: usize) -> String {
     out
 }
 
+/// The header of the baseline comparison, shared by table and Markdown.
+pub const BASELINE_HEADER: [&str; 4] = [
+    "figure",
+    "without credentials",
+    "with credentials",
+    "after authentication",
+];
+
+/// The unauthenticated baseline beside the authenticated run, one row per figure; the last
+/// column is the difference, what everything after authentication costs. `None` without
+/// a baseline.
+pub fn baseline_rows(report: &Report) -> Option<Vec<Vec<String>>> {
+    let b = report.baseline.as_ref()?;
+    let (without, with, after) = (
+        &b.unauthenticated,
+        &b.authenticated,
+        &b.after_authentication,
+    );
+    let signed = |v: Option<f64>| {
+        v.map(|v| format!("{v:+.2}"))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let row = |name: &str, a: Option<f64>, b: Option<f64>, d: Option<f64>| {
+        vec![name.to_string(), figure(a), figure(b), signed(d)]
+    };
+    Some(vec![
+        row(
+            "requests/s",
+            Some(without.rps),
+            Some(with.rps),
+            Some(after.rps),
+        ),
+        row(
+            "p50 ms",
+            Some(without.latency_p50_ms),
+            Some(with.latency_p50_ms),
+            Some(after.latency_p50_ms),
+        ),
+        row(
+            "transactions/req",
+            Some(without.transactions),
+            Some(with.transactions),
+            Some(after.transactions),
+        ),
+        row(
+            "statements/req",
+            without.statements,
+            with.statements,
+            after.statements,
+        ),
+        row(
+            "rows read/req",
+            Some(without.rows_read),
+            Some(with.rows_read),
+            Some(after.rows_read),
+        ),
+    ])
+}
+
+/// `401×40` for the baseline's statuses.
+pub fn baseline_status_line(report: &Report) -> Option<String> {
+    let b = report.baseline.as_ref()?;
+    let parts: Vec<String> = b
+        .unauthenticated_status
+        .iter()
+        .map(|(k, v)| format!("{k}×{v}"))
+        .collect();
+    Some(if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(" ")
+    })
+}
+
 /// The per-request figures as (name, value, meaning) rows, shared by table and Markdown.
 pub fn per_request_rows(report: &Report) -> Vec<[String; 3]> {
     let p = &report.per_request;
@@ -284,6 +358,38 @@ mod tests {
     #[test]
     fn markdown_view() {
         insta::assert_snapshot!("markdown_view", MarkdownExporter.render(&sample()));
+    }
+
+    fn with_baseline() -> Report {
+        let mut report = sample();
+        report.target.credentials = vec!["Authorization: Bearer (minted HS256 JWT)".into()];
+        let mut anonymous = report.clone();
+        anonymous.load.rps = 250.0;
+        anonymous.load.latency_ms.p50 = 0.4;
+        anonymous.load.status = [("401".to_string(), 200)].into();
+        anonymous.per_request.transactions = 0.0;
+        anonymous.per_request.statements = Some(0.0);
+        anonymous.per_request.rows_read = 0.0;
+        crate::baseline::attach(&mut report, &anonymous);
+        report
+    }
+
+    #[test]
+    fn baseline_in_table_and_markdown() {
+        let report = with_baseline();
+        let table = TableExporter.render(&report);
+        for line in table.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        insta::assert_snapshot!("table_view_with_baseline", table);
+        insta::assert_snapshot!(
+            "markdown_view_with_baseline",
+            MarkdownExporter.render(&report)
+        );
     }
 
     #[test]

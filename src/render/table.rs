@@ -6,7 +6,10 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use super::{Exporter, findings_text, one_line, per_request_rows, status_line, verdict_line};
+use super::{
+    BASELINE_HEADER, Exporter, baseline_rows, baseline_status_line, findings_text, one_line,
+    per_request_rows, status_line, verdict_line,
+};
 use crate::report::Report;
 
 pub struct TableExporter;
@@ -51,6 +54,13 @@ impl Exporter for TableExporter {
             l.requests, l.concurrency, l.wall_seconds, l.rps, l.warmup
         );
         let _ = writeln!(out, "status     {}", status_line(r));
+        if !r.target.credentials.is_empty() {
+            let _ = writeln!(
+                out,
+                "auth       {}",
+                one_line(&r.target.credentials.join("; "), 88)
+            );
+        }
         let _ = writeln!(
             out,
             "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
@@ -78,6 +88,18 @@ impl Exporter for TableExporter {
             "{}",
             table(&["figure", "value", "meaning"], rows, 1..2)
         );
+
+        if let (Some(rows), Some(status)) = (baseline_rows(r), baseline_status_line(r)) {
+            let _ = writeln!(
+                out,
+                "\nUnauthenticated baseline: the same burst without credentials ({status})"
+            );
+            let _ = writeln!(out, "{}", table(&BASELINE_HEADER, rows, 1..4));
+            let _ = writeln!(
+                out,
+                "after authentication: with minus without, the cost past the credential check"
+            );
+        }
 
         if !r.statements.is_empty() {
             let _ = writeln!(out, "\nStatements (per request, most buffers first)");

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use tokio_postgres::NoTls;
@@ -197,6 +197,7 @@ impl Fixture {
             .route("/perms-naive", get(perms_naive))
             .route("/perms-exists", get(perms_exists))
             .route("/n-plus-one", get(n_plus_one))
+            .merge(auth_routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -215,4 +216,198 @@ impl Drop for Fixture {
     fn drop(&mut self) {
         self.server.abort();
     }
+}
+
+// Authenticated endpoints. Each checks one kind of credential in memory and answers 401
+// without touching the database when it is wrong; when it is right, it runs one known
+// query, so an authenticated request costs exactly one statement.
+
+/// Secrets the fixture app knows, and the tests authenticate with.
+pub mod secrets {
+    pub const JWT_SECRET: &str = "fixture-jwt-secret-5f1c2a9e";
+    pub const JWT_ISSUER: &str = "https://fixture.pgcost.test";
+    pub const JWT_AUDIENCE: &str = "pgcost-fixture";
+    pub const RSA_PUBLIC_PEM: &str = include_str!("../keys/rsa-public.pem");
+    pub const API_KEY: &str = "fixture-api-key-7d41e9b3";
+    pub const BASIC_USER: &str = "alice";
+    pub const BASIC_PASSWORD: &str = "fixture-basic-pw-93b7c1";
+    pub const COOKIE_NAME: &str = "session";
+    pub const COOKIE_VALUE: &str = "fixture-cookie-value-2c8e4d";
+    pub const LOGIN_USER: &str = "bob";
+    pub const LOGIN_PASSWORD: &str = "fixture-login-pw-61fa0d";
+    /// The cookie the cookie login sets; its value is an HS256 JWT.
+    pub const SESSION_COOKIE: &str = "sid";
+}
+
+type Unauthorized = (StatusCode, String);
+
+fn unauthorized(why: &str) -> Unauthorized {
+    (StatusCode::UNAUTHORIZED, why.to_string())
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    header(headers, "authorization")?.strip_prefix("Bearer ")
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    header(headers, "cookie")?
+        .split(';')
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// What the app's own login issues: HS256 with issuer, audience and a 1 h expiry.
+pub fn issue_token(subject: &str, ttl_seconds: u64) -> String {
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = serde_json::json!({
+        "sub": subject,
+        "iss": secrets::JWT_ISSUER,
+        "aud": secrets::JWT_AUDIENCE,
+        "iat": now,
+        "exp": now + ttl_seconds,
+    });
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secrets::JWT_SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Verifies an HS256 token: signature, `iss`, `aud` and `exp`.
+fn verify_hs256(token: &str) -> Result<(), Unauthorized> {
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    validation.set_issuer(&[secrets::JWT_ISSUER]);
+    validation.set_audience(&[secrets::JWT_AUDIENCE]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+    let key = jsonwebtoken::DecodingKey::from_secret(secrets::JWT_SECRET.as_bytes()).unwrap();
+    jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
+        .map(|_| ())
+        .map_err(|e| unauthorized(&format!("bad token: {e}")))
+}
+
+/// The one query of every authenticated endpoint.
+async fn small_labels(app: &App) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached("SELECT id, label FROM small")
+        .await
+        .map_err(fail)?;
+    Ok(client
+        .query(&stmt, &[])
+        .await
+        .map_err(fail)?
+        .len()
+        .to_string())
+}
+
+async fn auth_hs256(State(app): State<App>, headers: HeaderMap) -> Reply {
+    verify_hs256(bearer(&headers).ok_or_else(|| unauthorized("no bearer token"))?)?;
+    small_labels(&app).await
+}
+
+async fn auth_rs256(State(app): State<App>, headers: HeaderMap) -> Reply {
+    let token = bearer(&headers).ok_or_else(|| unauthorized("no bearer token"))?;
+    let key = jsonwebtoken::DecodingKey::from_rsa_pem(secrets::RSA_PUBLIC_PEM.as_bytes()).unwrap();
+    let validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
+        .map_err(|e| unauthorized(&format!("bad token: {e}")))?;
+    small_labels(&app).await
+}
+
+async fn auth_cookie(State(app): State<App>, headers: HeaderMap) -> Reply {
+    if cookie(&headers, secrets::COOKIE_NAME).as_deref() != Some(secrets::COOKIE_VALUE) {
+        return Err(unauthorized("no session cookie"));
+    }
+    small_labels(&app).await
+}
+
+async fn auth_basic(State(app): State<App>, headers: HeaderMap) -> Reply {
+    use base64::Engine;
+    let expected = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        secrets::BASIC_USER,
+        secrets::BASIC_PASSWORD
+    ));
+    let given = header(&headers, "authorization").and_then(|v| v.strip_prefix("Basic "));
+    if given != Some(expected.as_str()) {
+        return Err(unauthorized("bad basic credentials"));
+    }
+    small_labels(&app).await
+}
+
+async fn auth_api_key(State(app): State<App>, headers: HeaderMap) -> Reply {
+    if header(&headers, "x-api-key") != Some(secrets::API_KEY) {
+        return Err(unauthorized("bad api key"));
+    }
+    small_labels(&app).await
+}
+
+async fn auth_session(State(app): State<App>, headers: HeaderMap) -> Reply {
+    let token = cookie(&headers, secrets::SESSION_COOKIE)
+        .ok_or_else(|| unauthorized("no session cookie"))?;
+    verify_hs256(&token)?;
+    small_labels(&app).await
+}
+
+/// Checks the login body; a wrong password gets a 401 whose body, carelessly, echoes the
+/// password and a token-shaped hint, so that the tests can prove pgcost hides both.
+fn check_login(
+    body: &serde_json::Value,
+) -> Result<(), (StatusCode, axum::Json<serde_json::Value>)> {
+    let user = body["user"].as_str().unwrap_or("");
+    let password = body["password"].as_str().unwrap_or("");
+    if user == secrets::LOGIN_USER && password == secrets::LOGIN_PASSWORD {
+        return Ok(());
+    }
+    Err((
+        StatusCode::UNAUTHORIZED,
+        axum::Json(serde_json::json!({
+            "error": format!("invalid credentials for {user}"),
+            "password_received": password,
+            "debug": format!("expected a token like {}", issue_token("nobody", 60)),
+        })),
+    ))
+}
+
+async fn login_json(
+    axum::Json(body): axum::Json<serde_json::Value>,
+) -> Result<axum::Json<serde_json::Value>, (StatusCode, axum::Json<serde_json::Value>)> {
+    check_login(&body)?;
+    Ok(axum::Json(serde_json::json!({
+        "user": { "name": secrets::LOGIN_USER, "token": issue_token(secrets::LOGIN_USER, 3600) }
+    })))
+}
+
+async fn login_cookie(
+    axum::Json(body): axum::Json<serde_json::Value>,
+) -> Result<(StatusCode, HeaderMap), (StatusCode, axum::Json<serde_json::Value>)> {
+    check_login(&body)?;
+    let mut headers = HeaderMap::new();
+    let session = format!(
+        "{}={}; Path=/; HttpOnly",
+        secrets::SESSION_COOKIE,
+        issue_token(secrets::LOGIN_USER, 3600)
+    );
+    headers.append("set-cookie", session.parse().unwrap());
+    headers.append("set-cookie", "theme=dark; Path=/".parse().unwrap());
+    headers.insert("location", "/".parse().unwrap());
+    Ok((StatusCode::SEE_OTHER, headers))
+}
+
+fn auth_routes() -> Router<App> {
+    Router::new()
+        .route("/auth/hs256", get(auth_hs256))
+        .route("/auth/rs256", get(auth_rs256))
+        .route("/auth/cookie", get(auth_cookie))
+        .route("/auth/basic", get(auth_basic))
+        .route("/auth/api-key", get(auth_api_key))
+        .route("/auth/session", get(auth_session))
+        .route("/auth/login-json", post(login_json))
+        .route("/auth/login-cookie", post(login_cookie))
 }

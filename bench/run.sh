@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Load-driver benchmark: pgcost against wrk and oha on the same loopback server.
+# Installs wrk (Debian) and builds oha into a cache directory outside the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE="${PGCOST_BENCH_CACHE:-$HOME/.cache/pgcost-bench}"
+if ! command -v wrk >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
+fi
+if [ ! -x "$CACHE/oha/bin/oha" ]; then
+    cargo install oha --locked --root "$CACHE/oha"
+fi
+export OHA="$CACHE/oha/bin/oha"
+cargo bench --bench compare
