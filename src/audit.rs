@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use crate::auth::{self, login};
 use crate::baseline;
@@ -145,6 +146,7 @@ pub async fn run(
     })?;
 
     warm_up(config, &client, progress, &stop).await?;
+    let warmed_up = Instant::now();
 
     let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
     let timeout = config.settle_timeout;
@@ -156,6 +158,7 @@ pub async fn run(
         progress,
         "settling before the burst",
         &stop,
+        warmed_up,
     )
     .await?;
     if settle_before.timed_out {
@@ -174,6 +177,7 @@ pub async fn run(
         progress,
         "settling before the burst",
         &stop,
+        warmed_up,
     )
     .await?;
     let mut before = source.calibrated_before().await?;
@@ -197,6 +201,7 @@ pub async fn run(
         tokio::join!(burst, sample_peak_backends(&source, &burst_done));
     bar.finish_and_clear();
 
+    let burst_ended = Instant::now();
     let interrupted = stop.load(Ordering::Relaxed);
     let settle_after = if interrupted {
         Outcome {
@@ -212,6 +217,7 @@ pub async fn run(
             progress,
             "settling after the burst",
             &stop,
+            burst_ended,
         )
         .await?
     };

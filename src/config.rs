@@ -92,11 +92,11 @@ pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
 /// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
     let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>()
-        && seconds.is_finite()
-        && seconds >= 0.0
-    {
-        return Ok(Duration::from_secs_f64(seconds));
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).map_err(|_| {
+            Error::usage(format!("{flag} is not a usable duration: {text:?}"))
+                .with_hint("give a non-negative number of seconds, or 500ms, 10s, 2m")
+        });
     }
     humantime::parse_duration(text).map_err(|e| {
         Error::usage(format!("{flag} is not a duration: {text:?} ({e})"))

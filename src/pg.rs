@@ -111,7 +111,8 @@ pub struct ServerInfo {
     pub version_num: i32,
     pub version: String,
     pub target_oid: Option<u32>,
-    pub preload: String,
+    /// pg_stat_statements is loaded through shared_preload_libraries.
+    pub preloads_statements: bool,
     pub read_all_stats: bool,
     pub max_connections: i32,
     pub track_counts: bool,
@@ -127,11 +128,6 @@ impl ServerInfo {
     pub fn shared_memory_stats(&self) -> bool {
         self.version_num >= 150000
     }
-    pub fn preloads_statements(&self) -> bool {
-        self.preload
-            .split(',')
-            .any(|lib| lib.trim() == "pg_stat_statements")
-    }
 }
 
 pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerInfo> {
@@ -143,7 +139,7 @@ pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerI
         version_num: row.get("version_num"),
         version: row.get("version"),
         target_oid: row.get("target_oid"),
-        preload: row.get("preload"),
+        preloads_statements: row.get("preloads_statements"),
         read_all_stats: row
             .get::<_, Option<bool>>("read_all_stats")
             .unwrap_or(false),
