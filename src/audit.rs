@@ -74,7 +74,7 @@ pub async fn measure(
 ) -> Result<Report> {
     let mut config = config.clone();
     if let Some(spec) = config.auth.login.take() {
-        let client = load::client(1, config.insecure).map_err(|e| {
+        let client = load::client(1, config.insecure, config.cacert.as_deref()).map_err(|e| {
             Error::target(format!(
                 "cannot build the HTTP client: {}",
                 load::describe_reqwest(e)
@@ -138,7 +138,12 @@ pub async fn run(
     let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
     let mut source = StatsSource::open(&config.db, &config.admin_db).await?;
     spinner.finish_and_clear();
-    let client = load::client(config.concurrency, config.insecure).map_err(|e| {
+    let client = load::client(
+        config.concurrency,
+        config.insecure,
+        config.cacert.as_deref(),
+    )
+    .map_err(|e| {
         Error::target(format!(
             "cannot build the HTTP client: {}",
             load::describe_reqwest(e)

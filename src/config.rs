@@ -28,6 +28,8 @@ pub struct AuditConfig {
     pub format: Format,
     pub output: Option<PathBuf>,
     pub insecure: bool,
+    /// PEM of extra CA certificates for an https:// target (`--cacert`).
+    pub cacert: Option<Vec<u8>>,
     pub quiet: bool,
     /// `None` with `--no-findings`.
     pub findings: Option<Thresholds>,
@@ -261,6 +263,21 @@ impl AuditConfig {
             format: args.format,
             output: args.output.clone(),
             insecure: args.insecure,
+            cacert: match &args.cacert {
+                Some(path) => {
+                    let pem = std::fs::read(path).map_err(|e| {
+                        Error::usage(format!("cannot read --cacert {}: {e}", path.display()))
+                    })?;
+                    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                        Error::usage(format!(
+                            "--cacert {} is not a PEM certificate: {e}",
+                            path.display()
+                        ))
+                    })?;
+                    Some(pem)
+                }
+                None => None,
+            },
             quiet: args.quiet,
             findings: if args.no_findings {
                 None

@@ -50,8 +50,14 @@ impl LoadResult {
 
 /// Builds the HTTP client for a burst: keep-alive with one idle connection per worker,
 /// redirects not followed, so that the endpoint itself is measured.
-pub fn client(concurrency: u32, insecure: bool) -> reqwest::Result<Client> {
-    Client::builder()
+pub fn client(concurrency: u32, insecure: bool, ca_pem: Option<&[u8]>) -> reqwest::Result<Client> {
+    let mut builder = Client::builder();
+    if let Some(pem) = ca_pem {
+        for certificate in reqwest::Certificate::from_pem_bundle(pem)? {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder
         .pool_max_idle_per_host(concurrency as usize)
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
