@@ -3,7 +3,9 @@
 SELECT current_setting('server_version_num')::int AS version_num,
        current_setting('server_version') AS version,
        (SELECT oid FROM pg_database WHERE datname = $1) AS target_oid,
-       current_setting('shared_preload_libraries') AS preload,
+       -- shared_preload_libraries needs pg_read_all_settings; the library's own settings
+       -- exist in every backend exactly when it is preloaded, and anyone may see them.
+       EXISTS (SELECT 1 FROM pg_settings WHERE name = 'pg_stat_statements.max') AS preloads_statements,
        (pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')
         OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS read_all_stats,
        current_setting('max_connections')::int AS max_connections,

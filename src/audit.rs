@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
 use crate::baseline;
@@ -35,7 +35,12 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
 
 /// The HTTP client of one endpoint's warm-up and burst.
 pub fn http_client(config: &AuditConfig) -> Result<reqwest::Client> {
-    load::client(config.concurrency, config.insecure).map_err(|e| {
+    load::client(
+        config.concurrency,
+        config.insecure,
+        config.cacert.as_deref(),
+    )
+    .map_err(|e| {
         Error::target(format!(
             "cannot build the HTTP client: {}",
             load::describe_reqwest(e)
@@ -88,7 +93,7 @@ pub async fn authenticate(
 ) -> Result<AuditConfig> {
     let mut config = config.clone();
     if let Some(spec) = config.auth.login.take() {
-        let client = load::client(1, config.insecure).map_err(|e| {
+        let client = load::client(1, config.insecure, config.cacert.as_deref()).map_err(|e| {
             Error::target(format!(
                 "cannot build the HTTP client: {}",
                 load::describe_reqwest(e)
@@ -198,6 +203,8 @@ pub struct Boundary {
 #[derive(Debug, Clone)]
 pub struct Burst {
     pub load: LoadResult,
+    /// When the last response came in: the app has been quiet since.
+    pub ended: Instant,
     /// Most client backends on the target while it ran (admin mode only).
     pub peak_backends: Option<i64>,
 }
@@ -229,6 +236,7 @@ impl Meter {
         progress: &Progress,
         label: &str,
         stop: &AtomicBool,
+        quiet_since: Instant,
     ) -> Result<Outcome> {
         settle::wait(
             &mut self.source,
@@ -237,6 +245,7 @@ impl Meter {
             progress,
             label,
             stop,
+            quiet_since,
         )
         .await
     }
@@ -244,7 +253,9 @@ impl Meter {
     /// Waits for the app's counters, closes the previous window (`closes`), reads the
     /// tables, and opens the next window (`opens`). After an interrupted burst the wait is
     /// skipped: the counters are read at once, and the report says they are incomplete.
-    /// Raising `stop` ends a wait early, as timed out.
+    /// Raising `stop` ends a wait early, as timed out. `quiet_since` is when the app's last
+    /// traffic ended (the warm-ups, or the burst before).
+    #[allow(clippy::too_many_arguments)]
     pub async fn boundary(
         &mut self,
         closes: bool,
@@ -252,6 +263,7 @@ impl Meter {
         interrupted: bool,
         progress: &Progress,
         stop: &AtomicBool,
+        quiet_since: Instant,
     ) -> Result<Boundary> {
         let settle = if interrupted {
             Outcome {
@@ -260,10 +272,10 @@ impl Meter {
                 pending: None,
             }
         } else if closes {
-            self.settle(progress, "settling after the burst", stop)
+            self.settle(progress, "settling after the burst", stop, quiet_since)
                 .await?
         } else {
-            self.settle(progress, "settling before the burst", stop)
+            self.settle(progress, "settling before the burst", stop, quiet_since)
                 .await?
         };
         let (end, own_footprint) = if closes {
@@ -277,7 +289,7 @@ impl Meter {
             // The tables were read over a connection to the target; wait for its counters
             // too, so that they fall before the window.
             let waited = self
-                .settle(progress, "settling before the burst", stop)
+                .settle(progress, "settling before the burst", stop, quiet_since)
                 .await?;
             (Some(waited), Some(self.source.calibrated_before().await?))
         } else {
@@ -321,6 +333,7 @@ impl Meter {
         bar.finish_and_clear();
         Burst {
             load,
+            ended: Instant::now(),
             peak_backends,
         }
     }
@@ -459,14 +472,17 @@ pub async fn run_sequence(
     }
 
     let mut reports = Vec::with_capacity(configs.len());
-    let mut opened = meter.boundary(false, true, false, progress, &stop).await?;
+    let warmed_up = Instant::now();
+    let mut opened = meter
+        .boundary(false, true, false, progress, &stop, warmed_up)
+        .await?;
     for (i, (config, client)) in configs.iter().zip(&clients).enumerate() {
         before_burst(i);
         let burst = meter.burst(config, client, progress, &stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let last = interrupted || i + 1 == configs.len();
         let closed = meter
-            .boundary(true, !last, interrupted, progress, &stop)
+            .boundary(true, !last, interrupted, progress, &stop, burst.ended)
             .await?;
         reports.push(meter.report(config, &opened, &burst, &closed, interrupted));
         // Also when Ctrl-C ended the settle wait: that report says so.

@@ -178,6 +178,10 @@ pub struct AuditArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// Trust this CA certificate (PEM) for an https:// target, besides the built-in roots.
+    #[arg(long, value_name = "PATH")]
+    pub cacert: Option<PathBuf>,
+
     /// Skip the analysis that names waste (collection-to-boolean, N+1, ...).
     #[arg(long)]
     pub no_findings: bool,

@@ -28,6 +28,8 @@ pub struct AuditConfig {
     pub format: Format,
     pub output: Option<PathBuf>,
     pub insecure: bool,
+    /// PEM of extra CA certificates for an https:// target (`--cacert`).
+    pub cacert: Option<Vec<u8>>,
     pub quiet: bool,
     /// `None` with `--no-findings`.
     pub findings: Option<Thresholds>,
@@ -92,11 +94,11 @@ pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
 /// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
     let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>()
-        && seconds.is_finite()
-        && seconds >= 0.0
-    {
-        return Ok(Duration::from_secs_f64(seconds));
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).map_err(|_| {
+            Error::usage(format!("{flag} is not a usable duration: {text:?}"))
+                .with_hint("give a non-negative number of seconds, or 500ms, 10s, 2m")
+        });
     }
     humantime::parse_duration(text).map_err(|e| {
         Error::usage(format!("{flag} is not a duration: {text:?} ({e})"))
@@ -261,6 +263,21 @@ impl AuditConfig {
             format: args.format,
             output: args.output.clone(),
             insecure: args.insecure,
+            cacert: match &args.cacert {
+                Some(path) => {
+                    let pem = std::fs::read(path).map_err(|e| {
+                        Error::usage(format!("cannot read --cacert {}: {e}", path.display()))
+                    })?;
+                    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                        Error::usage(format!(
+                            "--cacert {} is not a PEM certificate: {e}",
+                            path.display()
+                        ))
+                    })?;
+                    Some(pem)
+                }
+                None => None,
+            },
             quiet: args.quiet,
             findings: if args.no_findings {
                 None

@@ -6,12 +6,14 @@ use std::path::Path;
 use tokio_postgres::config::{Config, Host};
 
 use crate::error::{Error, Result};
+use crate::tls::{SslMode, TlsSettings, split_tls_options};
 
 /// A resolved connection target.
 #[derive(Clone)]
 pub struct DbTarget {
     pub config: Config,
     pub dbname: String,
+    pub tls: TlsSettings,
 }
 
 impl std::fmt::Debug for DbTarget {
@@ -31,6 +33,14 @@ pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
         (Some(arg), _) => (Some(arg.to_string()), "--db"),
         (None, Some(url)) => (Some(url.to_string()), "DATABASE_URL"),
         (None, None) => (None, "the PG* environment variables"),
+    };
+    // tokio-postgres knows neither verify-ca/verify-full nor sslrootcert: take them out.
+    let (text, url_sslmode, url_rootcert) = match text {
+        Some(text) => {
+            let (rest, mode, root) = split_tls_options(&text);
+            (Some(rest), mode, root)
+        }
+        None => (None, None, None),
     };
     let mut config = match &text {
         Some(text) => text.parse::<Config>().map_err(|e| {
@@ -88,21 +98,28 @@ pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
             .unwrap_or_default();
         config.dbname(&dbname);
     }
-    if let Some(mode) = env("PGSSLMODE").filter(|s| !s.is_empty())
-        && text.as_deref().is_none_or(|t| !t.contains("sslmode"))
-    {
-        let probe = format!("sslmode={mode}");
-        let parsed: Config = probe.parse().map_err(|_| {
-            Error::usage(format!("PGSSLMODE has an unsupported value: {mode:?}"))
-                .with_hint("use disable, prefer or require")
-        })?;
-        config.ssl_mode(parsed.get_ssl_mode());
-    }
+    let mode = match url_sslmode.or_else(|| env("PGSSLMODE").filter(|s| !s.is_empty())) {
+        Some(mode) => SslMode::parse(&mode)?,
+        None => SslMode::Prefer,
+    };
+    let root_cert = url_rootcert
+        .or_else(|| env("PGSSLROOTCERT").filter(|s| !s.is_empty()))
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let default = Path::new(&env("HOME")?).join(".postgresql/root.crt");
+            default.is_file().then_some(default)
+        });
+    config.ssl_mode(mode.transport());
+    let tls = TlsSettings { mode, root_cert };
     if config.get_application_name().is_none() {
         config.application_name("pgcost");
     }
     let dbname = config.get_dbname().unwrap_or_default().to_string();
-    Ok(DbTarget { config, dbname })
+    Ok(DbTarget {
+        config,
+        dbname,
+        tls,
+    })
 }
 
 impl DbTarget {
@@ -113,6 +130,7 @@ impl DbTarget {
         DbTarget {
             config,
             dbname: dbname.to_string(),
+            tls: self.tls.clone(),
         }
     }
 
@@ -186,6 +204,24 @@ mod tests {
         assert!(!err.message.contains("topsecret"));
         let err = resolve(None, &env_of(&[("PGPORT", "abc"), ("PGUSER", "u")])).unwrap_err();
         assert!(err.message.contains("PGPORT"));
+    }
+
+    #[test]
+    fn sslmode_and_root_certificate_from_url_or_environment() {
+        let env = env_of(&[("PGSSLMODE", "require"), ("PGSSLROOTCERT", "/env/ca.pem")]);
+        let t = resolve(
+            Some("postgres://u@h/d?sslmode=verify-full&sslrootcert=/url/ca.pem"),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(t.tls.mode, SslMode::VerifyFull);
+        assert_eq!(t.tls.root_cert.as_deref(), Some(Path::new("/url/ca.pem")));
+        let t = resolve(Some("postgres://u@h/d"), &env).unwrap();
+        assert_eq!(t.tls.mode, SslMode::Require);
+        assert_eq!(t.tls.root_cert.as_deref(), Some(Path::new("/env/ca.pem")));
+        let t = resolve(Some("host=h user=u sslmode=disable"), &env_of(&[])).unwrap();
+        assert_eq!(t.tls.mode, SslMode::Disable);
+        assert!(resolve(Some("postgres://u@h/d?sslmode=maybe"), &env_of(&[])).is_err());
     }
 
     #[test]

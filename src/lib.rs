@@ -24,3 +24,4 @@ pub mod report;
 pub mod settle;
 pub mod snapshot;
 pub mod source;
+pub mod tls;

@@ -50,8 +50,14 @@ impl LoadResult {
 
 /// Builds the HTTP client for a burst: keep-alive with one idle connection per worker,
 /// redirects not followed, so that the endpoint itself is measured.
-pub fn client(concurrency: u32, insecure: bool) -> reqwest::Result<Client> {
-    Client::builder()
+pub fn client(concurrency: u32, insecure: bool, ca_pem: Option<&[u8]>) -> reqwest::Result<Client> {
+    let mut builder = Client::builder();
+    if let Some(pem) = ca_pem {
+        for certificate in reqwest::Certificate::from_pem_bundle(pem)? {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder
         .pool_max_idle_per_host(concurrency as usize)
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
@@ -102,6 +108,44 @@ async fn send_one(client: &Client, spec: &RequestSpec) -> Result<u16, reqwest::E
     Ok(status)
 }
 
+/// One worker's loop: claims request numbers until `total` are claimed.
+async fn work(
+    client: &Client,
+    spec: &RequestSpec,
+    next: &AtomicU64,
+    total: u64,
+    bar: &ProgressBar,
+    tally: &mut WorkerTally,
+) {
+    while next.fetch_add(1, Ordering::Relaxed) < total {
+        let t0 = Instant::now();
+        match send_one(client, spec).await {
+            Ok(code) => {
+                let us = t0.elapsed().as_micros().max(1) as u64;
+                tally.latency_us.saturating_record(us);
+                *tally.status.entry(code).or_default() += 1;
+            }
+            Err(err) => {
+                *tally
+                    .errors
+                    .entry(error_kind(&err).to_string())
+                    .or_default() += 1;
+                if tally.first_error.is_none() {
+                    tally.first_error = Some(describe_reqwest(err));
+                }
+            }
+        }
+        bar.inc(1);
+    }
+}
+
+/// Resolves once `stop` is raised.
+async fn stopped(stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Sends exactly `total` requests with `concurrency` in flight, unless `stop` is raised.
 pub async fn burst(
     client: &Client,
@@ -128,28 +172,11 @@ pub async fn burst(
                 errors: BTreeMap::new(),
                 first_error: None,
             };
-            loop {
-                if stop.load(Ordering::Relaxed) || next.fetch_add(1, Ordering::Relaxed) >= total {
-                    break;
-                }
-                let t0 = Instant::now();
-                match send_one(&client, &spec).await {
-                    Ok(code) => {
-                        let us = t0.elapsed().as_micros().max(1) as u64;
-                        tally.latency_us.saturating_record(us);
-                        *tally.status.entry(code).or_default() += 1;
-                    }
-                    Err(err) => {
-                        *tally
-                            .errors
-                            .entry(error_kind(&err).to_string())
-                            .or_default() += 1;
-                        if tally.first_error.is_none() {
-                            tally.first_error = Some(describe_reqwest(err));
-                        }
-                    }
-                }
-                bar.inc(1);
+            // A stop abandons the request in flight: it is counted neither as a response
+            // nor as an error, and the burst is reported as interrupted.
+            tokio::select! {
+                _ = work(&client, &spec, &next, total, &bar, &mut tally) => {}
+                _ = stopped(&stop) => {}
             }
             tally
         });

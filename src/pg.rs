@@ -23,29 +23,54 @@ const SQL_FORCE_FLUSH: &str = include_str!("../sql/force_flush.sql");
 const SQL_BACKEND_PID: &str = include_str!("../sql/backend_pid.sql");
 const SQL_BACKEND_COUNT: &str = include_str!("../sql/backend_count.sql");
 
-/// Opens a connection and drives it in the background.
+/// Opens a connection, with TLS as `sslmode` asks, and drives it in the background.
 pub async fn connect(target: &DbTarget) -> Result<Client> {
-    match target.config.connect(NoTls).await {
-        Ok((client, connection)) => {
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
-            Ok(client)
-        }
-        Err(e) => {
-            let (message, hint) = describe_pg(&e);
-            let mut err = Error::database(format!(
-                "cannot connect to {}: {message}",
-                target.redacted()
-            ));
-            err.hint = hint.or_else(|| Some(connect_hint(&message)));
-            Err(err)
-        }
-    }
+    let result = match crate::tls::client_config(&target.tls)? {
+        None => target
+            .config
+            .connect(NoTls)
+            .await
+            .map(|(client, connection)| {
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                client
+            }),
+        Some(tls) => target
+            .config
+            .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+            .await
+            .map(|(client, connection)| {
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+                client
+            }),
+    };
+    result.map_err(|e| {
+        let (message, hint) = describe_pg(&e);
+        let mut err = Error::database(format!(
+            "cannot connect to {}: {message}",
+            target.redacted()
+        ));
+        err.hint = hint.or_else(|| Some(connect_hint(&message)));
+        err
+    })
 }
 
 fn connect_hint(message: &str) -> String {
-    if message.contains("28P01") || message.contains("password") {
+    if message.contains("NotValidForName") || message.contains("certificate not valid for name") {
+        "the server's certificate does not name this host: connect by a name it lists, or use \
+         sslmode=verify-ca to check the chain only"
+            .into()
+    } else if message.contains("UnknownIssuer")
+        || message.contains("unknown issuer")
+        || message.contains("BadSignature")
+    {
+        "the server's certificate is not signed by sslrootcert: check the CA file".into()
+    } else if message.contains("no encryption") {
+        "the server accepts only TLS connections here: use sslmode=require or stronger".into()
+    } else if message.contains("28P01") || message.contains("password") {
         "check the user and password (PGPASSWORD, or the password in --db)".into()
     } else if message.contains("3D000") {
         "check the database name in --db or PGDATABASE".into()
@@ -111,7 +136,8 @@ pub struct ServerInfo {
     pub version_num: i32,
     pub version: String,
     pub target_oid: Option<u32>,
-    pub preload: String,
+    /// pg_stat_statements is loaded through shared_preload_libraries.
+    pub preloads_statements: bool,
     pub read_all_stats: bool,
     pub max_connections: i32,
     pub track_counts: bool,
@@ -127,11 +153,6 @@ impl ServerInfo {
     pub fn shared_memory_stats(&self) -> bool {
         self.version_num >= 150000
     }
-    pub fn preloads_statements(&self) -> bool {
-        self.preload
-            .split(',')
-            .any(|lib| lib.trim() == "pg_stat_statements")
-    }
 }
 
 pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerInfo> {
@@ -143,7 +164,7 @@ pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerI
         version_num: row.get("version_num"),
         version: row.get("version"),
         target_oid: row.get("target_oid"),
-        preload: row.get("preload"),
+        preloads_statements: row.get("preloads_statements"),
         read_all_stats: row
             .get::<_, Option<bool>>("read_all_stats")
             .unwrap_or(false),

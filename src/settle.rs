@@ -63,13 +63,27 @@ fn holds_counters(backend_type: &str) -> bool {
     )
 }
 
+/// True when `pg_stat_activity` hides the backend's details (another role's backend, seen
+/// without pg_read_all_stats).
+fn hidden(b: &Backend) -> bool {
+    b.backend_type.is_empty() && b.state.is_empty()
+}
+
 /// Decides, from the target's backends, whether all their counters are published.
-pub fn judge(backends: &[Backend], rules: &Rules) -> Verdict {
+/// `quiet_seconds` is how long ago the tool's last request finished: a backend whose state
+/// is hidden is taken as idle since then, the best that can be known about it.
+pub fn judge(backends: &[Backend], rules: &Rules, quiet_seconds: f64) -> Verdict {
     let mut busy: Vec<String> = Vec::new();
     let mut idle_wait: f64 = 0.0;
     let mut idle_pending = 0;
     for b in backends.iter().filter(|b| holds_counters(&b.backend_type)) {
-        if b.state == "idle" {
+        if hidden(b) {
+            let left = rules.flush_after_seconds - quiet_seconds;
+            if left > 0.0 {
+                idle_pending += 1;
+                idle_wait = idle_wait.max(left);
+            }
+        } else if b.state == "idle" {
             let left = rules.flush_after_seconds - b.idle_seconds;
             if left > 0.0 {
                 idle_pending += 1;
@@ -130,6 +144,7 @@ pub async fn wait<P: Probe>(
     progress: &Progress,
     label: &str,
     stop: &AtomicBool,
+    quiet_since: Instant,
 ) -> Result<Outcome> {
     let start = Instant::now();
     let spinner = progress.spinner(format!(
@@ -137,7 +152,11 @@ pub async fn wait<P: Probe>(
     ));
     let outcome = loop {
         let elapsed = start.elapsed();
-        let verdict = judge(&probe.backends().await?, rules);
+        let verdict = judge(
+            &probe.backends().await?,
+            rules,
+            quiet_since.elapsed().as_secs_f64(),
+        );
         match verdict {
             Verdict::Settled if !rules.stability_check => {
                 break Outcome {
@@ -205,12 +224,12 @@ mod tests {
 
     #[test]
     fn no_backends_is_settled() {
-        assert_eq!(judge(&[], &pg15()), Verdict::Settled);
+        assert_eq!(judge(&[], &pg15(), 0.0), Verdict::Settled);
     }
 
     #[test]
     fn idle_pool_must_outlast_the_idle_flush_timer() {
-        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15());
+        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15(), 0.0);
         match v {
             Verdict::Pending { retry_in, reason } => {
                 assert_eq!(retry_in, Duration::from_secs(1));
@@ -218,12 +237,12 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let v = judge(&[b(1, "idle", 10.3)], &pg15());
+        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0);
         assert!(
             matches!(v, Verdict::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
         );
         assert_eq!(
-            judge(&[b(1, "idle", 10.6), b(2, "idle", 400.0)], &pg15()),
+            judge(&[b(1, "idle", 10.6), b(2, "idle", 400.0)], &pg15(), 0.0),
             Verdict::Settled
         );
     }
@@ -231,7 +250,7 @@ mod tests {
     #[test]
     fn active_and_in_transaction_backends_block() {
         for state in ["active", "idle in transaction"] {
-            let v = judge(&[b(7, state, 50.0)], &pg15());
+            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0);
             assert!(
                 matches!(v, Verdict::Pending { ref reason, .. } if reason.contains(state)),
                 "{v:?}"
@@ -245,13 +264,27 @@ mod tests {
             backend_type: "walsender".into(),
             ..b(3, "active", 0.0)
         };
-        assert_eq!(judge(&[walsender], &pg15()), Verdict::Settled);
+        assert_eq!(judge(&[walsender], &pg15(), 0.0), Verdict::Settled);
+    }
+
+    #[test]
+    fn hidden_backends_count_as_idle_since_the_last_request() {
+        let hidden = Backend {
+            backend_type: String::new(),
+            ..b(9, "", 0.0)
+        };
+        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0);
+        assert!(
+            matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
+            "{v:?}"
+        );
+        assert_eq!(judge(&[hidden], &pg15(), 10.6), Verdict::Settled);
     }
 
     #[test]
     fn collector_servers_use_the_short_interval() {
         let rules = Rules::for_server(140010, true);
         assert_eq!(rules.flush_after_seconds, 1.0);
-        assert_eq!(judge(&[b(1, "idle", 1.2)], &rules), Verdict::Settled);
+        assert_eq!(judge(&[b(1, "idle", 1.2)], &rules, 0.0), Verdict::Settled);
     }
 }

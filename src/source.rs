@@ -57,7 +57,7 @@ pub struct StatsSource {
 }
 
 fn statements_setup_hint(server: &ServerInfo) -> String {
-    if server.preloads_statements() {
+    if server.preloads_statements {
         "run CREATE EXTENSION pg_stat_statements; in the target database and in the admin \
          database (--admin-db)"
             .into()
@@ -132,15 +132,17 @@ impl StatsSource {
         }
         if !server.read_all_stats {
             warnings.push(format!(
-                "role {:?} cannot see other roles' statement texts: statement totals stay exact but \
-                 the per-statement breakdown is merged; fix with GRANT pg_read_all_stats TO {};",
+                "role {:?} cannot see other roles' statement texts or backend states: statement \
+                 totals stay exact but the per-statement breakdown is merged, and settling waits \
+                 out the flush timer after the last request instead of watching the app's \
+                 backends; fix with GRANT pg_read_all_stats TO {};",
                 server.role, server.role
             ));
         }
 
         let mut layout = None;
         let extension_version = reader_extension.clone();
-        if !server.preloads_statements() {
+        if !server.preloads_statements {
             warnings.push(format!(
                 "pg_stat_statements is not loaded, so statements, rows returned and the \
                  per-statement breakdown are unavailable; {}",

@@ -176,6 +176,7 @@ pub fn audit_config(
         format: Format::Table,
         output: None,
         insecure: false,
+        cacert: None,
         quiet: true,
         findings: Some(Thresholds::default()),
         auth: Default::default(),

@@ -138,6 +138,25 @@ async fn n_plus_one(State(app): State<App>) -> Reply {
     Ok(labels.len().to_string())
 }
 
+/// Answers after two seconds, without database work.
+async fn slow() -> StatusCode {
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    StatusCode::NO_CONTENT
+}
+
+/// A statement of a different shape on every request (1 to 300 additions), to churn
+/// pg_stat_statements entries.
+async fn distinct(State(app): State<App>) -> Reply {
+    let i = app.counter.fetch_add(1, Ordering::SeqCst);
+    let client = app.pool.get().await.map_err(fail)?;
+    let sum = vec!["1"; (i % 300) as usize + 1].join("+");
+    client
+        .simple_query(&format!("SELECT {sum}"))
+        .await
+        .map_err(fail)?;
+    Ok("ok".into())
+}
+
 /// No database work at all: for load-driver benchmarks.
 async fn nothing() -> StatusCode {
     StatusCode::NO_CONTENT
@@ -194,6 +213,8 @@ impl Fixture {
             .route("/write", post(write))
             .route("/fresh", get(fresh_connection))
             .route("/static", get(nothing))
+            .route("/slow", get(slow))
+            .route("/distinct", get(distinct))
             .route("/perms-naive", get(perms_naive))
             .route("/perms-exists", get(perms_exists))
             .route("/n-plus-one", get(n_plus_one))

@@ -25,10 +25,25 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn start() -> TestDb {
-        let cluster = tokio::task::spawn_blocking(|| Cluster::start(&[]))
-            .await
-            .unwrap()
-            .unwrap_or_else(|e| panic!("throwaway cluster: {} ({:?})", e.message, e.hint));
+        TestDb::start_with(&[]).await
+    }
+
+    /// Starts with extra server settings, e.g. `("pg_stat_statements.max", "100")`.
+    pub async fn start_with(settings: &[(&str, &str)]) -> TestDb {
+        let settings: Vec<(String, String)> = settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let cluster = tokio::task::spawn_blocking(move || {
+            let pairs: Vec<(&str, &str)> = settings
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            Cluster::start(&pairs)
+        })
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("throwaway cluster: {} ({:?})", e.message, e.hint));
         let db = TestDb { cluster };
         let admin = db.connect("postgres").await;
         admin
