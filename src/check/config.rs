@@ -62,6 +62,8 @@ pub struct Defaults {
     pub headers: BTreeMap<String, String>,
     #[serde(default)]
     pub insecure: bool,
+    /// A CA certificate (PEM) to trust for an https base URL.
+    pub cacert: Option<PathBuf>,
 }
 
 /// `[auth]`: credentials, by variable name or file, never inline. See [`auth_flags`].
@@ -609,6 +611,9 @@ pub fn build(
         for flag in &auth {
             arg(flag.flag, flag.value.clone());
         }
+        if let Some(path) = &d.cacert {
+            arg("--cacert", file_path(path));
+        }
         if d.insecure {
             argv.push("--insecure".into());
         }
@@ -942,6 +947,23 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             err.message.contains("NOT_SET, which is not set"),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn file_paths_are_read_from_the_directory_of_the_file() {
+        let text = "base_url = \"https://h\"\n[database]\nurl = \"postgres://u@h/d\"\n\
+                    [defaults]\ncacert = \"ci/missing-ca.pem\"\n[[endpoint]]\nname = \"a\"\npath = \"/a\"\n";
+        let e = error(text);
+        assert!(
+            e.message.starts_with("pgcost.toml: endpoint \"a\": "),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("/repo/ci/missing-ca.pem"),
+            "{}",
+            e.message
         );
     }
 
