@@ -9,7 +9,7 @@ use crate::auth::{self, login};
 use crate::baseline;
 use crate::config::AuditConfig;
 use crate::delta;
-use crate::error::{Error, Result};
+use crate::error::{Error, Kind, Result};
 use crate::findings::{self, PoolContext};
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
@@ -215,7 +215,7 @@ pub async fn run(
             pending: None,
         }
     } else {
-        settle::wait(
+        match settle::wait(
             &mut source,
             &rules,
             timeout,
@@ -224,7 +224,23 @@ pub async fn run(
             &stop,
             burst_ended,
         )
-        .await?
+        .await
+        {
+            Ok(outcome) => outcome,
+            // A restart drops the connection: reconnect to tell a restart (the report is
+            // then not valid, and says why) from a dropped connection (an error).
+            Err(lost) if lost.kind == Kind::ConnectionLost => {
+                match source.reconnect_after_loss(&before.server_started).await {
+                    Ok(true) => Outcome {
+                        waited: burst_ended.elapsed(),
+                        timed_out: false,
+                        pending: None,
+                    },
+                    _ => return Err(lost),
+                }
+            }
+            Err(other) => return Err(other),
+        }
     };
     if settle_after.timed_out {
         invalid.push(settle_reason(
