@@ -250,6 +250,8 @@ async fn connection_per_request_endpoint() {
         (major >= 14).then_some(1.0),
         "sessions is counted from 14 on: {p:?}"
     );
+    let warned = r.warnings.iter().any(|w| w.contains("new connection"));
+    assert_eq!(warned, major >= 14, "{:?}", r.warnings);
     assert_eq!(p.rows_written, 0.0, "{p:?}");
     let small = table(&r, "public.small");
     assert_eq!(small.seq_scans, 1.0);
