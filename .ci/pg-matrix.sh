@@ -115,4 +115,5 @@ done
 
 log "PostgreSQL matrix"
 printf '%s\n' "${results[@]}"
+echo "majors: $((${#majors[@]} - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
