@@ -388,6 +388,30 @@ mod tests {
         assert!(!StatementsLayout::V1_8.has_info());
     }
 
+    /// What each major from 13 to 18 ships (checked on real servers by tests/pg_matrix.rs).
+    #[test]
+    fn every_shipped_extension_version_has_a_layout() {
+        for (major, extversion, layout) in [
+            (13, "1.8", StatementsLayout::V1_8),
+            (14, "1.9", StatementsLayout::V1_9),
+            (15, "1.10", StatementsLayout::V1_9),
+            (16, "1.10", StatementsLayout::V1_9),
+            (17, "1.11", StatementsLayout::V1_9),
+            (18, "1.12", StatementsLayout::V1_9),
+        ] {
+            assert_eq!(
+                StatementsLayout::for_version(extversion),
+                Some(layout),
+                "PG {major} ships pg_stat_statements {extversion}"
+            );
+        }
+        // A later version keeps the newest layout's columns rather than failing.
+        assert_eq!(
+            StatementsLayout::for_version("1.13"),
+            Some(StatementsLayout::V1_9)
+        );
+    }
+
     #[test]
     fn every_statements_layout_names_its_time_column() {
         assert!(
