@@ -3,36 +3,17 @@
 
 mod support;
 
+use support::{pgcost, run_blocking};
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb};
-
-fn pgcost() -> Command {
-    let mut cmd = Command::cargo_bin("pgcost").unwrap();
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-        "PGCOST_BEARER",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn run_blocking(mut cmd: Command) -> assert_cmd::assert::Assert {
-    std::thread::spawn(move || cmd.assert()).join().unwrap()
-}
 
 fn json(assert: &assert_cmd::assert::Assert) -> serde_json::Value {
     serde_json::from_slice(&assert.get_output().stdout).expect("a JSON report on stdout")

@@ -5,14 +5,10 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use support::{assert_valid, audit, table};
 
-use pgcost::cli::{AuditArgs, Cli, Command};
-use pgcost::config::AuditConfig;
 use pgcost::conninfo::{self, DbTarget};
 use pgcost::pg::StatementsLayout;
-use pgcost::progress::Progress;
 use pgcost::report::Report;
 use pgcost::settle::Probe;
 use pgcost::source::{Mode, StatsSource};
@@ -50,37 +46,6 @@ fn checked_major(version_num: i32) -> i32 {
         );
     }
     major
-}
-
-async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
-    let db_url = db.url();
-    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
-    argv.extend(extra);
-    let args: AuditArgs = match <Cli as clap::Parser>::parse_from(argv).command {
-        Command::Audit(args) => args,
-        other => panic!("not an audit: {other:?}"),
-    };
-    let config = AuditConfig::from_args(&args, &|_| None).unwrap();
-    pgcost::audit::run(
-        &config,
-        &Progress::hidden(),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
-}
-
-fn assert_valid(report: &Report) {
-    assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
-    assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
-}
-
-fn table<'a>(report: &'a Report, name: &str) -> &'a pgcost::report::TableRow {
-    report
-        .tables
-        .iter()
-        .find(|t| t.table == name)
-        .unwrap_or_else(|| panic!("no row for {name} in {:?}", report.tables))
 }
 
 fn has_old_server_warning(report: &Report) -> bool {
