@@ -13,7 +13,7 @@ use crate::auth::{self, login};
 use crate::baseline;
 use crate::config::AuditConfig;
 use crate::delta::{self, DatabaseDelta};
-use crate::error::{Error, Result};
+use crate::error::{Error, Kind, Result};
 use crate::findings::{self, PoolContext};
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
@@ -215,6 +215,9 @@ pub struct Meter {
     source: StatsSource,
     rules: Rules,
     timeout: Duration,
+    /// The server's start time when the open window began, to tell a restart from a
+    /// dropped connection.
+    window_started: Option<String>,
 }
 
 impl Meter {
@@ -228,6 +231,7 @@ impl Meter {
             source,
             rules,
             timeout: config.settle_timeout,
+            window_started: None,
         })
     }
 
@@ -272,8 +276,26 @@ impl Meter {
                 pending: None,
             }
         } else if closes {
-            self.settle(progress, "settling after the burst", stop, quiet_since)
-                .await?
+            match self
+                .settle(progress, "settling after the burst", stop, quiet_since)
+                .await
+            {
+                Ok(outcome) => outcome,
+                // A restart drops the connection: reconnect to tell a restart (the report
+                // is then not valid, and says why) from a dropped connection (an error).
+                Err(lost) if lost.kind == Kind::ConnectionLost => {
+                    let started = self.window_started.clone();
+                    match self.source.reconnect_after_loss(&started).await {
+                        Ok(true) => Outcome {
+                            waited: quiet_since.elapsed(),
+                            timed_out: false,
+                            pending: None,
+                        },
+                        _ => return Err(lost),
+                    }
+                }
+                Err(other) => return Err(other),
+            }
         } else {
             self.settle(progress, "settling before the burst", stop, quiet_since)
                 .await?
@@ -291,7 +313,9 @@ impl Meter {
             let waited = self
                 .settle(progress, "settling before the burst", stop, quiet_since)
                 .await?;
-            (Some(waited), Some(self.source.calibrated_before().await?))
+            let start = self.source.calibrated_before().await?;
+            self.window_started = start.server_started.clone();
+            (Some(waited), Some(start))
         } else {
             (None, None)
         };

@@ -248,6 +248,24 @@ impl Cluster {
         format!("postgres://postgres@127.0.0.1:{}/{db}", self.port)
     }
 
+    /// Restarts the server in place (fast shutdown, then start with the same settings).
+    pub fn restart(&self) -> Result<()> {
+        let status = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data_dir())
+            .args(["-m", "fast", "-w", "-t", "60", "restart"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| Error::usage(format!("cannot run pg_ctl: {e}")))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Error::usage("pg_ctl restart failed"))
+        }
+    }
+
     /// Stops the server (fast shutdown) and deletes the directory. Idempotent.
     pub fn stop(&mut self) {
         if self.running {

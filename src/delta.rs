@@ -178,6 +178,17 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
     let mut invalid = Vec::new();
     let mut warnings = Vec::new();
 
+    if before.server_started.is_some()
+        && after.server_started.is_some()
+        && before.server_started != after.server_started
+    {
+        invalid.push(format!(
+            "the server restarted during the window (started {} -> {}): counters pending in \
+             the app's backends were lost",
+            before.server_started.as_deref().unwrap_or(""),
+            after.server_started.as_deref().unwrap_or("")
+        ));
+    }
     if before.database.stats_reset != after.database.stats_reset {
         invalid.push(format!(
             "pg_stat_database.stats_reset changed during the window ({} -> {}): the counters were reset",
@@ -381,6 +392,25 @@ mod tests {
                 .any(|r| r.contains("xact_commit went backwards"))
         );
         assert_eq!(d.database.xact_commit, 0);
+    }
+
+    #[test]
+    fn a_restart_invalidates() {
+        let before = Snapshot {
+            server_started: Some("10:00".into()),
+            ..Default::default()
+        };
+        let after = Snapshot {
+            server_started: Some("10:05".into()),
+            ..Default::default()
+        };
+        let d = delta(&before, &after);
+        assert!(
+            d.invalid_reasons[0].contains("the server restarted"),
+            "{:?}",
+            d.invalid_reasons
+        );
+        assert!(delta(&before, &before).invalid_reasons.is_empty());
     }
 
     #[test]

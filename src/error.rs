@@ -27,6 +27,8 @@ pub enum Kind {
     Target,
     /// The run was interrupted.
     Interrupted,
+    /// A connection to Postgres dropped in the middle of the run.
+    ConnectionLost,
 }
 
 /// The one error type of the library. `Display` prints the message only; `hint` names the fix.

@@ -22,6 +22,7 @@ const SQL_ACTIVITY: &str = include_str!("../sql/activity.sql");
 const SQL_FORCE_FLUSH: &str = include_str!("../sql/force_flush.sql");
 const SQL_BACKEND_PID: &str = include_str!("../sql/backend_pid.sql");
 const SQL_BACKEND_COUNT: &str = include_str!("../sql/backend_count.sql");
+const SQL_SERVER_STARTED: &str = include_str!("../sql/server_started.sql");
 
 /// Opens a connection, with TLS as `sslmode` asks, and drives it in the background.
 pub async fn connect(target: &DbTarget) -> Result<Client> {
@@ -86,6 +87,7 @@ pub fn query_error(what: &str, e: tokio_postgres::Error) -> Error {
     let mut err = Error::database(format!("reading {what} failed: {message}"));
     err.hint = hint;
     if e.is_closed() {
+        err.kind = crate::error::Kind::ConnectionLost;
         err.message = format!("lost the database connection while reading {what}: {message}");
         err.hint =
             Some("the server restarted or closed the connection; run the audit again".into());
@@ -335,6 +337,14 @@ pub async fn force_own_flush(client: &Client) -> Result<()> {
     Ok(())
 }
 
+pub async fn server_started(client: &Client) -> Result<String> {
+    let row = client
+        .query_one(SQL_SERVER_STARTED, &[])
+        .await
+        .map_err(|e| query_error("pg_postmaster_start_time()", e))?;
+    Ok(row.get(0))
+}
+
 pub async fn backend_pid(client: &Client) -> Result<i32> {
     let row = client
         .query_one(SQL_BACKEND_PID, &[])
@@ -376,6 +386,30 @@ mod tests {
         assert_eq!(StatementsLayout::for_version("x"), None);
         assert!(StatementsLayout::V1_9.has_info());
         assert!(!StatementsLayout::V1_8.has_info());
+    }
+
+    /// What each major from 13 to 18 ships (checked on real servers by tests/pg_matrix.rs).
+    #[test]
+    fn every_shipped_extension_version_has_a_layout() {
+        for (major, extversion, layout) in [
+            (13, "1.8", StatementsLayout::V1_8),
+            (14, "1.9", StatementsLayout::V1_9),
+            (15, "1.10", StatementsLayout::V1_9),
+            (16, "1.10", StatementsLayout::V1_9),
+            (17, "1.11", StatementsLayout::V1_9),
+            (18, "1.12", StatementsLayout::V1_9),
+        ] {
+            assert_eq!(
+                StatementsLayout::for_version(extversion),
+                Some(layout),
+                "PG {major} ships pg_stat_statements {extversion}"
+            );
+        }
+        // A later version keeps the newest layout's columns rather than failing.
+        assert_eq!(
+            StatementsLayout::for_version("1.13"),
+            Some(StatementsLayout::V1_9)
+        );
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! idle with counters pending flushes them only when its 10 s idle timer fires. A backend
 //! that exits flushes at once. So the counters are complete once every backend of the
 //! target database has gone, or has been idle for longer than that timer.
+//!
+//! Before 15, the stats collector also serves readers a stats file up to 500 ms old, so
+//! two reads of the counters prove them complete only when they are further apart.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,6 +22,10 @@ pub const IDLE_FLUSH_SECONDS_PG15: f64 = 10.0;
 pub const COLLECTOR_INTERVAL_SECONDS: f64 = 0.5;
 /// Slack on top of the server's timer, for timer latency and the flush itself.
 pub const MARGIN_SECONDS: f64 = 0.5;
+/// Time between the two reads of the stability check on PG 15+, whose reads are fresh.
+pub const STABILITY_GAP_SECONDS: f64 = 0.15;
+/// Slack on top of the collector's file age, for the gap between the two reads (PG 12-14).
+pub const STATS_FILE_MARGIN_SECONDS: f64 = 0.05;
 
 /// How the server publishes counters, which decides how long an idle backend may hold them.
 #[derive(Debug, Clone, Copy)]
@@ -28,18 +35,27 @@ pub struct Rules {
     /// Confirm by reading the counters twice and finding them unchanged. Off when the
     /// reading connection itself is in the target database and moves them.
     pub stability_check: bool,
+    /// Time between those two reads. Before 15 a reader accepts a stats file up to
+    /// `PGSTAT_STAT_INTERVAL` old (`backend_read_statsfile`), so two reads closer than that
+    /// can both see the same stale file; the second read must come later, so that its
+    /// file was written after the first read, when every backend had already settled.
+    pub stability_gap: Duration,
 }
 
 impl Rules {
     pub fn for_server(version_num: i32, stability_check: bool) -> Rules {
-        let interval = if version_num >= 150000 {
-            IDLE_FLUSH_SECONDS_PG15
+        let (interval, gap) = if version_num >= 150000 {
+            (IDLE_FLUSH_SECONDS_PG15, STABILITY_GAP_SECONDS)
         } else {
-            COLLECTOR_INTERVAL_SECONDS
+            (
+                COLLECTOR_INTERVAL_SECONDS,
+                COLLECTOR_INTERVAL_SECONDS + STATS_FILE_MARGIN_SECONDS,
+            )
         };
         Rules {
             flush_after_seconds: interval + MARGIN_SECONDS,
             stability_check,
+            stability_gap: Duration::from_secs_f64(gap),
         }
     }
 }
@@ -167,7 +183,7 @@ pub async fn wait<P: Probe>(
             }
             Verdict::Settled => {
                 let first = probe.counters().await?;
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                tokio::time::sleep(rules.stability_gap).await;
                 let second = probe.counters().await?;
                 if first == second {
                     break Outcome {
@@ -286,5 +302,20 @@ mod tests {
         let rules = Rules::for_server(140010, true);
         assert_eq!(rules.flush_after_seconds, 1.0);
         assert_eq!(judge(&[b(1, "idle", 1.2)], &rules, 0.0), Verdict::Settled);
+    }
+
+    #[test]
+    fn collector_servers_read_twice_further_apart_than_the_stats_file_may_be_old() {
+        for version_num in [130023, 140023] {
+            let gap = Rules::for_server(version_num, true).stability_gap;
+            assert!(
+                gap > Duration::from_secs_f64(COLLECTOR_INTERVAL_SECONDS),
+                "{gap:?}"
+            );
+        }
+        for version_num in [150018, 180004] {
+            let gap = Rules::for_server(version_num, true).stability_gap;
+            assert_eq!(gap, Duration::from_millis(150));
+        }
     }
 }

@@ -72,4 +72,6 @@ pub struct Snapshot {
     pub statements_info: Option<StatementsInfo>,
     /// Keyed by `schema.table`.
     pub tables: BTreeMap<String, TableStats>,
+    /// `pg_postmaster_start_time()` as text: a change means the server restarted.
+    pub server_started: Option<String>,
 }

@@ -54,6 +54,7 @@ pub struct StatsSource {
     polls: i64,
     pub footprint: Option<Footprint>,
     pub warnings: Vec<String>,
+    admin_db: String,
 }
 
 fn statements_setup_hint(server: &ServerInfo) -> String {
@@ -176,6 +177,7 @@ impl StatsSource {
             polls: 0,
             footprint: None,
             warnings,
+            admin_db: admin_db.to_string(),
         })
     }
 
@@ -198,6 +200,7 @@ impl StatsSource {
         if self.mode == Mode::Target && !self.server.shared_memory_stats() {
             tokio::time::sleep(Duration::from_millis(550)).await;
         }
+        let server_started = Some(pg::server_started(&self.reader).await?);
         let database = pg::read_database(&self.reader, &self.server, self.oid).await?;
         let (statements, statements_info) = match self.layout {
             Some(layout) => {
@@ -217,6 +220,7 @@ impl StatsSource {
             statements,
             statements_info,
             tables: BTreeMap::new(),
+            server_started,
         })
     }
 
@@ -277,6 +281,29 @@ impl StatsSource {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         Ok(tables)
+    }
+
+    /// Opens the reading connection again after it dropped, and tells whether the server
+    /// restarted meanwhile (its start time moved since `started`).
+    pub async fn reconnect_after_loss(&mut self, started: &Option<String>) -> Result<bool> {
+        let target = match self.mode {
+            Mode::Admin => self.target.with_dbname(&self.admin_db),
+            Mode::Target => self.target.clone(),
+        };
+        let mut last = None;
+        // A restarting server refuses connections for a moment.
+        for _ in 0..40 {
+            match pg::connect(&target).await {
+                Ok(client) => {
+                    self.reader = client;
+                    let now = pg::server_started(&self.reader).await?;
+                    return Ok(started.as_deref() != Some(now.as_str()));
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Err(last.expect("at least one attempt"))
     }
 
     /// Client backends on the target now, for pool headroom.

@@ -3,53 +3,10 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use support::{assert_valid, audit, table};
 
-use pgcost::cli::{AuditArgs, Cli, Command};
-use pgcost::config::AuditConfig;
-use pgcost::progress::Progress;
-use pgcost::report::Report;
 use support::fixture::Fixture;
 use support::{ITEMS, SMALL, TestDb};
-
-fn args(db: &TestDb, url: String, extra: &[&str]) -> AuditArgs {
-    let mut argv = vec!["pgcost", "audit", "--url", &url];
-    let db_url = db.url();
-    argv.extend(["--db", &db_url, "--quiet"]);
-    argv.extend(extra);
-    let cli = <Cli as clap::Parser>::parse_from(argv);
-    match cli.command {
-        Command::Audit(args) => args,
-        other => panic!("not an audit: {other:?}"),
-    }
-}
-
-async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
-    let args = args(db, url, extra);
-    let env = |_: &str| None;
-    let config = AuditConfig::from_args(&args, &env).unwrap();
-    pgcost::audit::run(
-        &config,
-        &Progress::hidden(),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
-}
-
-fn assert_valid(report: &Report) {
-    assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
-    assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
-}
-
-fn table<'a>(report: &'a Report, name: &str) -> &'a pgcost::report::TableRow {
-    report
-        .tables
-        .iter()
-        .find(|t| t.table == name)
-        .unwrap_or_else(|| panic!("no row for {name} in {:?}", report.tables))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scan_per_request_at_concurrency_1_and_8() {

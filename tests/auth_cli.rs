@@ -3,29 +3,14 @@
 
 mod support;
 
+use support::pgcost;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use support::TestDb;
 use support::fixture::{Fixture, issue_token, secrets};
 
 const KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/keys");
-
-fn pgcost() -> Command {
-    let mut cmd = Command::cargo_bin("pgcost").unwrap();
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-        "PGCOST_BEARER",
-        "PGCOST_BASIC_PASSWORD",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
 
 /// Runs the binary off the async runtime, which the fixture app needs to keep serving.
 fn run_blocking(mut cmd: Command) -> std::process::Output {

@@ -3,29 +3,11 @@
 
 mod support;
 
-use assert_cmd::Command;
+use support::{pgcost, run_blocking};
+
 use predicates::prelude::*;
 use support::TestDb;
 use support::fixture::Fixture;
-
-fn pgcost() -> Command {
-    let mut cmd = Command::cargo_bin("pgcost").unwrap();
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn run_blocking(mut cmd: Command) -> assert_cmd::assert::Assert {
-    std::thread::spawn(move || cmd.assert()).join().unwrap()
-}
 
 #[test]
 fn bad_input_is_a_usage_error_with_one_clear_line() {

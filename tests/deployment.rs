@@ -3,36 +3,17 @@
 
 mod support;
 
+use support::{pgcost, run_blocking};
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb};
-
-fn pgcost() -> Command {
-    let mut cmd = Command::cargo_bin("pgcost").unwrap();
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-        "PGCOST_BEARER",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn run_blocking(mut cmd: Command) -> assert_cmd::assert::Assert {
-    std::thread::spawn(move || cmd.assert()).join().unwrap()
-}
 
 fn json(assert: &assert_cmd::assert::Assert) -> serde_json::Value {
     serde_json::from_slice(&assert.get_output().stdout).expect("a JSON report on stdout")
@@ -354,4 +335,71 @@ fn sigint_during_the_burst_prints_a_partial_invalid_report() {
     assert!(reasons.contains("stopped after"), "{reasons}");
     drop(app);
     drop(db);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_inside_the_window_is_named() {
+    let db = Arc::new(TestDb::start().await);
+    let app = Fixture::start(&db.url(), 2).await;
+    let argv = [
+        "pgcost",
+        "audit",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "--quiet",
+        "--url",
+        &app.url("/scan"),
+        "--db",
+        &db.url(),
+    ];
+    let pgcost::cli::Command::Audit(args) =
+        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    else {
+        unreachable!()
+    };
+    let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
+    let audit = tokio::spawn(async move {
+        pgcost::audit::run(
+            &config,
+            &pgcost::progress::Progress::hidden(),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .await
+    });
+    // Once the burst is over (pg_stat_statements counts at once), restart the server while
+    // pgcost waits for the idle pool's counters.
+    let watcher = db.connect("postgres").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let calls: i64 = watcher
+            .query_one(
+                "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements \
+                 WHERE query = 'SELECT id, owner, name FROM items'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if calls >= 120 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the burst never finished");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let cluster = db.clone();
+    tokio::task::spawn_blocking(move || cluster.cluster.restart().unwrap())
+        .await
+        .unwrap();
+    let report = audit
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{}: {:?}", e.message, e.hint));
+    assert!(!report.valid);
+    let reasons = report.invalid_reasons.join(" | ");
+    assert!(
+        reasons.contains("the server restarted during the window"),
+        "{reasons}"
+    );
 }

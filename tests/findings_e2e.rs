@@ -4,32 +4,13 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
-use pgcost::cli::{Cli, Command};
-use pgcost::config::AuditConfig;
 use pgcost::findings::{FindingKind, parse_rate};
-use pgcost::progress::Progress;
 use pgcost::report::Report;
 use support::fixture::Fixture;
 use support::{GRANTS_PER_GROUP, GROUPS, SMALL, TestDb};
 
 async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
-    let db_url = db.url();
-    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
-    argv.extend(extra);
-    let Command::Audit(args) = <Cli as clap::Parser>::parse_from(argv).command else {
-        unreachable!("argv starts with audit")
-    };
-    let config = AuditConfig::from_args(&args, &|_: &str| None).unwrap();
-    let report = pgcost::audit::run(
-        &config,
-        &Progress::hidden(),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint));
+    let report = support::audit(db, url.clone(), extra).await;
     assert!(report.valid, "{:?}", report.invalid_reasons);
     let (parsed, total) = parse_rate(&report);
     println!("parse rate for {url}: {parsed}/{total}");

@@ -90,3 +90,60 @@ impl TestDb {
         client
     }
 }
+
+/// The pgcost binary, with no database or credential variables inherited from the caller.
+pub fn pgcost() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("pgcost").unwrap();
+    for var in [
+        "DATABASE_URL",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGCOST_BEARER",
+        "PGCOST_BASIC_PASSWORD",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Runs the binary off the async runtime, which the fixture app needs to keep serving.
+pub fn run_blocking(mut cmd: assert_cmd::Command) -> assert_cmd::assert::Assert {
+    std::thread::spawn(move || cmd.assert()).join().unwrap()
+}
+
+/// Audits in process with `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
+pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::report::Report {
+    let db_url = db.url();
+    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
+    argv.extend(extra);
+    let pgcost::cli::Command::Audit(args) =
+        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    else {
+        unreachable!("argv starts with audit")
+    };
+    let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    pgcost::audit::run(&config, &pgcost::progress::Progress::hidden(), stop)
+        .await
+        .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
+}
+
+/// Valid, and every response a 200.
+pub fn assert_valid(report: &pgcost::report::Report) {
+    assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
+    assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
+}
+
+/// The report's row for `schema.table`.
+pub fn table<'a>(report: &'a pgcost::report::Report, name: &str) -> &'a pgcost::report::TableRow {
+    report
+        .tables
+        .iter()
+        .find(|t| t.table == name)
+        .unwrap_or_else(|| panic!("no row for {name} in {:?}", report.tables))
+}
