@@ -13,7 +13,15 @@ async fn one_scan_per_request_at_concurrency_1_and_8() {
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 8).await;
     for concurrency in ["1", "8"] {
-        let r = audit(&db, app.url("/scan"), &["-n", "200", "-c", concurrency]).await;
+        // Ten warm-up requests per pooled connection, so that all eight are open and
+        // warm before the window (with fewer, one may open inside it, and pgcost would
+        // rightly count its set-up).
+        let r = audit(
+            &db,
+            app.url("/scan"),
+            &["-n", "200", "-c", concurrency, "--warmup", "80"],
+        )
+        .await;
         assert_valid(&r);
         assert_eq!(r.target.stats_source, "admin");
         let p = &r.per_request;
@@ -46,7 +54,12 @@ async fn explicit_transaction_and_varying_cost() {
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 8).await;
 
-    let r = audit(&db, app.url("/tx"), &["-n", "200", "-c", "8"]).await;
+    let r = audit(
+        &db,
+        app.url("/tx"),
+        &["-n", "200", "-c", "8", "--warmup", "80"],
+    )
+    .await;
     assert_valid(&r);
     let p = &r.per_request;
     assert_eq!(p.transactions, 1.0, "{p:?}");
@@ -55,12 +68,12 @@ async fn explicit_transaction_and_varying_cost() {
     assert_eq!(p.rows_read, (ITEMS + SMALL) as f64, "{p:?}");
     assert_eq!(p.rows_returned, Some((1 + SMALL) as f64), "{p:?}");
 
-    // 20 warm-up requests and 200 measured ones are both multiples of four, so the window
+    // 80 warm-up requests and 200 measured ones are both multiples of four, so the window
     // holds whole cycles of 1, 2, 3 and 4 scans.
     let r = audit(
         &db,
         app.url("/vary"),
-        &["-n", "200", "-c", "8", "--warmup", "20"],
+        &["-n", "200", "-c", "8", "--warmup", "80"],
     )
     .await;
     assert_valid(&r);

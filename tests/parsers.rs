@@ -94,6 +94,28 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn config_files(text in ".{0,200}") {
+        let _ = pgcost::check::config::parse(&text, "pgcost.toml");
+    }
+
+    #[test]
+    fn config_like_files(
+        keys in proptest::collection::vec("(base_url|name|path|method|requests|transactions|forbid|url_env|\\[database\\]|\\[\\[endpoint\\]\\]|\\[endpoint.budget\\]|\\[auth\\])", 1..8),
+        values in proptest::collection::vec("(\"[ -~]{0,12}\"|[0-9]{1,6}|\\[\"n_plus_one\"\\]|true|-1)", 1..8),
+    ) {
+        let text: Vec<String> = keys
+            .iter()
+            .zip(values.iter().cycle())
+            .map(|(k, v)| if k.starts_with('[') { k.clone() } else { format!("{k} = {v}") })
+            .collect();
+        let _ = pgcost::check::config::parse(&text.join("\n"), "pgcost.toml");
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
