@@ -1,8 +1,6 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use std::collections::BTreeMap;
-
 use crate::snapshot::{DatabaseStats, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
@@ -287,15 +285,6 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
         invalid_reasons: invalid,
         warnings,
     }
-}
-
-/// Keeps only statements whose key is not in `exclude` (the tool's own statements).
-pub fn without_statements(
-    mut delta: WindowDelta,
-    exclude: &BTreeMap<StatementKey, ()>,
-) -> WindowDelta {
-    delta.statements.retain(|s| !exclude.contains_key(&s.key));
-    delta
 }
 
 /// `part / requests`, the one place where per-request division happens.

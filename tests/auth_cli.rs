@@ -292,11 +292,7 @@ async fn secrets_never_reach_any_output() {
         &["wrong-password-8812", "eyJ"],
     );
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = support::closed_port();
     let mut cmd = pgcost();
     cmd.args([
         "audit",

@@ -3,6 +3,8 @@
 //! Markdown step summary, baseline), then one by one (exit 0 within budget and against
 //! the baseline), with the wall time of both ways printed.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -11,20 +13,10 @@ use pgcost::check::CheckReport;
 use pgcost::demo::{self, api::Pipeline};
 use pgcost::progress::Progress;
 
-/// The binary, without the caller's database or CI variables.
+/// The binary, without the caller's database, credential or CI variables.
 fn pgcost() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgcost"));
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-        "GITHUB_STEP_SUMMARY",
-        "PGCOST_BEARER",
-        "PGCOST_BASIC_PASSWORD",
-    ] {
+    for var in support::CALLER_VARS {
         cmd.env_remove(var);
     }
     cmd

@@ -46,11 +46,7 @@ fn bad_input_is_a_usage_error_with_one_clear_line() {
 
 #[test]
 fn unreachable_database_is_a_setup_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::closed_port();
     pgcost()
         .args(["audit", "--url", "http://127.0.0.1:9/x"])
         .arg("--db")
@@ -80,11 +76,7 @@ async fn server_errors_show_the_server_text_and_refused_targets_fail_fast() {
         .stderr(predicate::str::contains("database \"nope\" does not exist"))
         .stderr(predicate::str::contains("db error").not());
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = support::closed_port();
     let mut cmd = pgcost();
     cmd.args([
         "audit",

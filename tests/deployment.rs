@@ -34,23 +34,29 @@ async fn the_smallest_role_audits_and_only_reads() {
         .await
         .unwrap();
     let app = Fixture::start(&db.url(), 4).await;
-    let url = |role: &str| format!("postgres://{role}@127.0.0.1:{}/app", db.cluster.port);
+    // Audits the pooled /scan endpoint connected as `role`; the run must be valid.
+    let audit_as = |role: &str| {
+        let mut cmd = pgcost();
+        cmd.args([
+            "audit",
+            "-n",
+            "40",
+            "-c",
+            "4",
+            "--format",
+            "json",
+            "--url",
+            &app.url("/scan"),
+        ])
+        .arg("--db")
+        .arg(format!(
+            "postgres://{role}@127.0.0.1:{}/app",
+            db.cluster.port
+        ));
+        json(&run_blocking(cmd).code(0))
+    };
 
-    let mut cmd = pgcost();
-    cmd.args([
-        "audit",
-        "-n",
-        "40",
-        "-c",
-        "4",
-        "--format",
-        "json",
-        "--url",
-        &app.url("/scan"),
-    ])
-    .args(["--db", &url("auditor")]);
-    let assert = run_blocking(cmd).code(0);
-    let report = json(&assert);
+    let report = audit_as("auditor");
     assert_eq!(report["per_request"]["rows_read"], ITEMS as f64);
     assert_eq!(report["per_request"]["statements"], 1.0);
     assert_eq!(
@@ -97,21 +103,7 @@ async fn the_smallest_role_audits_and_only_reads() {
     }
 
     // Without pg_read_all_stats: totals stay exact, and the warning names the GRANT.
-    let mut cmd = pgcost();
-    cmd.args([
-        "audit",
-        "-n",
-        "40",
-        "-c",
-        "4",
-        "--format",
-        "json",
-        "--url",
-        &app.url("/scan"),
-    ])
-    .args(["--db", &url("nosy")]);
-    let assert = run_blocking(cmd).code(0);
-    let report = json(&assert);
+    let report = audit_as("nosy");
     assert_eq!(report["per_request"]["statements"], 1.0);
     let warnings = report["warnings"].to_string();
     assert!(

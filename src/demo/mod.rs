@@ -246,7 +246,6 @@ type Metric = (&'static str, Box<dyn Fn(&Report) -> String>);
 
 /// The before/after table, then the naive run's findings.
 pub fn render_comparison(demo: &DemoReport) -> String {
-    let figure = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "n/a".into());
     let rows: Vec<Metric> = vec![
         (
             "transactions / request",
@@ -254,7 +253,7 @@ pub fn render_comparison(demo: &DemoReport) -> String {
         ),
         (
             "statements / request",
-            Box::new(move |r: &Report| figure(r.per_request.statements)),
+            Box::new(|r: &Report| render::figure(r.per_request.statements)),
         ),
         (
             "rows read / request",
@@ -262,7 +261,7 @@ pub fn render_comparison(demo: &DemoReport) -> String {
         ),
         (
             "rows returned / request",
-            Box::new(move |r: &Report| figure(r.per_request.rows_returned)),
+            Box::new(|r: &Report| render::figure(r.per_request.rows_returned)),
         ),
         (
             "p50 latency ms",

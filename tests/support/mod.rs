@@ -91,24 +91,38 @@ impl TestDb {
     }
 }
 
-/// The pgcost binary, with no database or credential variables inherited from the caller.
+/// Variables a test's pgcost must not inherit from the caller: database, TLS, credential
+/// and CI settings.
+pub const CALLER_VARS: &[&str] = &[
+    "DATABASE_URL",
+    "PGHOST",
+    "PGPORT",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGDATABASE",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGCOST_BEARER",
+    "PGCOST_BASIC_PASSWORD",
+    "GITHUB_STEP_SUMMARY",
+];
+
+/// The pgcost binary, with none of [`CALLER_VARS`] inherited from the caller.
 pub fn pgcost() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("pgcost").unwrap();
-    for var in [
-        "DATABASE_URL",
-        "PGHOST",
-        "PGPORT",
-        "PGUSER",
-        "PGPASSWORD",
-        "PGDATABASE",
-        "PGSSLMODE",
-        "PGSSLROOTCERT",
-        "PGCOST_BEARER",
-        "PGCOST_BASIC_PASSWORD",
-    ] {
+    for var in CALLER_VARS {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// A loopback port with nothing listening on it.
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Runs the binary off the async runtime, which the fixture app needs to keep serving.
