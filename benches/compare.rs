@@ -233,6 +233,16 @@ fn main() {
     runtime.block_on(async {
         let db = TestDb::start().await;
         let app = Fixture::start(&db.url(), 64).await;
+        if std::env::var_os("PGCOST_BENCH_SERVE").is_some() {
+            // For profiling one tool by hand (bench/profile.sh): keep the server up.
+            println!(
+                "db {}\nstatic {}\nscan {}",
+                db.url(),
+                app.url("/static"),
+                app.url("/scan")
+            );
+            std::future::pending::<()>().await;
+        }
         println!("N = {n}; wrk: {wrk_path:?}; oha: {oha_path:?}\n");
         print_header();
         for (endpoint, path) in [("static", "/static"), ("scan", "/scan")] {

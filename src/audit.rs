@@ -15,6 +15,7 @@ use crate::config::AuditConfig;
 use crate::delta::{self, DatabaseDelta};
 use crate::error::{Error, Kind, Result};
 use crate::findings::{self, PoolContext};
+use crate::http1::Driver;
 use crate::load::{self, LoadResult};
 use crate::progress::Progress;
 use crate::report::{Context, Pool, Report, Settle, Target};
@@ -33,25 +34,25 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
     )
 }
 
-/// The HTTP client of one endpoint's warm-up and burst.
-pub fn http_client(config: &AuditConfig) -> Result<reqwest::Client> {
-    load::client(
-        config.concurrency,
-        config.insecure,
-        config.cacert.as_deref(),
-    )
-    .map_err(|e| {
-        Error::target(format!(
-            "cannot build the HTTP client: {}",
-            load::describe_reqwest(e)
-        ))
-    })
+/// The load driver of one endpoint's warm-up and burst.
+pub fn driver(config: &AuditConfig) -> Result<Arc<Driver>> {
+    let tls = if config.request.url.scheme() == "https" {
+        Some(Arc::new(crate::tls::https_config(
+            config.insecure,
+            config.cacert.as_deref(),
+        )?))
+    } else {
+        None
+    };
+    Driver::new(&config.request, tls)
+        .map(Arc::new)
+        .map_err(|e| Error::usage(format!("cannot prepare the request: {e}")))
 }
 
 /// Runs the warm-up; a target that refuses connections is a setup error.
 pub async fn warm_up(
     config: &AuditConfig,
-    client: &reqwest::Client,
+    driver: &Arc<Driver>,
     progress: &Progress,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
@@ -60,15 +61,7 @@ pub async fn warm_up(
     }
     let concurrency = config.concurrency.min(config.warmup as u32);
     let bar = progress.counter("warm-up", config.warmup);
-    let warm = load::burst(
-        client,
-        &config.request,
-        config.warmup,
-        concurrency,
-        &bar,
-        stop.clone(),
-    )
-    .await;
+    let warm = load::burst(driver, config.warmup, concurrency, &bar, stop.clone()).await;
     bar.finish_and_clear();
     if stop.load(Ordering::Relaxed) {
         return Err(Error::interrupted());
@@ -93,10 +86,10 @@ pub async fn authenticate(
 ) -> Result<AuditConfig> {
     let mut config = config.clone();
     if let Some(spec) = config.auth.login.take() {
-        let client = load::client(1, config.insecure, config.cacert.as_deref()).map_err(|e| {
+        let client = login::client(config.insecure, config.cacert.as_deref()).map_err(|e| {
             Error::target(format!(
                 "cannot build the HTTP client: {}",
-                load::describe_reqwest(e)
+                login::describe_reqwest(e)
             ))
         })?;
         let spinner = progress.spinner(format!("logging in at {}", auth::redact::url(&spec.url)));
@@ -333,7 +326,7 @@ impl Meter {
     pub async fn burst(
         &self,
         config: &AuditConfig,
-        client: &reqwest::Client,
+        driver: &Arc<Driver>,
         progress: &Progress,
         stop: &Arc<AtomicBool>,
     ) -> Burst {
@@ -341,8 +334,7 @@ impl Meter {
         let burst_done = AtomicBool::new(false);
         let burst = async {
             let result = load::burst(
-                client,
-                &config.request,
+                driver,
                 config.requests,
                 config.concurrency,
                 &bar,
@@ -487,12 +479,9 @@ pub async fn run_sequence(
         )));
     }
     let mut meter = Meter::open(first, progress).await?;
-    let clients = configs
-        .iter()
-        .map(http_client)
-        .collect::<Result<Vec<_>>>()?;
-    for (config, client) in configs.iter().zip(&clients) {
-        warm_up(config, client, progress, &stop).await?;
+    let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
+    for (config, driver) in configs.iter().zip(&drivers) {
+        warm_up(config, driver, progress, &stop).await?;
     }
 
     let mut reports = Vec::with_capacity(configs.len());
@@ -500,9 +489,9 @@ pub async fn run_sequence(
     let mut opened = meter
         .boundary(false, true, false, progress, &stop, warmed_up)
         .await?;
-    for (i, (config, client)) in configs.iter().zip(&clients).enumerate() {
+    for (i, (config, driver)) in configs.iter().zip(&drivers).enumerate() {
         before_burst(i);
-        let burst = meter.burst(config, client, progress, &stop).await;
+        let burst = meter.burst(config, driver, progress, &stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let last = interrupted || i + 1 == configs.len();
         let closed = meter

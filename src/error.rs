@@ -100,8 +100,13 @@ pub fn describe_pg(err: &tokio_postgres::Error) -> (String, Option<String>) {
         }
         return (message, db.hint().map(str::to_string));
     }
+    (chain(err), None)
+}
+
+/// An error and its causes on one line, each cause once.
+pub fn chain(err: &dyn std::error::Error) -> String {
     let mut message = err.to_string();
-    let mut source = std::error::Error::source(err);
+    let mut source = err.source();
     while let Some(cause) = source {
         let text = cause.to_string();
         if !message.contains(&text) {
@@ -110,5 +115,5 @@ pub fn describe_pg(err: &tokio_postgres::Error) -> (String, Option<String>) {
         }
         source = cause.source();
     }
-    (message, None)
+    message
 }

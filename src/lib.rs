@@ -16,6 +16,7 @@ pub mod delta;
 pub mod demo;
 pub mod error;
 pub mod findings;
+pub mod http1;
 pub mod load;
 pub mod pg;
 pub mod progress;

@@ -1,5 +1,6 @@
-//! The HTTP load driver: a closed loop of exactly N requests with C in flight, latency in
-//! an HDR histogram, statuses per code and transport errors per kind.
+//! The HTTP load driver: a closed loop of exactly N requests with C in flight (the
+//! connections are in `http1`), latency in an HDR histogram, statuses per code and
+//! transport errors per kind.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use bytes::Bytes;
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use reqwest::header::HeaderMap;
-use reqwest::{Client, Method, Url};
+use reqwest::{Method, Url};
+
+use crate::http1::{Driver, Failure};
 
 /// One request, as it is sent N times.
 #[derive(Debug, Clone)]
@@ -48,42 +51,8 @@ impl LoadResult {
     }
 }
 
-/// Builds the HTTP client for a burst: keep-alive with one idle connection per worker,
-/// redirects not followed, so that the endpoint itself is measured.
-pub fn client(concurrency: u32, insecure: bool, ca_pem: Option<&[u8]>) -> reqwest::Result<Client> {
-    let mut builder = Client::builder();
-    if let Some(pem) = ca_pem {
-        for certificate in reqwest::Certificate::from_pem_bundle(pem)? {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    builder
-        .pool_max_idle_per_host(concurrency as usize)
-        .tcp_nodelay(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .danger_accept_invalid_certs(insecure)
-        .build()
-}
-
 fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds")
-}
-
-/// Names a transport error by kind.
-pub fn error_kind(err: &reqwest::Error) -> &'static str {
-    if err.is_timeout() {
-        "timeout"
-    } else if err.is_connect() {
-        "connect"
-    } else if err.is_body() || err.is_decode() {
-        "body"
-    } else if err.is_redirect() {
-        "redirect"
-    } else if err.is_request() {
-        "request"
-    } else {
-        "other"
-    }
 }
 
 struct WorkerTally {
@@ -93,63 +62,47 @@ struct WorkerTally {
     first_error: Option<String>,
 }
 
-async fn send_one(client: &Client, spec: &RequestSpec) -> Result<u16, reqwest::Error> {
-    let mut builder = client
-        .request(spec.method.clone(), spec.url.clone())
-        .headers(spec.headers.clone())
-        .timeout(spec.timeout);
-    if let Some(body) = &spec.body {
-        builder = builder.body(body.clone());
-    }
-    let mut response = builder.send().await?;
-    let status = response.status().as_u16();
-    // Read the whole body, so the connection is reused and the latency is complete.
-    while response.chunk().await?.is_some() {}
-    Ok(status)
-}
-
-/// One worker's loop: claims request numbers until `total` are claimed.
+/// One worker's loop: claims request numbers until `total` are claimed, on one keep-alive
+/// connection (a new one after an error, or when the server closes it).
 async fn work(
-    client: &Client,
-    spec: &RequestSpec,
+    driver: &Driver,
     next: &AtomicU64,
     total: u64,
     bar: &ProgressBar,
     tally: &mut WorkerTally,
 ) {
+    let mut link = None;
     while next.fetch_add(1, Ordering::Relaxed) < total {
         let t0 = Instant::now();
-        match send_one(client, spec).await {
-            Ok(code) => {
+        let failure = match tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await {
+            Ok(Ok(code)) => {
                 let us = t0.elapsed().as_micros().max(1) as u64;
                 tally.latency_us.saturating_record(us);
                 *tally.status.entry(code).or_default() += 1;
+                None
             }
-            Err(err) => {
-                *tally
-                    .errors
-                    .entry(error_kind(&err).to_string())
-                    .or_default() += 1;
-                if tally.first_error.is_none() {
-                    tally.first_error = Some(describe_reqwest(err));
-                }
+            Ok(Err(failure)) => Some(failure),
+            Err(_) => Some(Failure {
+                kind: "timeout",
+                text: format!("no complete response within {:?}", driver.timeout),
+            }),
+        };
+        if let Some(failure) = failure {
+            // The connection's state is unknown after a failure: the next request opens
+            // a new one.
+            link = None;
+            *tally.errors.entry(failure.kind.to_string()).or_default() += 1;
+            if tally.first_error.is_none() {
+                tally.first_error = Some(failure.text);
             }
         }
         bar.inc(1);
     }
 }
 
-/// Resolves once `stop` is raised.
-async fn stopped(stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Sends exactly `total` requests with `concurrency` in flight, unless `stop` is raised.
 pub async fn burst(
-    client: &Client,
-    spec: &RequestSpec,
+    driver: &Arc<Driver>,
     total: u64,
     concurrency: u32,
     bar: &ProgressBar,
@@ -158,13 +111,20 @@ pub async fn burst(
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let workers = concurrency.max(1).min(total.max(1) as u32);
+    // One watcher turns the stop flag into a signal every worker awaits.
+    let (raise, stopped) = tokio::sync::watch::channel(false);
+    let watcher = tokio::spawn(async move {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = raise.send(true);
+    });
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..workers {
-        let client = client.clone();
-        let spec = spec.clone();
+        let driver = driver.clone();
         let next = next.clone();
         let bar = bar.clone();
-        let stop = stop.clone();
+        let mut stopped = stopped.clone();
         tasks.spawn(async move {
             let mut tally = WorkerTally {
                 latency_us: new_histogram(),
@@ -175,8 +135,8 @@ pub async fn burst(
             // A stop abandons the request in flight: it is counted neither as a response
             // nor as an error, and the burst is reported as interrupted.
             tokio::select! {
-                _ = work(&client, &spec, &next, total, &bar, &mut tally) => {}
-                _ = stopped(&stop) => {}
+                _ = work(&driver, &next, total, &bar, &mut tally) => {}
+                _ = stopped.wait_for(|raised| *raised) => {}
             }
             tally
         });
@@ -207,26 +167,11 @@ pub async fn burst(
             result.first_error = tally.first_error;
         }
     }
+    watcher.abort();
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < total;
     result
-}
-
-/// The error and its causes on one line, without the URL's query string.
-pub fn describe_reqwest(err: reqwest::Error) -> String {
-    let err = err.without_url();
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Percentiles in milliseconds, from one histogram: the only place that computes them.

@@ -1,5 +1,5 @@
-//! TLS to Postgres with libpq's `sslmode` semantics (disable, prefer, require, verify-ca,
-//! verify-full) and `sslrootcert`, over rustls.
+//! TLS over rustls: to Postgres with libpq's `sslmode` semantics (disable, prefer, require,
+//! verify-ca, verify-full) and `sslrootcert`, and to HTTPS targets (`--cacert`, `--insecure`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -302,6 +302,35 @@ pub fn client_config(settings: &TlsSettings) -> Result<Option<ClientConfig>> {
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth(),
     ))
+}
+
+/// The rustls configuration of a burst to an HTTPS target: the platform's roots plus
+/// `--cacert`, or no verification at all with `--insecure`. HTTP/1.1 only.
+pub fn https_config(insecure: bool, ca_pem: Option<&[u8]>) -> Result<ClientConfig> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::usage(format!("TLS setup: {e}")))?;
+    let verifier: Arc<dyn ServerCertVerifier> = if insecure {
+        Arc::new(AnyCertificate(provider))
+    } else {
+        let extra = match ca_pem {
+            Some(pem) => CertificateDer::pem_slice_iter(pem)
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| Error::usage(format!("--cacert is not a PEM certificate: {e}")))?,
+            None => Vec::new(),
+        };
+        Arc::new(
+            rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider)
+                .map_err(|e| Error::usage(format!("TLS setup: {e}")))?,
+        )
+    };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::redact::{self, Redactor};
 use crate::error::{Error, Result};
-use crate::load::describe_reqwest;
 
 /// How much of a failed login's body is quoted.
 pub const QUOTED_BODY_BYTES: usize = 200;
@@ -118,6 +117,25 @@ pub fn parse_pointer(text: &str) -> Result<String> {
 }
 
 /// Posts the login and returns the session, or an error quoting the redacted response.
+/// The HTTP client of the login request: redirects not followed, the target's TLS settings.
+pub fn client(insecure: bool, ca_pem: Option<&[u8]>) -> reqwest::Result<Client> {
+    let mut builder = Client::builder();
+    if let Some(pem) = ca_pem {
+        for certificate in reqwest::Certificate::from_pem_bundle(pem)? {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder
+        .redirect(reqwest::redirect::Policy::none())
+        .danger_accept_invalid_certs(insecure)
+        .build()
+}
+
+/// The error and its causes on one line, without the URL's query string.
+pub fn describe_reqwest(err: reqwest::Error) -> String {
+    crate::error::chain(&err.without_url())
+}
+
 pub async fn login(client: &Client, spec: &LoginSpec, redactor: &Redactor) -> Result<Session> {
     let shown = redact::url(&spec.url);
     let response = client

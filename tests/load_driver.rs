@@ -1,0 +1,261 @@
+//! The load driver against a hand-written loopback HTTP/1.1 server that counts its
+//! connections and records what it was sent: keep-alive, connection reuse across bursts,
+//! servers that close, exact counts, timeouts, and the bytes of the request itself.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use pgcost::http1::Driver;
+use pgcost::load::{self, RequestSpec};
+use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::{Method, Url};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// 204 on every request, connection kept open.
+    KeepAlive,
+    /// 200 with `Connection: close`, then closes.
+    CloseEach,
+    /// Reads requests but never answers.
+    Hang,
+}
+
+struct Server {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+    /// The raw request heads and bodies received, in order.
+    requests: Arc<Mutex<Vec<String>>>,
+    /// Raising it closes every open connection (as a server's idle timeout would).
+    drop_all: Arc<tokio::sync::Notify>,
+}
+
+async fn serve(mode: Mode) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let drop_all = Arc::new(tokio::sync::Notify::new());
+    let server = Server {
+        port,
+        accepted: accepted.clone(),
+        requests: requests.clone(),
+        drop_all: drop_all.clone(),
+    };
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            accepted.fetch_add(1, Ordering::SeqCst);
+            let requests = requests.clone();
+            let drop_all = drop_all.clone();
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let read = tokio::select! {
+                        r = socket.read(&mut chunk) => r,
+                        _ = drop_all.notified() => return,
+                    };
+                    match read {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                    }
+                    while let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buffer[..end]).to_string();
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap())
+                            })
+                            .unwrap_or(0);
+                        if buffer.len() < end + 4 + length {
+                            break;
+                        }
+                        let body = String::from_utf8_lossy(&buffer[end + 4..end + 4 + length]);
+                        requests
+                            .lock()
+                            .unwrap()
+                            .push(format!("{head}\r\n\r\n{body}"));
+                        buffer.drain(..end + 4 + length);
+                        let reply: &[u8] = match mode {
+                            Mode::KeepAlive => b"HTTP/1.1 204 No Content\r\n\r\n",
+                            Mode::CloseEach => {
+                                b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
+                            }
+                            Mode::Hang => continue,
+                        };
+                        if socket.write_all(reply).await.is_err() {
+                            return;
+                        }
+                        if mode == Mode::CloseEach {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    server
+}
+
+fn spec(url: &str) -> RequestSpec {
+    RequestSpec {
+        url: Url::parse(url).unwrap(),
+        method: Method::GET,
+        headers: HeaderMap::new(),
+        body: None,
+        timeout: Duration::from_secs(10),
+    }
+}
+
+async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> load::LoadResult {
+    load::burst(
+        driver,
+        total,
+        concurrency,
+        &ProgressBar::hidden(),
+        Arc::new(AtomicBool::new(false)),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_alive_uses_one_connection_per_worker() {
+    let server = serve(Mode::KeepAlive).await;
+    let url = format!("http://127.0.0.1:{}/static", server.port);
+    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
+
+    let warm = run(&driver, 20, 4).await;
+    assert_eq!(warm.status.get(&204), Some(&20));
+    let burst = run(&driver, 2_000, 4).await;
+    assert_eq!(burst.status.get(&204), Some(&2_000), "{:?}", burst.errors);
+    assert_eq!(burst.error_count(), 0);
+    assert_eq!(burst.sent, 2_000);
+    assert_eq!(burst.latency_us.len(), 2_000);
+    assert!(!burst.interrupted);
+    // Four connections for the warm-up, four for the burst: one per worker each time.
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 8);
+    assert_eq!(server.requests.lock().unwrap().len(), 2_020);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_closed_by_the_server_are_replaced_without_errors() {
+    let server = serve(Mode::CloseEach).await;
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
+    let burst = run(&driver, 300, 3).await;
+    assert_eq!(
+        burst.status.get(&200),
+        Some(&300),
+        "{:?}",
+        burst.first_error
+    );
+    assert_eq!(burst.error_count(), 0);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 300);
+
+    // Connections the server dropped between bursts cost the next burst nothing.
+    let server = serve(Mode::KeepAlive).await;
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
+    assert_eq!(run(&driver, 40, 2).await.status.get(&204), Some(&40));
+    server.drop_all.notify_waiters();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let burst = run(&driver, 40, 2).await;
+    assert_eq!(burst.status.get(&204), Some(&40), "{:?}", burst.first_error);
+    assert_eq!(burst.error_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_are_counted_exactly_and_the_connection_is_replaced() {
+    let server = serve(Mode::Hang).await;
+    let url = format!("http://127.0.0.1:{}/slow", server.port);
+    let mut request = spec(&url);
+    request.timeout = Duration::from_millis(150);
+    let driver = Arc::new(Driver::new(&request, None).unwrap());
+    let burst = run(&driver, 6, 2).await;
+    assert_eq!(burst.errors.get("timeout"), Some(&6));
+    assert_eq!(burst.responses(), 0);
+    assert_eq!(burst.sent, 6);
+    assert!(burst.first_error.unwrap().contains("150ms"));
+    // A connection whose request timed out is not reused.
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connections_are_connect_errors() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let driver = Arc::new(Driver::new(&spec(&format!("http://127.0.0.1:{port}/")), None).unwrap());
+    let burst = run(&driver, 5, 1).await;
+    assert_eq!(burst.errors.get("connect"), Some(&5));
+    assert!(
+        burst
+            .first_error
+            .unwrap()
+            .to_lowercase()
+            .contains("refused"),
+        "the cause is named"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_is_sent_as_specified() {
+    let server = serve(Mode::KeepAlive).await;
+    let url = format!(
+        "http://alice:p%40ss@127.0.0.1:{}/api/items?tenant=7&q=a%20b",
+        server.port
+    );
+    let mut request = spec(&url);
+    request.method = Method::POST;
+    request
+        .headers
+        .insert("x-tenant", HeaderValue::from_static("7"));
+    request.body = Some(bytes::Bytes::from_static(b"{\"n\":1}"));
+    let driver = Arc::new(Driver::new(&request, None).unwrap());
+    let burst = run(&driver, 3, 1).await;
+    assert_eq!(burst.status.get(&204), Some(&3));
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 3);
+    let first = &received[0];
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines[0], "POST /api/items?tenant=7&q=a%20b HTTP/1.1");
+    let has = |line: &str| lines.iter().any(|l| l.eq_ignore_ascii_case(line));
+    assert!(has(&format!("host: 127.0.0.1:{}", server.port)), "{first}");
+    assert!(has("x-tenant: 7"), "{first}");
+    assert!(has("content-length: 7"), "{first}");
+    // alice:p@ss, from the URL's user information.
+    assert!(has("authorization: Basic YWxpY2U6cEBzcw=="), "{first}");
+    assert!(first.ends_with("\r\n\r\n{\"n\":1}"), "{first}");
+    assert!(
+        received.iter().all(|r| r == first),
+        "every request is the same"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_ends_the_burst_early_and_says_so() {
+    let server = serve(Mode::Hang).await;
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let raise = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        raise.store(true, Ordering::Relaxed);
+    });
+    let started = std::time::Instant::now();
+    let burst = load::burst(&driver, 100, 4, &ProgressBar::hidden(), stop).await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(burst.interrupted);
+    assert_eq!(
+        burst.sent, 0,
+        "abandoned requests are neither responses nor errors"
+    );
+}
