@@ -3,7 +3,8 @@
 //!
 //! Prints requests per second, client CPU seconds per 1,000 requests, peak RSS of the
 //! pgcost process, and settle seconds, for N=10,000 at C=16 on a database endpoint, and
-//! peak RSS for N=1,000,000 on an endpoint without database work.
+//! peak RSS for N=1,000,000 on an endpoint without database work, and the settle time after
+//! a burst whose app connections are all gone (one connection per request).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -110,5 +111,14 @@ fn main() {
                 .unwrap()
         };
         print("/static (no database)", big, &static_run);
+        // Each request opens and closes its own connection: once the burst ends, the app
+        // has no connection left, and the settle wait should end within a second.
+        let fresh_run = {
+            let a = args(&db, app.url("/fresh"), 2_000, 8);
+            tokio::task::spawn_blocking(move || run_pgcost(&a))
+                .await
+                .unwrap()
+        };
+        print("/fresh (conn. per request)", 2_000, &fresh_run);
     });
 }

@@ -245,18 +245,38 @@ fn main() {
         }
         println!("N = {n}; wrk: {wrk_path:?}; oha: {oha_path:?}\n");
         print_header();
+        let mut static8 = Vec::new();
         for (endpoint, path) in [("static", "/static"), ("scan", "/scan")] {
             let url = app.url(path);
             for c in [1u32, 8, 64] {
                 let ours = pgcost(&db, &url, endpoint, n, c);
                 print_row(&ours);
+                let mut rows = vec![];
                 if let Some(w) = &wrk_path {
                     let seconds = ((n as f64 / ours.rps.max(1.0)).ceil() as u64).max(2);
-                    print_row(&wrk(w, &url, endpoint, c, seconds));
+                    rows.push(wrk(w, &url, endpoint, c, seconds));
                 }
                 if let Some(o) = &oha_path {
-                    print_row(&oha(o, &url, endpoint, n, c));
+                    rows.push(oha(o, &url, endpoint, n, c));
                 }
+                rows.iter().for_each(print_row);
+                if endpoint == "static" && c == 8 {
+                    static8.push(ours);
+                    static8.extend(rows);
+                }
+            }
+        }
+        // The targets, as ratios of this run: throughput and client CPU at c = 8, static.
+        let cpu = |r: &Row| r.usage.cpu_seconds / r.requests * 1e6;
+        if let Some((ours, others)) = static8.split_first() {
+            println!();
+            for other in others {
+                println!(
+                    "static c=8: pgcost/{}: req/s {:.2}x, cpu us/req {:.2}x",
+                    other.tool,
+                    ours.rps / other.rps,
+                    cpu(ours) / cpu(other)
+                );
             }
         }
 
@@ -278,6 +298,33 @@ fn main() {
         println!(
             "\nsnapshot with {entries} pg_stat_statements entries: median {:.1} ms, max {:.1} ms",
             times[2], times[4]
+        );
+
+        // After a window: naming the entries that changed (ten new statements here), the
+        // only read of query texts in admin mode.
+        let start = source.snapshot().await.unwrap();
+        let client = db.connect(support::DB).await;
+        for i in 0..10 {
+            let columns = vec!["1"; 101 + i].join(", ");
+            client
+                .simple_query(&format!("SELECT {columns}"))
+                .await
+                .unwrap();
+        }
+        let mut end = source.snapshot().await.unwrap();
+        let t0 = Instant::now();
+        source
+            .name_changed(&pgcost::snapshot::calls(&start.statements), &mut end)
+            .await
+            .unwrap();
+        let named = end
+            .statements
+            .values()
+            .filter(|s| !s.query.is_empty())
+            .count();
+        println!(
+            "naming the {named} changed entries after the window: {:.1} ms",
+            t0.elapsed().as_secs_f64() * 1000.0
         );
     });
 }

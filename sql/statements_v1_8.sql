@@ -1,6 +1,7 @@
 /* pgcost */
 -- pg_stat_statements 1.8 (PostgreSQL 13): `total_exec_time`, no `toplevel`.
+-- $2 (showtext): false skips the query texts, which are then NULL (see statement_texts.sql).
 SELECT userid::oid AS userid, queryid, NULL::bool AS toplevel, query, calls, rows,
        total_exec_time AS exec_time_ms, shared_blks_hit, shared_blks_read
-FROM pg_stat_statements
-WHERE dbid = $1 AND query NOT LIKE '/* pgcost */%'
+FROM pg_stat_statements($2)
+WHERE dbid = $1 AND (query IS NULL OR query NOT LIKE '/* pgcost */%')

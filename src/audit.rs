@@ -20,7 +20,7 @@ use crate::load::{self, LoadResult};
 use crate::progress::Progress;
 use crate::report::{Context, Pool, Report, Settle, Target};
 use crate::settle::{self, Outcome, Rules};
-use crate::snapshot::{Snapshot, TableStats};
+use crate::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::source::{Mode, StatsSource};
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
@@ -211,6 +211,8 @@ pub struct Meter {
     /// The server's start time when the open window began, to tell a restart from a
     /// dropped connection.
     window_started: Option<String>,
+    /// Each statement's calls when the open window began, to name the ones that changed.
+    window_calls: BTreeMap<StatementKey, i64>,
 }
 
 impl Meter {
@@ -225,6 +227,7 @@ impl Meter {
             rules,
             timeout: config.settle_timeout,
             window_started: None,
+            window_calls: BTreeMap::new(),
         })
     }
 
@@ -294,7 +297,10 @@ impl Meter {
                 .await?
         };
         let (end, own_footprint) = if closes {
-            let end = self.source.snapshot().await?;
+            let mut end = self.source.snapshot().await?;
+            self.source
+                .name_changed(&self.window_calls, &mut end)
+                .await?;
             (Some(end), self.source.own_footprint())
         } else {
             (None, None)
@@ -308,6 +314,7 @@ impl Meter {
                 .await?;
             let start = self.source.calibrated_before().await?;
             self.window_started = start.server_started.clone();
+            self.window_calls = snapshot::calls(&start.statements);
             (Some(waited), Some(start))
         } else {
             (None, None)

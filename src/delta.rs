@@ -241,7 +241,8 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             ));
             continue;
         }
-        if a.calls == calls0 {
+        // Unchanged, or pgcost's own statement (its SQL is marked so).
+        if a.calls == calls0 || a.query.starts_with(crate::pg::OWN_MARK) {
             continue;
         }
         statements.push(StatementDelta {
@@ -418,6 +419,19 @@ mod tests {
         assert_eq!(s1.exec_time_ms, 100.0);
         let s3 = d.statements.iter().find(|s| s.key.queryid == 3).unwrap();
         assert_eq!((s3.calls, s3.rows), (200, 0));
+    }
+
+    #[test]
+    fn pgcosts_own_statements_are_left_out() {
+        let before = Snapshot::default();
+        let mut after = before.clone();
+        after
+            .statements
+            .insert(key(1), stmt("/* pgcost */\nSELECT relname FROM t", 2, 9));
+        after.statements.insert(key(2), stmt("SELECT 2", 4, 4));
+        let d = delta(&before, &after);
+        assert_eq!(d.statements.len(), 1);
+        assert_eq!(d.statements[0].key, key(2));
     }
 
     #[test]

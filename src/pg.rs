@@ -9,6 +9,9 @@ use crate::conninfo::DbTarget;
 use crate::error::{Error, Result, describe_pg};
 use crate::snapshot::{DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats};
 
+/// The comment that opens every statement pgcost runs, to tell them from the app's.
+pub const OWN_MARK: &str = "/* pgcost */";
+
 const SQL_SERVER: &str = include_str!("../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../sql/extension.sql");
 const SQL_DATABASE_V14: &str = include_str!("../sql/database_v14.sql");
@@ -16,6 +19,7 @@ const SQL_DATABASE_V12: &str = include_str!("../sql/database_v12.sql");
 const SQL_STATEMENTS_V1_7: &str = include_str!("../sql/statements_v1_7.sql");
 const SQL_STATEMENTS_V1_8: &str = include_str!("../sql/statements_v1_8.sql");
 const SQL_STATEMENTS_V1_9: &str = include_str!("../sql/statements_v1_9.sql");
+const SQL_STATEMENT_TEXTS: &str = include_str!("../sql/statement_texts.sql");
 const SQL_STATEMENTS_INFO: &str = include_str!("../sql/statements_info.sql");
 const SQL_TABLES: &str = include_str!("../sql/tables.sql");
 const SQL_ACTIVITY: &str = include_str!("../sql/activity.sql");
@@ -221,9 +225,10 @@ pub async fn read_statements(
     client: &Client,
     layout: StatementsLayout,
     oid: u32,
+    with_texts: bool,
 ) -> Result<BTreeMap<StatementKey, StatementStats>> {
     let rows = client
-        .query(layout.sql(), &[&oid])
+        .query(layout.sql(), &[&oid, &with_texts])
         .await
         .map_err(|e| query_error("pg_stat_statements", e))?;
     let mut out: BTreeMap<StatementKey, StatementStats> = BTreeMap::new();
@@ -256,6 +261,25 @@ pub async fn read_statements(
         }
     }
     Ok(out)
+}
+
+/// The query texts of these entries of database `oid`, by (userid, queryid).
+pub async fn read_statement_texts(
+    client: &Client,
+    oid: u32,
+    queryids: &[i64],
+) -> Result<BTreeMap<(u32, i64), String>> {
+    let rows = client
+        .query(SQL_STATEMENT_TEXTS, &[&oid, &queryids])
+        .await
+        .map_err(|e| query_error("pg_stat_statements", e))?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            let text: Option<String> = row.get("query");
+            Some(((row.get("userid"), row.get("queryid")), text?))
+        })
+        .collect())
 }
 
 pub async fn read_statements_info(client: &Client) -> Result<StatementsInfo> {

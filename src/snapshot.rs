@@ -32,6 +32,8 @@ pub struct StatementKey {
 /// One `pg_stat_statements` entry's counters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatementStats {
+    /// Empty until named: snapshots read in admin mode skip the texts, and only the entries
+    /// that changed in the window are named afterwards (`changed_unnamed`).
     pub query: String,
     pub calls: i64,
     pub rows: i64,
@@ -74,4 +76,65 @@ pub struct Snapshot {
     pub tables: BTreeMap<String, TableStats>,
     /// `pg_postmaster_start_time()` as text: a change means the server restarted.
     pub server_started: Option<String>,
+}
+
+/// The query ids of the entries of `end` that changed since the window opened (their calls
+/// differ from `start_calls`, or they are new) and have no text yet. Hidden entries (query
+/// id 0, for lack of `pg_read_all_stats`) have no text to read.
+pub fn changed_unnamed(
+    start_calls: &BTreeMap<StatementKey, i64>,
+    end: &BTreeMap<StatementKey, StatementStats>,
+) -> Vec<StatementKey> {
+    end.iter()
+        .filter(|(key, stats)| {
+            key.queryid != 0 && stats.query.is_empty() && start_calls.get(key) != Some(&stats.calls)
+        })
+        .map(|(key, _)| key.clone())
+        .collect()
+}
+
+/// Each entry's calls, to tell later which entries changed.
+pub fn calls(statements: &BTreeMap<StatementKey, StatementStats>) -> BTreeMap<StatementKey, i64> {
+    statements
+        .iter()
+        .map(|(key, stats)| (key.clone(), stats.calls))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(query: &str, calls: i64) -> StatementStats {
+        StatementStats {
+            query: query.into(),
+            calls,
+            rows: 0,
+            exec_time_ms: 0.0,
+            shared_blks_hit: 0,
+            shared_blks_read: 0,
+        }
+    }
+
+    fn key(queryid: i64) -> StatementKey {
+        StatementKey {
+            userid: 10,
+            queryid,
+            toplevel: Some(true),
+        }
+    }
+
+    #[test]
+    fn only_changed_or_new_entries_without_text_are_named() {
+        let start: BTreeMap<_, _> = [(key(1), entry("", 5)), (key(2), entry("", 7))].into();
+        let end: BTreeMap<_, _> = [
+            (key(1), entry("", 5)),         // unchanged
+            (key(2), entry("", 9)),         // changed
+            (key(3), entry("", 1)),         // new
+            (key(4), entry("SELECT 1", 2)), // new, already named
+            (key(0), entry("", 40)),        // hidden
+        ]
+        .into();
+        assert_eq!(changed_unnamed(&calls(&start), &end), vec![key(2), key(3)]);
+    }
 }

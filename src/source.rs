@@ -15,7 +15,7 @@ use crate::delta::DatabaseDelta;
 use crate::error::{Error, Result};
 use crate::pg::{self, Backend, ServerInfo, StatementsLayout};
 use crate::settle::Probe;
-use crate::snapshot::{DatabaseStats, Snapshot, TableStats};
+use crate::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 
 /// Where the statistics are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +55,8 @@ pub struct StatsSource {
     pub footprint: Option<Footprint>,
     pub warnings: Vec<String>,
     admin_db: String,
+    /// Query texts read so far, by (userid, queryid).
+    texts: BTreeMap<(u32, i64), String>,
 }
 
 fn statements_setup_hint(server: &ServerInfo) -> String {
@@ -178,6 +180,7 @@ impl StatsSource {
             footprint: None,
             warnings,
             admin_db: admin_db.to_string(),
+            texts: BTreeMap::new(),
         })
     }
 
@@ -204,7 +207,12 @@ impl StatsSource {
         let database = pg::read_database(&self.reader, &self.server, self.oid).await?;
         let (statements, statements_info) = match self.layout {
             Some(layout) => {
-                let statements = pg::read_statements(&self.reader, layout, self.oid).await?;
+                // Texts cost most of the read (they live in a file, and can be kilobytes
+                // each); admin mode names only the entries that changed, afterwards. Target
+                // mode keeps one read per snapshot, the operation its footprint calibrates.
+                let with_texts = self.mode == Mode::Target;
+                let statements =
+                    pg::read_statements(&self.reader, layout, self.oid, with_texts).await?;
                 let info = if layout.has_info() {
                     Some(pg::read_statements_info(&self.reader).await?)
                 } else {
@@ -222,6 +230,40 @@ impl StatsSource {
             tables: BTreeMap::new(),
             server_started,
         })
+    }
+
+    /// Fills in the texts of the entries of `end` that changed since the window opened
+    /// (`start_calls`), in one read of those entries. Texts are kept for the rest of the run.
+    /// Admin mode only: target-mode snapshots read the texts themselves.
+    pub async fn name_changed(
+        &mut self,
+        start_calls: &BTreeMap<StatementKey, i64>,
+        end: &mut Snapshot,
+    ) -> Result<()> {
+        if self.mode == Mode::Target {
+            return Ok(());
+        }
+        let changed = snapshot::changed_unnamed(start_calls, &end.statements);
+        let mut missing: Vec<i64> = changed
+            .iter()
+            .filter(|k| !self.texts.contains_key(&(k.userid, k.queryid)))
+            .map(|k| k.queryid)
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let texts = pg::read_statement_texts(&self.reader, self.oid, &missing).await?;
+            self.texts.extend(texts);
+        }
+        for key in changed {
+            if let (Some(stats), Some(text)) = (
+                end.statements.get_mut(&key),
+                self.texts.get(&(key.userid, key.queryid)),
+            ) {
+                stats.query = text.clone();
+            }
+        }
+        Ok(())
     }
 
     /// Measures the tool's own footprint on the target (target mode only), and returns the
