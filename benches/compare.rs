@@ -245,7 +245,6 @@ fn main() {
         }
         println!("N = {n}; wrk: {wrk_path:?}; oha: {oha_path:?}\n");
         print_header();
-        let mut static8 = Vec::new();
         for (endpoint, path) in [("static", "/static"), ("scan", "/scan")] {
             let url = app.url(path);
             for c in [1u32, 8, 64] {
@@ -260,22 +259,51 @@ fn main() {
                     rows.push(oha(o, &url, endpoint, n, c));
                 }
                 rows.iter().for_each(print_row);
-                if endpoint == "static" && c == 8 {
-                    static8.push(ours);
-                    static8.extend(rows);
-                }
             }
         }
-        // The targets, as ratios of this run: throughput and client CPU at c = 8, static.
+        // The targets, as ratios: throughput and client CPU at c = 8 on the static endpoint.
+        // One run each is noisy on a shared 2-core machine, so the three tools take turns
+        // for several rounds, and the medians are compared.
+        let rounds: usize = std::env::var("PGCOST_BENCH_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(5);
+        let url = app.url("/static");
+        let mut runs: Vec<(&str, Vec<Row>)> =
+            vec![("pgcost", vec![]), ("wrk", vec![]), ("oha", vec![])];
+        for _ in 0..rounds {
+            let ours = pgcost(&db, &url, "static", n, 8);
+            let seconds = ((n as f64 / ours.rps.max(1.0)).ceil() as u64).max(2);
+            runs[0].1.push(ours);
+            if let Some(w) = &wrk_path {
+                runs[1].1.push(wrk(w, &url, "static", 8, seconds));
+            }
+            if let Some(o) = &oha_path {
+                runs[2].1.push(oha(o, &url, "static", n, 8));
+            }
+        }
+        let median = |rows: &[Row], f: &dyn Fn(&Row) -> f64| {
+            let mut v: Vec<f64> = rows.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
         let cpu = |r: &Row| r.usage.cpu_seconds / r.requests * 1e6;
-        if let Some((ours, others)) = static8.split_first() {
-            println!();
-            for other in others {
+        println!("\nstatic, c = 8, median of {rounds} interleaved rounds:");
+        let mut medians = Vec::new();
+        for (tool, rows) in &runs {
+            if rows.is_empty() {
+                continue;
+            }
+            let (rps, us) = (median(rows, &|r| r.rps), median(rows, &cpu));
+            println!("{tool:<7} req/s {rps:>8.0}   cpu us/req {us:>6.1}");
+            medians.push((*tool, rps, us));
+        }
+        if let Some(((_, rps, us), others)) = medians.split_first() {
+            for (tool, other_rps, other_us) in others {
                 println!(
-                    "static c=8: pgcost/{}: req/s {:.2}x, cpu us/req {:.2}x",
-                    other.tool,
-                    ours.rps / other.rps,
-                    cpu(ours) / cpu(other)
+                    "pgcost/{tool}: req/s {:.2}x, cpu us/req {:.2}x",
+                    rps / other_rps,
+                    us / other_us
                 );
             }
         }

@@ -3,8 +3,8 @@
 //! transport errors per kind.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -69,12 +69,17 @@ async fn work(
     next: &AtomicU64,
     total: u64,
     bar: &ProgressBar,
-    tally: &mut WorkerTally,
+    tally: &Mutex<WorkerTally>,
 ) {
     let mut link = None;
     while next.fetch_add(1, Ordering::Relaxed) < total {
         let t0 = Instant::now();
-        let failure = match tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await {
+        let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await;
+        // Uncontended: only a stop's reader takes this lock from another task.
+        let mut tally = tally
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let failure = match outcome {
             Ok(Ok(code)) => {
                 let us = t0.elapsed().as_micros().max(1) as u64;
                 tally.latency_us.saturating_record(us);
@@ -111,36 +116,33 @@ pub async fn burst(
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let workers = concurrency.max(1).min(total.max(1) as u32);
-    // One watcher turns the stop flag into a signal every worker awaits.
-    let (raise, stopped) = tokio::sync::watch::channel(false);
-    let watcher = tokio::spawn(async move {
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = raise.send(true);
-    });
     let mut tasks = tokio::task::JoinSet::new();
+    let mut tallies = Vec::new();
+    let mut handles = Vec::new();
     for _ in 0..workers {
         let driver = driver.clone();
         let next = next.clone();
         let bar = bar.clone();
-        let mut stopped = stopped.clone();
-        tasks.spawn(async move {
-            let mut tally = WorkerTally {
-                latency_us: new_histogram(),
-                status: BTreeMap::new(),
-                errors: BTreeMap::new(),
-                first_error: None,
-            };
-            // A stop abandons the request in flight: it is counted neither as a response
-            // nor as an error, and the burst is reported as interrupted.
-            tokio::select! {
-                _ = work(&driver, &next, total, &bar, &mut tally) => {}
-                _ = stopped.wait_for(|raised| *raised) => {}
-            }
-            tally
-        });
+        let tally = Arc::new(Mutex::new(WorkerTally {
+            latency_us: new_histogram(),
+            status: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            first_error: None,
+        }));
+        tallies.push(tally.clone());
+        handles.push(tasks.spawn(async move { work(&driver, &next, total, &bar, &tally).await }));
     }
+    // A stop aborts the workers: the request in flight is abandoned, counted neither as a
+    // response nor as an error, and the burst is reported as interrupted. (Aborting, rather
+    // than a stop future in every worker, keeps the per-request path free of shared locks.)
+    let watcher = tokio::spawn(async move {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        handles.iter().for_each(tokio::task::AbortHandle::abort);
+    });
+    while tasks.join_next().await.is_some() {}
+    watcher.abort();
     let mut result = LoadResult {
         sent: 0,
         concurrency: workers,
@@ -151,23 +153,24 @@ pub async fn burst(
         first_error: None,
         interrupted: false,
     };
-    while let Some(joined) = tasks.join_next().await {
-        let Ok(tally) = joined else { continue };
+    for tally in tallies {
+        let tally = tally
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         result
             .latency_us
             .add(&tally.latency_us)
             .expect("same histogram bounds");
-        for (code, n) in tally.status {
-            *result.status.entry(code).or_default() += n;
+        for (code, n) in &tally.status {
+            *result.status.entry(*code).or_default() += n;
         }
-        for (kind, n) in tally.errors {
-            *result.errors.entry(kind).or_default() += n;
+        for (kind, n) in &tally.errors {
+            *result.errors.entry(kind.clone()).or_default() += n;
         }
         if result.first_error.is_none() {
-            result.first_error = tally.first_error;
+            result.first_error = tally.first_error.clone();
         }
     }
-    watcher.abort();
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < total;
