@@ -1,6 +1,8 @@
 //! Load-driver benchmark (issue: the driver must never be the bottleneck): pgcost against
-//! wrk and oha, side by side in one run, on the same loopback server. Also times one
-//! statistics snapshot with 5,000 pg_stat_statements entries present.
+//! wrk and oha, side by side in one run, on the same loopback server; the targets (c = 8,
+//! static) as medians of interleaved rounds. Also times one statistics snapshot with 5,000
+//! pg_stat_statements entries present, and the naming of the changed entries afterwards.
+//! `PGCOST_BENCH_SERVE=1` only starts the server and prints its URLs, for profiling by hand.
 //!
 //! Run with `bench/run.sh` (it installs wrk and builds oha into a cache outside the repo).
 //! Tools are found on PATH, or through WRK and OHA. N defaults to 50,000
