@@ -236,7 +236,7 @@ fn main() {
         let db = TestDb::start().await;
         let app = Fixture::start(&db.url(), 64).await;
         if std::env::var_os("PGCOST_BENCH_SERVE").is_some() {
-            // For profiling one tool by hand (bench/profile.sh): keep the server up.
+            // For profiling one tool by hand (README, "Why the burst drives hyper").
             println!(
                 "db {}\nstatic {}\nscan {}",
                 db.url(),

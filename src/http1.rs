@@ -15,7 +15,7 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{Connection, SendRequest};
-use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
+use hyper::header::{ACCEPT, AUTHORIZATION, HOST, HeaderValue};
 use hyper::{Request, Uri};
 use hyper_util::rt::TokioIo;
 use percent_encoding::percent_decode_str;
@@ -145,10 +145,13 @@ impl Link {
             conn,
             ended,
         } = self;
-        matches!(
+        let ready = matches!(
             Link::drive(conn, ended, poll_fn(|cx| sender.poll_ready(cx))).await,
             Ok(Ok(()))
-        )
+        );
+        // An ended connection can still look ready: hyper keeps its request queue open
+        // after a clean end of file on an idle connection.
+        ready && !*ended
     }
 }
 
@@ -196,6 +199,10 @@ impl Driver {
                 .map_err(|e| format!("{authority:?} is not a Host header: {e}"))?;
             headers.insert(HOST, value);
         }
+        // As reqwest did before the burst moved to hyper.
+        if !headers.contains_key(ACCEPT) {
+            headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        }
         // As browsers and reqwest do: credentials in the URL become Basic authorization.
         if !url.username().is_empty() && !headers.contains_key(AUTHORIZATION) {
             let decode = |t: &str| percent_decode_str(t).decode_utf8_lossy().into_owned();
@@ -222,7 +229,8 @@ impl Driver {
         })
     }
 
-    async fn connect(&self) -> Result<Link, Failure> {
+    /// Opens a connection ready for its first request.
+    pub async fn connect(&self) -> Result<Link, Failure> {
         let connect = |e: &dyn std::error::Error| Failure::new("connect", e);
         let tcp = TcpStream::connect((self.host.as_str(), self.port))
             .await

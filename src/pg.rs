@@ -12,6 +12,11 @@ use crate::snapshot::{DatabaseStats, StatementKey, StatementStats, StatementsInf
 /// The comment that opens every statement pgcost runs, to tell them from the app's.
 pub const OWN_MARK: &str = "/* pgcost */";
 
+/// What pg_stat_statements shows for another role's statement without pg_read_all_stats.
+pub const HIDDEN_TEXT: &str = "<insufficient privilege>";
+/// The text of a changed entry whose text could not be read after the window.
+pub const UNAVAILABLE_TEXT: &str = "<text unavailable>";
+
 const SQL_SERVER: &str = include_str!("../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../sql/extension.sql");
 const SQL_DATABASE_V14: &str = include_str!("../sql/database_v14.sql");
@@ -240,7 +245,15 @@ pub async fn read_statements(
             toplevel: row.get("toplevel"),
         };
         let stats = StatementStats {
-            query: row.get::<_, Option<String>>("query").unwrap_or_default(),
+            // Without texts (admin mode) the text is read later, for changed entries only;
+            // hidden entries have none to read.
+            query: row.get::<_, Option<String>>("query").unwrap_or_else(|| {
+                if queryid.is_none() {
+                    HIDDEN_TEXT.to_string()
+                } else {
+                    String::new()
+                }
+            }),
             calls: row.get("calls"),
             rows: row.get("rows"),
             exec_time_ms: row.get("exec_time_ms"),

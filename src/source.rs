@@ -255,13 +255,25 @@ impl StatsSource {
             let texts = pg::read_statement_texts(&self.reader, self.oid, &missing).await?;
             self.texts.extend(texts);
         }
+        let mut unavailable = 0;
         for key in changed {
-            if let (Some(stats), Some(text)) = (
-                end.statements.get_mut(&key),
-                self.texts.get(&(key.userid, key.queryid)),
-            ) {
-                stats.query = text.clone();
+            if let Some(stats) = end.statements.get_mut(&key) {
+                stats.query = match self.texts.get(&(key.userid, key.queryid)) {
+                    Some(text) => text.clone(),
+                    None => {
+                        unavailable += 1;
+                        pg::UNAVAILABLE_TEXT.to_string()
+                    }
+                };
             }
+        }
+        if unavailable > 0 {
+            self.warnings.push(format!(
+                "{unavailable} pg_stat_statements entries changed in the window, but their \
+                 texts could not be read after it (evicted or reset meanwhile): they are shown \
+                 as {}",
+                pg::UNAVAILABLE_TEXT
+            ));
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The load driver against a hand-written loopback HTTP/1.1 server that counts its
-//! connections and records what it was sent: keep-alive, connection reuse across bursts,
-//! servers that close, exact counts, timeouts, and the bytes of the request itself.
+//! connections and records what it was sent: keep-alive, servers that close connections
+//! (with or without saying so), exact counts, timeouts, and the bytes of the request.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,8 @@ enum Mode {
     KeepAlive,
     /// 200 with `Connection: close`, then closes.
     CloseEach,
+    /// 204 without saying anything, then closes (a server whose keep-alive ran out).
+    CloseSilently,
     /// Reads requests but never answers.
     Hang,
 }
@@ -87,12 +89,14 @@ async fn serve(mode: Mode) -> Server {
                             Mode::CloseEach => {
                                 b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
                             }
+                            Mode::CloseSilently => b"HTTP/1.1 204 No Content\r\n\r\n",
                             Mode::Hang => continue,
                         };
                         if socket.write_all(reply).await.is_err() {
                             return;
                         }
-                        if mode == Mode::CloseEach {
+                        if mode != Mode::KeepAlive {
+                            let _ = socket.shutdown().await;
                             return;
                         }
                     }
@@ -157,6 +161,18 @@ async fn connections_closed_by_the_server_are_replaced_without_errors() {
     );
     assert_eq!(burst.error_count(), 0);
     assert_eq!(server.accepted.load(Ordering::SeqCst), 300);
+
+    // A server that closes after a response without saying so. When its end of file
+    // arrives before the next request goes out, the connection is replaced silently; when
+    // the request wins the race, that request fails, as it would for any client. Every
+    // request is accounted for either way, and nothing hangs.
+    let server = serve(Mode::CloseSilently).await;
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
+    let burst = run(&driver, 200, 2).await;
+    let ok = burst.status.get(&204).copied().unwrap_or(0);
+    assert_eq!(ok + burst.errors.get("request").copied().unwrap_or(0), 200);
+    assert!(ok >= 180, "{ok} of 200: {:?}", burst.first_error);
 
     // Connections the server dropped between bursts cost the next burst nothing.
     let server = serve(Mode::KeepAlive).await;
@@ -237,6 +253,67 @@ async fn the_request_is_sent_as_specified() {
         received.iter().all(|r| r == first),
         "every request is the same"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_targets_and_headers_set_by_the_user() {
+    let Ok(listener) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    };
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    // The hand-written server listens on IPv4; a tiny one on [::1] records the head.
+    let listener = TcpListener::bind(("::1", port)).await.unwrap();
+    let head = Arc::new(Mutex::new(String::new()));
+    let seen = head.clone();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buffer = vec![0u8; 4096];
+        let n = socket.read(&mut buffer).await.unwrap();
+        *seen.lock().unwrap() = String::from_utf8_lossy(&buffer[..n]).to_string();
+        socket
+            .write_all(b"HTTP/1.1 204 No Content\r\n\r\n")
+            .await
+            .unwrap();
+    });
+    let driver = Arc::new(Driver::new(&spec(&format!("http://[::1]:{port}/v6")), None).unwrap());
+    let burst = run(&driver, 1, 1).await;
+    assert_eq!(burst.status.get(&204), Some(&1), "{:?}", burst.first_error);
+    let head = head.lock().unwrap().to_ascii_lowercase();
+    assert!(head.starts_with("get /v6 http/1.1\r\n"), "{head}");
+    assert!(head.contains(&format!("host: [::1]:{port}\r\n")), "{head}");
+    assert!(head.contains("accept: */*\r\n"), "{head}");
+
+    // Host and Accept given with -H win over the ones built from the URL.
+    let server = serve(Mode::KeepAlive).await;
+    let mut request = spec(&format!("http://127.0.0.1:{}/", server.port));
+    request
+        .headers
+        .insert("host", HeaderValue::from_static("api.example.test"));
+    request
+        .headers
+        .insert("accept", HeaderValue::from_static("application/json"));
+    let driver = Arc::new(Driver::new(&request, None).unwrap());
+    assert_eq!(run(&driver, 1, 1).await.status.get(&204), Some(&1));
+    let received = server.requests.lock().unwrap()[0].to_ascii_lowercase();
+    assert!(
+        received.contains("\r\nhost: api.example.test\r\n"),
+        "{received}"
+    );
+    assert!(
+        received.contains("\r\naccept: application/json\r\n"),
+        "{received}"
+    );
+    assert_eq!(received.matches("host:").count(), 1, "{received}");
+}
+
+#[test]
+fn an_https_url_needs_tls_settings() {
+    let err = Driver::new(&spec("https://127.0.0.1:1/"), None)
+        .err()
+        .unwrap();
+    assert!(err.contains("TLS"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -116,7 +116,6 @@ pub fn parse_pointer(text: &str) -> Result<String> {
     }
 }
 
-/// Posts the login and returns the session, or an error quoting the redacted response.
 /// The HTTP client of the login request: redirects not followed, the target's TLS settings.
 pub fn client(insecure: bool, ca_pem: Option<&[u8]>) -> reqwest::Result<Client> {
     let mut builder = Client::builder();
@@ -136,6 +135,7 @@ pub fn describe_reqwest(err: reqwest::Error) -> String {
     crate::error::chain(&err.without_url())
 }
 
+/// Posts the login and returns the session, or an error quoting the redacted response.
 pub async fn login(client: &Client, spec: &LoginSpec, redactor: &Redactor) -> Result<Session> {
     let shown = redact::url(&spec.url);
     let response = client
