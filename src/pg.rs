@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
 use crate::conninfo::DbTarget;
@@ -95,7 +96,13 @@ pub fn query_error(what: &str, e: tokio_postgres::Error) -> Error {
     let (message, hint) = describe_pg(&e);
     let mut err = Error::database(format!("reading {what} failed: {message}"));
     err.hint = hint;
-    if e.is_closed() {
+    // A server shutting down either closes the connection or first sends this backend a
+    // FATAL 57P01/57P02 (the race decides which): both are a lost connection.
+    let shutdown = matches!(
+        e.code(),
+        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN
+    );
+    if e.is_closed() || shutdown {
         err.kind = crate::error::Kind::ConnectionLost;
         err.message = format!("lost the database connection while reading {what}: {message}");
         err.hint =
