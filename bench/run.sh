@@ -8,7 +8,7 @@ if ! command -v wrk >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
 fi
 if [ ! -x "$CACHE/oha/bin/oha" ]; then
-    cargo install oha --locked --root "$CACHE/oha"
+    cargo install oha --version 1.16.0 --locked --root "$CACHE/oha"
 fi
 export OHA="$CACHE/oha/bin/oha"
 cargo bench --bench compare

@@ -138,8 +138,9 @@ pub async fn burst(
         handles.push(tasks.spawn(async move { work(&driver, &next, total, &bar, &tally).await }));
     }
     // A stop aborts the workers: the request in flight is abandoned, counted neither as a
-    // response nor as an error, and the burst is reported as interrupted. (Aborting, rather
-    // than a stop future in every worker, keeps the per-request path free of shared locks.)
+    // response nor as an error, and the burst is reported as interrupted. (A stop future in
+    // every worker would take the stop signal's lock, shared by all workers, on every wake;
+    // the tally's lock is one worker's own, uncontended until the burst is over.)
     let watcher = tokio::spawn(async move {
         while !stop.load(Ordering::Relaxed) {
             tokio::time::sleep(Duration::from_millis(50)).await;

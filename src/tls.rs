@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use percent_encoding::percent_decode_str;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -81,7 +82,7 @@ pub fn split_tls_options(text: &str) -> (String, Option<String>, Option<String>)
                     .split('&')
                     .filter(|pair| {
                         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                        !take(k, &percent_decode(v))
+                        !take(k, &percent_decode_str(v).decode_utf8_lossy())
                     })
                     .collect();
                 if kept.is_empty() {
@@ -133,26 +134,6 @@ fn kv_tokens(text: &str) -> Vec<String> {
         tokens.push(current);
     }
     tokens
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn provider() -> Arc<CryptoProvider> {

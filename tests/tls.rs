@@ -256,13 +256,13 @@ async fn https_targets_with_cacert_or_insecure() {
     let url = format!("https://localhost:{port}/static");
     let ca = certs.path().join("ca.crt");
     let run = |extra: Vec<String>| {
-        let mut cmd = assert_cmd::Command::cargo_bin("pgcost").unwrap();
+        let mut cmd = support::pgcost();
         cmd.args([
             "audit", "-n", "20", "-c", "2", "--warmup", "2", "--format", "json", "--url", &url,
         ])
         .args(["--db", &db.url()])
         .args(extra);
-        std::thread::spawn(move || cmd.assert()).join().unwrap()
+        support::run_blocking(cmd)
     };
 
     // An unknown CA is refused before anything is measured.
