@@ -312,8 +312,8 @@ fn main() {
 
         // One snapshot's cost with 5,000 statements present (pg_stat_statements.max).
         fill_statements(&db, 5_000).await;
-        let target = pgcost::conninfo::resolve(Some(&db.url()), &|_: &str| None).unwrap();
-        let mut source = pgcost::source::StatsSource::open(&target, "postgres")
+        let target = pgcost::postgres::conninfo::resolve(Some(&db.url()), &|_: &str| None).unwrap();
+        let mut source = pgcost::postgres::stats_connection::StatsSource::open(&target, "postgres")
             .await
             .unwrap();
         let mut times = Vec::new();
@@ -344,7 +344,7 @@ fn main() {
         let mut end = source.snapshot().await.unwrap();
         let t0 = Instant::now();
         source
-            .name_changed(&pgcost::snapshot::calls(&start.statements), &mut end)
+            .name_changed(&pgcost::cost::snapshot::calls(&start.statements), &mut end)
             .await
             .unwrap();
         let named = end

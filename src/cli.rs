@@ -4,9 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::check::render::CheckFormat;
-use crate::render::Format;
-
 const EXIT_CODES: &str = "\
 Exit codes:
   0    the report is valid (and, for check, within budget)
@@ -302,4 +299,28 @@ pub struct AuthArgs {
     /// authentication costs: the difference between the two runs.
     #[arg(long)]
     pub compare_unauthenticated: bool,
+}
+
+/// Output formats of `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned tables for a terminal, readable at 100 columns.
+    Table,
+    /// One JSON document (see docs/json.md).
+    Json,
+    /// GitHub-flavoured Markdown, for a pull-request comment.
+    Markdown,
+}
+
+/// Output formats of `pgcost check --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// One row per endpoint, then what failed, for a terminal.
+    Table,
+    /// A compact GitHub-flavoured table for a pull-request comment; failures first.
+    Markdown,
+    /// One document with every endpoint's report (see docs/json.md).
+    Json,
+    /// JUnit XML: each endpoint a testcase, each breach a failure.
+    Junit,
 }

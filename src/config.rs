@@ -4,16 +4,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, Url};
+use reqwest::header::HeaderMap;
 
 use crate::auth::{self, AuthConfig, Prompt, Redactor};
 use crate::cli::AuditArgs;
-use crate::conninfo::{self, DbTarget, EnvLookup};
+use crate::cli::Format;
+use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
-use crate::findings::Thresholds;
-use crate::load::RequestSpec;
-use crate::render::Format;
+use crate::http::request::RequestSpec;
+use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
+use crate::values::{
+    check_counts, parse_allowed_statuses, parse_duration, parse_header, parse_method,
+    parse_thresholds, parse_url,
+};
 
 /// Everything `audit::run` needs, already checked.
 #[derive(Debug, Clone)]
@@ -35,154 +38,6 @@ pub struct AuditConfig {
     pub findings: Option<Thresholds>,
     /// Credentials, accepted statuses and the secrets to keep out of the output.
     pub auth: AuthConfig,
-}
-
-/// Checks `--allow-status` codes; allowing 401 or 403 earns a warning.
-pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> {
-    let mut allowed = Vec::new();
-    let mut warnings = Vec::new();
-    for &code in codes {
-        if !(100..=599).contains(&code) {
-            return Err(
-                Error::usage(format!("--allow-status {code} is not an HTTP status code"))
-                    .with_hint("status codes run from 100 to 599, e.g. --allow-status 404"),
-            );
-        }
-        if allowed.contains(&code) {
-            continue;
-        }
-        allowed.push(code);
-        if matches!(code, 401 | 403) {
-            warnings.push(format!(
-                "--allow-status {code}: rejected requests do not make this report invalid, so \
-                 its numbers may measure the rejection path rather than the endpoint"
-            ));
-        }
-    }
-    allowed.sort_unstable();
-    Ok((allowed, warnings))
-}
-
-/// Applies `NAME=VALUE` overrides to the default finding thresholds.
-pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
-    let mut value = serde_json::to_value(Thresholds::default()).expect("thresholds serialize");
-    let map = value.as_object_mut().expect("thresholds are a struct");
-    for text in overrides {
-        let (name, number) = text.split_once('=').ok_or_else(|| {
-            Error::usage(format!("--threshold {text:?} is not NAME=VALUE"))
-                .with_hint("e.g. --threshold collection_min_rows_per_call=20")
-        })?;
-        let name = name.trim();
-        let Some(slot) = map.get_mut(name) else {
-            let names: Vec<&str> = map.keys().map(String::as_str).collect();
-            return Err(Error::usage(format!("--threshold: unknown name {name:?}"))
-                .with_hint(format!("known names: {}", names.join(", "))));
-        };
-        let parsed: f64 = number
-            .trim()
-            .parse()
-            .map_err(|_| Error::usage(format!("--threshold {name}: {number:?} is not a number")))?;
-        *slot = if slot.is_i64() || slot.is_u64() {
-            serde_json::Value::from(parsed.round() as i64)
-        } else {
-            serde_json::Value::from(parsed)
-        };
-    }
-    serde_json::from_value(value).map_err(|e| Error::usage(format!("--threshold: {e}")))
-}
-
-/// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
-pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
-    let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>() {
-        return Duration::try_from_secs_f64(seconds).map_err(|_| {
-            Error::usage(format!("{flag} is not a usable duration: {text:?}"))
-                .with_hint("give a non-negative number of seconds, or 500ms, 10s, 2m")
-        });
-    }
-    humantime::parse_duration(text).map_err(|e| {
-        Error::usage(format!("{flag} is not a duration: {text:?} ({e})"))
-            .with_hint("write it like 500ms, 10s or 2m")
-    })
-}
-
-/// Parses one `Name: value` header.
-pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue)> {
-    let (name, value) = text.split_once(':').ok_or_else(|| {
-        Error::usage(format!("header {:?} has no colon", redact_header(text)))
-            .with_hint("write headers as -H 'Name: value'")
-    })?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes())
-        .map_err(|_| Error::usage(format!("header name {:?} is not valid", name.trim())))?;
-    let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
-        Error::usage(format!(
-            "the value of header {name} has characters HTTP does not allow"
-        ))
-    })?;
-    if is_secret_header(&name) {
-        value.set_sensitive(true);
-    }
-    Ok((name, value))
-}
-
-/// Headers whose values are credentials and never printed.
-pub fn is_secret_header(name: &HeaderName) -> bool {
-    let n = name.as_str();
-    matches!(
-        n,
-        "authorization" | "cookie" | "set-cookie" | "proxy-authorization"
-    ) || n.contains("token")
-        || n.contains("api-key")
-        || n.contains("apikey")
-        || n.contains("secret")
-}
-
-/// A header for an error message: the name only, when it might carry a secret.
-fn redact_header(text: &str) -> String {
-    match text.split_once([':', ' ']) {
-        Some((name, _)) => format!("{name}: <redacted>"),
-        None if text.len() > 40 => "<redacted>".into(),
-        None => text.to_string(),
-    }
-}
-
-/// Checks the target URL: absolute, http or https.
-pub fn parse_url(text: &str) -> Result<Url> {
-    let url = Url::parse(text).map_err(|e| {
-        Error::usage(format!("--url {text:?} is not a valid URL ({e})"))
-            .with_hint("write it like http://127.0.0.1:3000/api/v1/projects")
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(Error::usage(format!(
-            "--url must be http or https, not {}",
-            url.scheme()
-        )));
-    }
-    Ok(url)
-}
-
-pub fn parse_method(text: &str) -> Result<Method> {
-    Method::from_bytes(text.to_ascii_uppercase().as_bytes())
-        .map_err(|_| Error::usage(format!("-X {text:?} is not an HTTP method")))
-}
-
-/// Checks the request count and concurrency together.
-pub fn check_counts(requests: u64, concurrency: u32) -> Result<()> {
-    if requests == 0 {
-        return Err(Error::usage(
-            "--requests must be at least 1: every figure is divided by it",
-        ));
-    }
-    if concurrency == 0 {
-        return Err(Error::usage("--concurrency must be at least 1"));
-    }
-    if u64::from(concurrency) > requests {
-        return Err(Error::usage(format!(
-            "--concurrency {concurrency} is greater than --requests {requests}"
-        ))
-        .with_hint("lower -c or raise -n, so that every worker sends at least one request"));
-    }
-    Ok(())
 }
 
 impl AuditConfig {
@@ -321,80 +176,6 @@ impl AuditConfig {
 mod tests {
     use super::*;
 
-    #[test]
-    fn durations() {
-        assert_eq!(
-            parse_duration("--t", "10s").unwrap(),
-            Duration::from_secs(10)
-        );
-        assert_eq!(
-            parse_duration("--t", "250ms").unwrap(),
-            Duration::from_millis(250)
-        );
-        assert_eq!(parse_duration("--t", "2").unwrap(), Duration::from_secs(2));
-        assert!(parse_duration("--t", "soon").is_err());
-        assert!(parse_duration("--t", "-1").is_err());
-    }
-
-    #[test]
-    fn headers() {
-        let (n, v) = parse_header("X-Api-Key:  abc ").unwrap();
-        assert_eq!(n.as_str(), "x-api-key");
-        assert_eq!(v.to_str().unwrap(), "abc");
-        assert!(v.is_sensitive());
-        let err = parse_header("Authorization Bearer xyz").unwrap_err();
-        assert!(err.message.contains("no colon"));
-        assert!(!err.message.contains("xyz"));
-        assert!(parse_header("Bad Name: v").is_err());
-        assert!(parse_header("X-A: line\nbreak").is_err());
-    }
-
-    #[test]
-    fn counts() {
-        assert!(
-            check_counts(0, 1)
-                .unwrap_err()
-                .message
-                .contains("at least 1")
-        );
-        assert!(
-            check_counts(4, 8)
-                .unwrap_err()
-                .message
-                .contains("greater than")
-        );
-        assert!(check_counts(8, 8).is_ok());
-    }
-
-    #[test]
-    fn threshold_overrides() {
-        let t = parse_thresholds(&[
-            "collection_min_rows_per_call=20".into(),
-            "seq_scan_min_pages=2".into(),
-        ])
-        .unwrap();
-        assert_eq!(t.collection_min_rows_per_call, 20.0);
-        assert_eq!(t.seq_scan_min_pages, 2);
-        assert!(
-            parse_thresholds(&["nope=1".into()])
-                .unwrap_err()
-                .message
-                .contains("unknown name")
-        );
-        assert!(parse_thresholds(&["collection_min_rows_per_call".into()]).is_err());
-        assert!(parse_thresholds(&["seq_scan_min_pages=x".into()]).is_err());
-    }
-
-    #[test]
-    fn allowed_statuses() {
-        let (allowed, warnings) = parse_allowed_statuses(&[404, 401, 404]).unwrap();
-        assert_eq!(allowed, vec![401, 404]);
-        assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].starts_with("--allow-status 401: rejected requests"));
-        assert!(parse_allowed_statuses(&[99]).is_err());
-        assert!(parse_allowed_statuses(&[600]).is_err());
-    }
-
     fn config(extra: &[&str], env: &[(&str, &str)]) -> Result<AuditConfig> {
         let mut argv = vec!["pgcost", "audit", "--url", "http://127.0.0.1:1/x"];
         argv.extend(["--db", "postgres://app:db-pw-123456@127.0.0.1:1/shop"]);
@@ -468,14 +249,5 @@ mod tests {
     fn a_baseline_needs_credentials() {
         let err = config(&["--compare-unauthenticated"], &[]).unwrap_err();
         assert!(err.message.contains("needs credentials"), "{}", err.message);
-    }
-
-    #[test]
-    fn urls_and_methods() {
-        assert!(parse_url("http://127.0.0.1:3000/x").is_ok());
-        assert!(parse_url("127.0.0.1:3000/x").is_err());
-        assert!(parse_url("ftp://h/x").is_err());
-        assert_eq!(parse_method("post").unwrap(), Method::POST);
-        assert!(parse_method("GE T").is_err());
     }
 }

@@ -1,28 +1,20 @@
 //! pgcost: what one HTTP request costs the Postgres behind it.
 //!
-//! Data flows one way: `cli` → validated `config` → `audit` → `report` → `render`.
-//! `check` runs that flow for every endpoint of a pgcost.toml and judges the reports.
+//! Data flows one way: `cli` → a validated config → `measure` → `cost::report::Report` →
+//! `render` → exit code. `commands` holds one module per command, each of that shape.
+//! See docs/architecture.md for the tree.
 
-pub mod app;
-pub mod audit;
 pub mod auth;
-pub mod baseline;
-pub mod check;
 pub mod cli;
-pub mod cluster;
+pub mod commands;
 pub mod config;
-pub mod conninfo;
-pub mod delta;
-pub mod demo;
+pub mod cost;
 pub mod error;
-pub mod findings;
-pub mod http1;
-pub mod load;
-pub mod pg;
+pub mod http;
+pub mod measure;
+pub mod output;
+pub mod postgres;
 pub mod progress;
 pub mod render;
-pub mod report;
-pub mod settle;
-pub mod snapshot;
-pub mod source;
 pub mod tls;
+pub mod values;

@@ -15,7 +15,7 @@ fn main() {
         }
     };
     let code = runtime
-        .block_on(pgcost::app::run(cli))
+        .block_on(pgcost::commands::run(cli))
         .unwrap_or_else(|err| {
             eprintln!("error: {err}");
             if let Some(hint) = &err.hint {

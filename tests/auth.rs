@@ -8,12 +8,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use pgcost::cli::Format;
 use pgcost::cli::{Cli, Command};
 use pgcost::config::AuditConfig;
+use pgcost::cost::report::Report;
 use pgcost::error::Result;
 use pgcost::progress::Progress;
-use pgcost::render::{Format, exporter};
-use pgcost::report::Report;
+use pgcost::render::exporter;
 use support::fixture::{Fixture, issue_token, secrets};
 use support::{SMALL, TestDb};
 
@@ -37,7 +38,7 @@ async fn measure(
         .collect();
     let lookup = move |name: &str| vars.get(name).cloned();
     let config = AuditConfig::from_args_with_prompt(&args, &lookup, &|_| None)?;
-    pgcost::audit::measure(
+    pgcost::measure::measure(
         &config,
         &Progress::hidden(),
         Arc::new(AtomicBool::new(false)),

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use pgcost::check::CheckReport;
-use pgcost::demo::{self, api::Pipeline};
+use pgcost::commands::check::CheckReport;
+use pgcost::commands::demo::{self, api::Pipeline};
 use pgcost::progress::Progress;
 
 /// The binary, without the caller's database, credential or CI variables.

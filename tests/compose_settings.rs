@@ -12,7 +12,7 @@ fn compose_flags_match_the_cluster_settings() {
         .filter(|l| l.contains('=') && !l.starts_with('"'))
         .map(str::to_string)
         .collect();
-    let expected: Vec<String> = pgcost::cluster::audit_settings()
+    let expected: Vec<String> = pgcost::postgres::cluster::audit_settings()
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pgcost::demo::{self, TENANT_ID, USER_ID};
+use pgcost::commands::demo::{self, TENANT_ID, USER_ID};
 use pgcost::progress::Progress;
 
 /// The expected cost of one request of each pipeline, from the pipeline's code
@@ -94,7 +94,7 @@ async fn three_pipelines_cost_what_their_code_says() {
             "{name}: {p:?}"
         );
         assert_eq!(p.new_sessions, Some(0.0), "{name}");
-        let (parsed, total) = pgcost::findings::parse_rate(r);
+        let (parsed, total) = pgcost::cost::findings::parse_rate(r);
         assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
     let [(_, n), (_, e), (_, c)] = report.all();
@@ -102,7 +102,7 @@ async fn three_pipelines_cost_what_their_code_says() {
         n.per_request.rows_read > e.per_request.rows_read
             && e.per_request.rows_read > c.per_request.rows_read
     );
-    let kinds = |r: &pgcost::report::Report| {
+    let kinds = |r: &pgcost::cost::report::Report| {
         r.findings
             .iter()
             .map(|f| f.kind.to_string())

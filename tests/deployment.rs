@@ -353,7 +353,7 @@ async fn a_restart_inside_the_window_is_named() {
     };
     let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
     let audit = tokio::spawn(async move {
-        pgcost::audit::run(
+        pgcost::measure::run(
             &config,
             &pgcost::progress::Progress::hidden(),
             Arc::new(AtomicBool::new(false)),

@@ -4,8 +4,8 @@
 
 mod support;
 
-use pgcost::findings::{FindingKind, parse_rate};
-use pgcost::report::Report;
+use pgcost::cost::findings::{FindingKind, parse_rate};
+use pgcost::cost::report::Report;
 use support::fixture::Fixture;
 use support::{GRANTS_PER_GROUP, GROUPS, SMALL, TestDb};
 
@@ -63,7 +63,7 @@ async fn permission_set_is_flagged_and_exists_is_not() {
     assert!(naive_rows >= 10.0 * exists.per_request.rows_returned.unwrap());
 
     // The table view shows the finding below the numbers, within 100 columns.
-    let text = pgcost::render::exporter(pgcost::render::Format::Table).render(&naive);
+    let text = pgcost::render::exporter(pgcost::cli::Format::Table).render(&naive);
     assert!(text.contains("collection_to_boolean"));
     for line in text.lines() {
         assert!(

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::ProgressBar;
-use pgcost::http1::Driver;
-use pgcost::load::{self, RequestSpec};
+use pgcost::http::connection::Driver;
+use pgcost::http::load;
+use pgcost::http::request::RequestSpec;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, Url};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -108,7 +109,7 @@ fn spec(url: &str) -> RequestSpec {
     }
 }
 
-async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> load::LoadResult {
+async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> pgcost::cost::load::LoadResult {
     load::burst(
         driver,
         total,

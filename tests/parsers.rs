@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use pgcost::auth::{jwt, login, read_env_file};
-use pgcost::config::{parse_duration, parse_header, parse_method, parse_thresholds, parse_url};
-use pgcost::conninfo;
+use pgcost::postgres::conninfo;
+use pgcost::values::{parse_duration, parse_header, parse_method, parse_thresholds, parse_url};
 use proptest::prelude::*;
 
 fn no_env(_: &str) -> Option<String> {
@@ -98,7 +98,7 @@ proptest! {
 
     #[test]
     fn config_files(text in ".{0,200}") {
-        let _ = pgcost::check::config::parse(&text, "pgcost.toml");
+        let _ = pgcost::commands::check::config::parse(&text, "pgcost.toml");
     }
 
     #[test]
@@ -111,7 +111,7 @@ proptest! {
             .zip(values.iter().cycle())
             .map(|(k, v)| if k.starts_with('[') { k.clone() } else { format!("{k} = {v}") })
             .collect();
-        let _ = pgcost::check::config::parse(&text.join("\n"), "pgcost.toml");
+        let _ = pgcost::commands::check::config::parse(&text.join("\n"), "pgcost.toml");
     }
 }
 

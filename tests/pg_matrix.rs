@@ -7,11 +7,11 @@ mod support;
 
 use support::{assert_valid, audit, table};
 
-use pgcost::conninfo::{self, DbTarget};
-use pgcost::pg::StatementsLayout;
-use pgcost::report::Report;
-use pgcost::settle::Probe;
-use pgcost::source::{Mode, StatsSource};
+use pgcost::cost::report::Report;
+use pgcost::postgres::conninfo::{self, DbTarget};
+use pgcost::postgres::settle::Probe;
+use pgcost::postgres::stats_connection::{Mode, StatsSource};
+use pgcost::postgres::views::StatementsLayout;
 use support::fixture::Fixture;
 use support::{DB, ITEMS, SMALL, TestDb};
 
@@ -104,7 +104,10 @@ async fn every_view_reads_with_this_servers_layout() {
     // Admin-mode snapshots skip the texts; the entries that changed are named afterwards.
     assert!(after.statements.values().all(|s| s.query.is_empty()));
     source
-        .name_changed(&pgcost::snapshot::calls(&before.statements), &mut after)
+        .name_changed(
+            &pgcost::cost::snapshot::calls(&before.statements),
+            &mut after,
+        )
         .await
         .unwrap();
 
@@ -122,7 +125,7 @@ async fn every_view_reads_with_this_servers_layout() {
         "pg_stat_database.sessions exists from 14 on"
     );
 
-    let window = pgcost::delta::delta(&before, &after);
+    let window = pgcost::cost::delta::delta(&before, &after);
     let find = |text: &str| {
         window
             .statements

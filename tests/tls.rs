@@ -6,7 +6,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pgcost::conninfo;
+use pgcost::postgres::conninfo;
 use support::TestDb;
 
 fn openssl(dir: &Path, args: &[&str]) {
@@ -92,7 +92,7 @@ fn give_to_server(path: &Path) {
 
 async fn attempt(url: &str) -> Result<(), String> {
     let target = conninfo::resolve(Some(url), &|_: &str| None).map_err(|e| e.message)?;
-    match pgcost::pg::connect(&target).await {
+    match pgcost::postgres::views::connect(&target).await {
         Ok(client) => {
             let row = client
                 .query_one(

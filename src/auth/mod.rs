@@ -19,9 +19,9 @@ pub use login::{LoginSpec, Session};
 pub use redact::Redactor;
 
 use crate::cli::AuthArgs;
-use crate::config::{is_secret_header, parse_duration};
-use crate::conninfo::EnvLookup;
 use crate::error::{Error, Result};
+use crate::postgres::conninfo::EnvLookup;
+use crate::values::{is_secret_header, parse_duration};
 
 /// Holds the bearer token when no flag gives one.
 pub const BEARER_VAR: &str = "PGCOST_BEARER";

@@ -6,7 +6,7 @@ use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue}
 
 use super::*;
 use crate::cli::{AuditArgs, Cli, Command};
-use crate::config::parse_header;
+use crate::values::parse_header;
 
 fn audit_args(extra: &[&str]) -> AuditArgs {
     let mut argv = vec!["pgcost", "audit", "--url", "http://127.0.0.1:1/x"];

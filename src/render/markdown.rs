@@ -9,7 +9,7 @@ use super::{
     BASELINE_HEADER, Exporter, baseline_rows, baseline_status_line, findings_text, one_line,
     per_request_rows, status_line, verdict_line,
 };
-use crate::report::Report;
+use crate::cost::report::Report;
 
 pub struct MarkdownExporter;
 

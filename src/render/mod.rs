@@ -7,18 +7,8 @@ pub use markdown::MarkdownExporter;
 pub(crate) use markdown::markdown_table;
 pub use table::TableExporter;
 
-use crate::report::Report;
-
-/// Output formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Aligned tables for a terminal, readable at 100 columns.
-    Table,
-    /// One JSON document (see docs/json.md).
-    Json,
-    /// GitHub-flavoured Markdown, for a pull-request comment.
-    Markdown,
-}
+use crate::cli::Format;
+use crate::cost::report::Report;
 
 /// Renders one report.
 pub trait Exporter {
@@ -296,9 +286,9 @@ pub fn per_request_rows(report: &Report) -> Vec<[String; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::{DatabaseDelta, TableDelta, WindowDelta};
-    use crate::findings::{PoolContext, Thresholds, analyze};
-    use crate::report::tests::{context, load, stmt};
+    use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
+    use crate::cost::findings::{PoolContext, Thresholds, analyze};
+    use crate::cost::report::tests::{context, load, stmt};
 
     fn sample() -> Report {
         let delta = WindowDelta {
@@ -370,7 +360,7 @@ mod tests {
         anonymous.per_request.transactions = 0.0;
         anonymous.per_request.statements = Some(0.0);
         anonymous.per_request.rows_read = 0.0;
-        crate::baseline::attach(&mut report, &anonymous);
+        crate::cost::unauthenticated::attach(&mut report, &anonymous);
         report
     }
 

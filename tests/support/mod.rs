@@ -4,7 +4,7 @@
 
 pub mod fixture;
 
-use pgcost::cluster::Cluster;
+use pgcost::postgres::cluster::Cluster;
 use tokio_postgres::NoTls;
 
 /// Rows in `items`, scanned sequentially by the fixture's endpoints.
@@ -131,7 +131,7 @@ pub fn run_blocking(mut cmd: assert_cmd::Command) -> assert_cmd::assert::Assert 
 }
 
 /// Audits in process with `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
-pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::report::Report {
+pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::report::Report {
     let db_url = db.url();
     let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
     argv.extend(extra);
@@ -142,19 +142,22 @@ pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::report::
     };
     let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    pgcost::audit::run(&config, &pgcost::progress::Progress::hidden(), stop)
+    pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
         .await
         .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
 }
 
 /// Valid, and every response a 200.
-pub fn assert_valid(report: &pgcost::report::Report) {
+pub fn assert_valid(report: &pgcost::cost::report::Report) {
     assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
     assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
 }
 
 /// The report's row for `schema.table`.
-pub fn table<'a>(report: &'a pgcost::report::Report, name: &str) -> &'a pgcost::report::TableRow {
+pub fn table<'a>(
+    report: &'a pgcost::cost::report::Report,
+    name: &str,
+) -> &'a pgcost::cost::report::TableRow {
     report
         .tables
         .iter()

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::findings::FindingKind;
-use crate::report::Report;
+use crate::cost::findings::FindingKind;
+use crate::cost::report::Report;
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
 /// optional; an empty budget passes.
@@ -265,9 +265,9 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::{DatabaseDelta, WindowDelta};
-    use crate::findings::{PoolContext, Thresholds, analyze};
-    use crate::report::tests::{context, load, stmt};
+    use crate::cost::delta::{DatabaseDelta, WindowDelta};
+    use crate::cost::findings::{PoolContext, Thresholds, analyze};
+    use crate::cost::report::tests::{context, load, stmt};
 
     /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
     /// permission query among them (a collection_to_boolean finding).

@@ -1,30 +1,25 @@
-//! `pgcost demo`: a throwaway cluster, the bundled demo API, and an audit of each of its
-//! three permission pipelines, compared side by side. Everything is removed afterwards.
+//! The demo's environment: a throwaway cluster, the seeded database, a token, the API,
+//! and the audit configuration of each pipeline.
 
-pub mod api;
-
-use std::fmt::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::{Config as PoolConfig, Runtime};
 use jsonwebtoken::{EncodingKey, Header};
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde::Serialize;
 use tokio_postgres::NoTls;
 
-use crate::cluster::Cluster;
+use super::api::{Api, Claims, Pipeline};
+use crate::cli::Format;
 use crate::config::AuditConfig;
-use crate::conninfo;
+use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
-use crate::findings::Thresholds;
-use crate::load::RequestSpec;
+use crate::http::request::RequestSpec;
+use crate::postgres::cluster::Cluster;
+use crate::postgres::conninfo;
 use crate::progress::Progress;
-use crate::render::{self, Format};
-use crate::report::Report;
-use api::{Api, Claims, Pipeline};
 
-const SCHEMA: &str = include_str!("../../sql/demo_schema.sql");
-const SEED: &str = include_str!("../../sql/demo_seed.sql");
+const SCHEMA: &str = include_str!("../../../sql/demo_schema.sql");
+const SEED: &str = include_str!("../../../sql/demo_seed.sql");
 /// The demo database's name.
 pub const DB: &str = "demo";
 /// The demo user: an administrator of tenant 1.
@@ -155,7 +150,7 @@ pub fn audit_config(
         .map_err(|e| setup_error("token", e))?;
     value.set_sensitive(true);
     headers.insert("authorization", value);
-    let url = crate::config::parse_url(&env.api.url(pipeline))?;
+    let url = crate::values::parse_url(&env.api.url(pipeline))?;
     Ok(AuditConfig {
         db: conninfo::resolve(Some(&env.db_url), &|_: &str| None)?,
         admin_db: "postgres".into(),
@@ -181,135 +176,4 @@ pub fn audit_config(
         findings: Some(Thresholds::default()),
         auth: Default::default(),
     })
-}
-
-/// The demo's reports, one per pipeline.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pipelines {
-    pub naive: Report,
-    pub exists: Report,
-    pub cached: Report,
-}
-
-/// `pgcost demo --format json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct DemoReport {
-    pub pipelines: Pipelines,
-}
-
-impl DemoReport {
-    pub fn all(&self) -> [(Pipeline, &Report); 3] {
-        [
-            (Pipeline::Naive, &self.pipelines.naive),
-            (Pipeline::Exists, &self.pipelines.exists),
-            (Pipeline::Cached, &self.pipelines.cached),
-        ]
-    }
-
-    pub fn valid(&self) -> bool {
-        self.all().iter().all(|(_, r)| r.valid)
-    }
-}
-
-/// Audits the three pipelines of a running demo, one after another.
-pub async fn audit_all(
-    env: &Environment,
-    requests: u64,
-    concurrency: u32,
-    progress: &Progress,
-) -> Result<DemoReport> {
-    let mut reports = Vec::new();
-    for pipeline in Pipeline::ALL {
-        crate::progress::status(&format!(
-            "auditing the {} pipeline: {}",
-            pipeline.name(),
-            env.api.url(pipeline)
-        ));
-        let config = audit_config(env, pipeline, requests, concurrency)?;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        reports.push(crate::audit::run(&config, progress, stop).await?);
-    }
-    let cached = reports.pop().expect("three reports");
-    let exists = reports.pop().expect("three reports");
-    let naive = reports.pop().expect("three reports");
-    Ok(DemoReport {
-        pipelines: Pipelines {
-            naive,
-            exists,
-            cached,
-        },
-    })
-}
-
-/// A row of the comparison table: its label and how to read it off a report.
-type Metric = (&'static str, Box<dyn Fn(&Report) -> String>);
-
-/// The before/after table, then the naive run's findings.
-pub fn render_comparison(demo: &DemoReport) -> String {
-    let rows: Vec<Metric> = vec![
-        (
-            "transactions / request",
-            Box::new(|r: &Report| format!("{:.2}", r.per_request.transactions)),
-        ),
-        (
-            "statements / request",
-            Box::new(|r: &Report| render::figure(r.per_request.statements)),
-        ),
-        (
-            "rows read / request",
-            Box::new(|r: &Report| format!("{:.2}", r.per_request.rows_read)),
-        ),
-        (
-            "rows returned / request",
-            Box::new(|r: &Report| render::figure(r.per_request.rows_returned)),
-        ),
-        (
-            "p50 latency ms",
-            Box::new(|r: &Report| format!("{:.2}", r.load.latency_ms.p50)),
-        ),
-        (
-            "requests / second",
-            Box::new(|r: &Report| format!("{:.0}", r.load.rps)),
-        ),
-        (
-            "valid",
-            Box::new(|r: &Report| if r.valid { "yes".into() } else { "NO".into() }),
-        ),
-    ];
-    let mut builder = tabled::builder::Builder::default();
-    builder.push_record(
-        ["GET /api/v1/projects?limit=20", "naive", "exists", "cached"].map(String::from),
-    );
-    for (label, value) in &rows {
-        let mut record = vec![label.to_string()];
-        record.extend(demo.all().iter().map(|(_, r)| value(r)));
-        builder.push_record(record);
-    }
-    let mut table = builder.build();
-    table.with(tabled::settings::Style::sharp());
-    table.with(
-        tabled::settings::Modify::new(tabled::settings::object::Columns::new(1..4))
-            .with(tabled::settings::Alignment::right()),
-    );
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "What one request costs Postgres, per permission pipeline\n{table}\n"
-    );
-    for (pipeline, report) in demo.all() {
-        for reason in &report.invalid_reasons {
-            let _ = writeln!(out, "NOT VALID ({}): {reason}", pipeline.name());
-        }
-    }
-    let naive = &demo.pipelines.naive;
-    if naive.findings.is_empty() {
-        let _ = writeln!(out, "The naive pipeline produced no findings.");
-    } else {
-        let _ = writeln!(
-            out,
-            "Findings of the naive run (most avoidable rows first)\n"
-        );
-        out.push_str(&render::findings_text(naive, 98));
-    }
-    out
 }

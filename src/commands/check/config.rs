@@ -13,8 +13,8 @@ use toml::Spanned;
 use super::budget::Budget;
 use crate::cli::{Cli, Command};
 use crate::config::AuditConfig;
-use crate::conninfo::EnvLookup;
 use crate::error::{Error, Result};
+use crate::postgres::conninfo::EnvLookup;
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -481,7 +481,7 @@ pub fn build(
                 .with_hint("add base_url = \"http://127.0.0.1:3000\", or pass --base-url"));
         }
     };
-    if let Err(e) = crate::config::parse_url(&base_url) {
+    if let Err(e) = crate::values::parse_url(&base_url) {
         let span = match (&overrides.base_url, &file.base_url) {
             (None, Some(url)) => Some(url.span()),
             _ => None,
@@ -969,7 +969,7 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
 
     #[test]
     fn the_demo_example_is_valid() {
-        let text = include_str!("../../examples/pgcost.toml");
+        let text = include_str!("../../../examples/pgcost.toml");
         let file = parse(text, "examples/pgcost.toml").unwrap();
         let env = |name: &str| match name {
             "DATABASE_URL" => Some("postgres://postgres@127.0.0.1:5432/demo".to_string()),

@@ -2,6 +2,10 @@
 
 use std::collections::BTreeMap;
 
+/// The comment that opens every statement pgcost runs (each file of sql/), to tell its
+/// own pg_stat_statements entries from the app's.
+pub const OWN_MARK: &str = "/* pgcost */";
+
 /// The target database's row of `pg_stat_database`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DatabaseStats {

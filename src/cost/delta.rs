@@ -1,7 +1,7 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::snapshot::{DatabaseStats, Snapshot, StatementKey, TableStats};
+use crate::cost::snapshot::{DatabaseStats, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -242,7 +242,7 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             continue;
         }
         // Unchanged, or pgcost's own statement (its SQL is marked so).
-        if a.calls == calls0 || a.query.starts_with(crate::pg::OWN_MARK) {
+        if a.calls == calls0 || a.query.starts_with(crate::cost::snapshot::OWN_MARK) {
             continue;
         }
         statements.push(StatementDelta {
@@ -309,7 +309,7 @@ pub fn share(part: i64, whole: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{StatementStats, StatementsInfo};
+    use crate::cost::snapshot::{StatementStats, StatementsInfo};
 
     fn db(commit: i64, returned: i64) -> DatabaseStats {
         DatabaseStats {

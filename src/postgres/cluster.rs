@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use crate::error::{Error, Result};
 
 /// The audit settings every throwaway cluster runs with (also used by docker-compose.yml).
-pub const AUDIT_SETTINGS: &str = include_str!("../sql/cluster_settings.conf");
+pub const AUDIT_SETTINGS: &str = include_str!("../../sql/cluster_settings.conf");
 
 /// `name = value` pairs of [`AUDIT_SETTINGS`], quotes removed.
 pub fn audit_settings() -> Vec<(String, String)> {

@@ -19,7 +19,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Report, TableRow};
+use crate::cost::report::{Report, TableRow};
 use sql::{Access, Shape};
 
 /// Every threshold the findings apply. `Default` gives the documented defaults; a

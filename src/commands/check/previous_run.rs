@@ -22,7 +22,7 @@ pub struct Entry {
 
 /// Every endpoint of a previous run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Baseline {
+pub struct PreviousRun {
     pub entries: Vec<Entry>,
 }
 
@@ -100,9 +100,9 @@ impl Entry {
     }
 }
 
-impl Baseline {
+impl PreviousRun {
     /// Parses a document; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<Baseline> {
+    pub fn parse(text: &str, origin: &str) -> Result<PreviousRun> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             Error::usage(format!("--baseline {origin} is not JSON: {e}"))
                 .with_hint("pass a file written by --write-baseline or by --format json")
@@ -125,13 +125,13 @@ impl Baseline {
                 serde_json::from_value(value).map_err(|e| shape_error(e, "audit"))?;
             vec![Entry::new(None, report)]
         };
-        Ok(Baseline { entries })
+        Ok(PreviousRun { entries })
     }
 
-    pub fn load(path: &Path) -> Result<Baseline> {
+    pub fn load(path: &Path) -> Result<PreviousRun> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::usage(format!("cannot read --baseline {}: {e}", path.display())))?;
-        Baseline::parse(&text, &path.display().to_string())
+        PreviousRun::parse(&text, &path.display().to_string())
     }
 
     /// The previous run of an endpoint: the entry of the same name, or else an unnamed
@@ -152,12 +152,12 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::report::tests::{context, load};
     use crate::render::{Exporter, JsonExporter};
-    use crate::report::tests::{context, load};
 
     fn report_json(url: &str, transactions: i64) -> serde_json::Value {
-        let delta = crate::delta::WindowDelta {
-            database: crate::delta::DatabaseDelta {
+        let delta = crate::cost::delta::WindowDelta {
+            database: crate::cost::delta::DatabaseDelta {
                 xact_commit: transactions,
                 tup_returned: 400,
                 ..Default::default()
@@ -166,14 +166,14 @@ mod tests {
         };
         let mut c = context(100);
         c.target.url = url.into();
-        let r = crate::report::Report::build(&delta, &load(100, &[(200, 100)]), c);
+        let r = crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), c);
         serde_json::from_str(&JsonExporter.render(&r)).unwrap()
     }
 
     #[test]
     fn an_audit_report_matches_by_method_path_and_query() {
         let text = report_json("http://127.0.0.1:3000/api/v1/projects?limit=20", 300).to_string();
-        let b = Baseline::parse(&text, "a.json").unwrap();
+        let b = PreviousRun::parse(&text, "a.json").unwrap();
         assert_eq!(b.entries.len(), 1);
         let e = b
             .find(
@@ -206,7 +206,7 @@ mod tests {
                 {"name": "b", "report": report_json("http://h/y", 200)},
             ]
         });
-        let b = Baseline::parse(&doc.to_string(), "b.json").unwrap();
+        let b = PreviousRun::parse(&doc.to_string(), "b.json").unwrap();
         assert_eq!(
             b.find("b", "GET", "http://h/renamed")
                 .unwrap()
@@ -219,9 +219,9 @@ mod tests {
 
     #[test]
     fn other_documents_are_usage_errors() {
-        let e = Baseline::parse("not json", "x.json").unwrap_err();
+        let e = PreviousRun::parse("not json", "x.json").unwrap_err();
         assert!(e.message.contains("x.json is not JSON"), "{}", e.message);
-        let e = Baseline::parse(r#"{"pipelines": {}}"#, "x.json").unwrap_err();
+        let e = PreviousRun::parse(r#"{"pipelines": {}}"#, "x.json").unwrap_err();
         assert!(
             e.message.contains("not a pgcost audit report"),
             "{}",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::Report;
+use crate::cost::report::Report;
 
 /// The figures compared between the two runs, per request except `rps`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -102,8 +102,8 @@ pub fn attach(report: &mut Report, unauthenticated: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::{DatabaseDelta, WindowDelta};
-    use crate::report::tests::{context, load, stmt};
+    use crate::cost::delta::{DatabaseDelta, WindowDelta};
+    use crate::cost::report::tests::{context, load, stmt};
 
     fn run(status: &[(u16, u64)], statements: i64, allowed: &[u16]) -> Report {
         let delta = WindowDelta {

@@ -1,12 +1,13 @@
 //! Judging and rendering a check run, on hand-built reports.
 
-use super::baseline::Baseline;
 use super::budget::Budget;
-use super::render::{CheckFormat, render};
+use super::previous_run::PreviousRun;
+use super::render::render;
 use super::*;
-use crate::delta::{DatabaseDelta, WindowDelta};
-use crate::findings::{FindingKind, PoolContext, Thresholds, analyze};
-use crate::report::tests::{context, load, stmt};
+use crate::cli::CheckFormat;
+use crate::cost::delta::{DatabaseDelta, WindowDelta};
+use crate::cost::findings::{FindingKind, PoolContext, Thresholds, analyze};
+use crate::cost::report::tests::{context, load, stmt};
 
 const N: i64 = 200;
 
@@ -98,7 +99,7 @@ fn rejected() -> Measured {
 
 /// A baseline in which exists cost 5 statements (it now costs 6: +20%) and cached read
 /// 40 rows (now 30).
-fn baseline() -> Baseline {
+fn baseline() -> PreviousRun {
     let before = evaluate(
         vec![
             measured(
@@ -115,7 +116,7 @@ fn baseline() -> Baseline {
         None,
         None,
     );
-    Baseline::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
+    PreviousRun::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
 }
 
 #[test]

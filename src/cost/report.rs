@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::delta::{WindowDelta, per_request, share};
-use crate::load::{LatencySummary, LoadResult, latency_ms};
+use crate::cost::delta::{WindowDelta, per_request, share};
+use crate::cost::load::{LatencySummary, LoadResult, latency_ms};
 
 /// Bumped whenever a key is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,14 +33,14 @@ pub struct Report {
     pub tables: Vec<TableRow>,
     /// Named waste, most avoidable rows first; empty with `--no-findings`.
     #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<crate::cost::findings::Finding>,
     /// Connections seen on the target during the burst, against the server's limit.
     #[serde(default)]
     pub pool: Pool,
     /// With `--compare-unauthenticated`: the same burst without credentials, side by side
     /// with this one, and the difference. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<crate::baseline::Baseline>,
+    pub baseline: Option<crate::cost::unauthenticated::Baseline>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -461,8 +461,8 @@ impl Report {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::delta::{DatabaseDelta, StatementDelta, TableDelta};
-    use crate::snapshot::StatementKey;
+    use crate::cost::delta::{DatabaseDelta, StatementDelta, TableDelta};
+    use crate::cost::snapshot::StatementKey;
     use std::time::Duration;
 
     pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {

@@ -6,33 +6,32 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
-use crate::conninfo::DbTarget;
+use crate::cost::snapshot::{
+    DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
+};
 use crate::error::{Error, Result, describe_pg};
-use crate::snapshot::{DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats};
-
-/// The comment that opens every statement pgcost runs, to tell them from the app's.
-pub const OWN_MARK: &str = "/* pgcost */";
+use crate::postgres::conninfo::DbTarget;
 
 /// What pg_stat_statements shows for another role's statement without pg_read_all_stats.
 pub const HIDDEN_TEXT: &str = "<insufficient privilege>";
 /// The text of a changed entry whose text could not be read after the window.
 pub const UNAVAILABLE_TEXT: &str = "<text unavailable>";
 
-const SQL_SERVER: &str = include_str!("../sql/server.sql");
-const SQL_EXTENSION: &str = include_str!("../sql/extension.sql");
-const SQL_DATABASE_V14: &str = include_str!("../sql/database_v14.sql");
-const SQL_DATABASE_V12: &str = include_str!("../sql/database_v12.sql");
-const SQL_STATEMENTS_V1_7: &str = include_str!("../sql/statements_v1_7.sql");
-const SQL_STATEMENTS_V1_8: &str = include_str!("../sql/statements_v1_8.sql");
-const SQL_STATEMENTS_V1_9: &str = include_str!("../sql/statements_v1_9.sql");
-const SQL_STATEMENT_TEXTS: &str = include_str!("../sql/statement_texts.sql");
-const SQL_STATEMENTS_INFO: &str = include_str!("../sql/statements_info.sql");
-const SQL_TABLES: &str = include_str!("../sql/tables.sql");
-const SQL_ACTIVITY: &str = include_str!("../sql/activity.sql");
-const SQL_FORCE_FLUSH: &str = include_str!("../sql/force_flush.sql");
-const SQL_BACKEND_PID: &str = include_str!("../sql/backend_pid.sql");
-const SQL_BACKEND_COUNT: &str = include_str!("../sql/backend_count.sql");
-const SQL_SERVER_STARTED: &str = include_str!("../sql/server_started.sql");
+const SQL_SERVER: &str = include_str!("../../sql/server.sql");
+const SQL_EXTENSION: &str = include_str!("../../sql/extension.sql");
+const SQL_DATABASE_V14: &str = include_str!("../../sql/database_v14.sql");
+const SQL_DATABASE_V12: &str = include_str!("../../sql/database_v12.sql");
+const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_v1_7.sql");
+const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_v1_8.sql");
+const SQL_STATEMENTS_V1_9: &str = include_str!("../../sql/statements_v1_9.sql");
+const SQL_STATEMENT_TEXTS: &str = include_str!("../../sql/statement_texts.sql");
+const SQL_STATEMENTS_INFO: &str = include_str!("../../sql/statements_info.sql");
+const SQL_TABLES: &str = include_str!("../../sql/tables.sql");
+const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
+const SQL_FORCE_FLUSH: &str = include_str!("../../sql/force_flush.sql");
+const SQL_BACKEND_PID: &str = include_str!("../../sql/backend_pid.sql");
+const SQL_BACKEND_COUNT: &str = include_str!("../../sql/backend_count.sql");
+const SQL_SERVER_STARTED: &str = include_str!("../../sql/server_started.sql");
 
 /// Opens a connection, with TLS as `sslmode` asks, and drives it in the background.
 pub async fn connect(target: &DbTarget) -> Result<Client> {

@@ -9,22 +9,10 @@ use tabled::settings::{Alignment, Modify, Style};
 
 use super::budget::{Breach, Delta, Figures, Metric, Regression};
 use super::{CheckReport, EndpointResult, Status};
-use crate::findings::{FindingKind, Severity};
+use crate::cli::CheckFormat;
+use crate::cost::findings::{FindingKind, Severity};
 use crate::render::markdown_table;
 use crate::render::one_line;
-
-/// Output formats of `pgcost check --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// One row per endpoint, then what failed, for a terminal.
-    Table,
-    /// A compact GitHub-flavoured table for a pull-request comment; failures first.
-    Markdown,
-    /// One document with every endpoint's report (see docs/json.md).
-    Json,
-    /// JUnit XML: each endpoint a testcase, each breach a failure.
-    Junit,
-}
 
 pub fn render(report: &CheckReport, format: CheckFormat) -> String {
     match format {

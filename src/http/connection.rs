@@ -25,7 +25,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-use crate::load::RequestSpec;
+use crate::http::request::RequestSpec;
 
 /// Why one request got no response: the kind names the `load.errors` key.
 #[derive(Debug)]

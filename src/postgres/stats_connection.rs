@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use crate::conninfo::DbTarget;
-use crate::delta::DatabaseDelta;
+use crate::cost::delta::DatabaseDelta;
+use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
-use crate::pg::{self, Backend, ServerInfo, StatementsLayout};
-use crate::settle::Probe;
-use crate::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
+use crate::postgres::conninfo::DbTarget;
+use crate::postgres::settle::Probe;
+use crate::postgres::views::{self, Backend, ServerInfo, StatementsLayout};
 
 /// Where the statistics are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +76,8 @@ impl StatsSource {
     pub async fn open(target: &DbTarget, admin_db: &str) -> Result<StatsSource> {
         let mut warnings = Vec::new();
         // The target must be reachable whatever happens; this also checks the credentials.
-        let target_client = pg::connect(target).await?;
-        let target_extension = pg::statements_extension(&target_client).await?;
+        let target_client = views::connect(target).await?;
+        let target_extension = views::statements_extension(&target_client).await?;
 
         let admin = target.with_dbname(admin_db);
         let (reader, mode, reader_extension) = if admin_db == target.dbname {
@@ -87,9 +87,9 @@ impl StatsSource {
             ));
             (target_client, Mode::Target, target_extension.clone())
         } else {
-            match pg::connect(&admin).await {
+            match views::connect(&admin).await {
                 Ok(client) => {
-                    let ext = pg::statements_extension(&client).await?;
+                    let ext = views::statements_extension(&client).await?;
                     if ext.is_none() && target_extension.is_some() {
                         warnings.push(format!(
                             "pg_stat_statements is not installed in the admin database {admin_db:?}, \
@@ -115,7 +115,7 @@ impl StatsSource {
             }
         };
 
-        let server = pg::server_info(&reader, &target.dbname).await?;
+        let server = views::server_info(&reader, &target.dbname).await?;
         let oid = server.target_oid.ok_or_else(|| {
             Error::database(format!("database {:?} does not exist", target.dbname))
         })?;
@@ -191,7 +191,7 @@ impl StatsSource {
             return Ok(());
         }
         if self.server.shared_memory_stats() {
-            pg::force_own_flush(&self.reader).await
+            views::force_own_flush(&self.reader).await
         } else {
             tokio::time::sleep(Duration::from_millis(550)).await;
             Ok(())
@@ -203,8 +203,8 @@ impl StatsSource {
         if self.mode == Mode::Target && !self.server.shared_memory_stats() {
             tokio::time::sleep(Duration::from_millis(550)).await;
         }
-        let server_started = Some(pg::server_started(&self.reader).await?);
-        let database = pg::read_database(&self.reader, &self.server, self.oid).await?;
+        let server_started = Some(views::server_started(&self.reader).await?);
+        let database = views::read_database(&self.reader, &self.server, self.oid).await?;
         let (statements, statements_info) = match self.layout {
             Some(layout) => {
                 // Texts cost most of the read (they live in a file, and can be kilobytes
@@ -212,9 +212,9 @@ impl StatsSource {
                 // mode keeps one read per snapshot, the operation its footprint calibrates.
                 let with_texts = self.mode == Mode::Target;
                 let statements =
-                    pg::read_statements(&self.reader, layout, self.oid, with_texts).await?;
+                    views::read_statements(&self.reader, layout, self.oid, with_texts).await?;
                 let info = if layout.has_info() {
-                    Some(pg::read_statements_info(&self.reader).await?)
+                    Some(views::read_statements_info(&self.reader).await?)
                 } else {
                     None
                 };
@@ -252,7 +252,7 @@ impl StatsSource {
         missing.sort_unstable();
         missing.dedup();
         if !missing.is_empty() {
-            let texts = pg::read_statement_texts(&self.reader, self.oid, &missing).await?;
+            let texts = views::read_statement_texts(&self.reader, self.oid, &missing).await?;
             self.texts.extend(texts);
         }
         let mut unavailable = 0;
@@ -262,7 +262,7 @@ impl StatsSource {
                     Some(text) => text.clone(),
                     None => {
                         unavailable += 1;
-                        pg::UNAVAILABLE_TEXT.to_string()
+                        views::UNAVAILABLE_TEXT.to_string()
                     }
                 };
             }
@@ -272,7 +272,7 @@ impl StatsSource {
                 "{unavailable} pg_stat_statements entries changed in the window, but their \
                  texts could not be read after it (evicted or reset meanwhile): they are shown \
                  as {}",
-                pg::UNAVAILABLE_TEXT
+                views::UNAVAILABLE_TEXT
             ));
         }
         Ok(())
@@ -291,8 +291,8 @@ impl StatsSource {
         let second = self.snapshot().await?;
         self.backends().await?;
         let third = self.snapshot().await?;
-        let per_snapshot = crate::delta::delta(&first, &second).database;
-        let two = crate::delta::delta(&second, &third).database;
+        let per_snapshot = crate::cost::delta::delta(&first, &second).database;
+        let two = crate::cost::delta::delta(&second, &third).database;
         let per_poll = two.minus(&per_snapshot);
         self.footprint = Some(Footprint {
             per_snapshot,
@@ -315,15 +315,15 @@ impl StatsSource {
     /// published its own counters.
     pub async fn tables(&mut self) -> Result<BTreeMap<String, TableStats>> {
         if self.mode == Mode::Target {
-            return pg::read_tables(&self.reader).await;
+            return views::read_tables(&self.reader).await;
         }
-        let client = pg::connect(&self.target).await?;
-        let pid = pg::backend_pid(&client).await?;
-        let tables = pg::read_tables(&client).await?;
+        let client = views::connect(&self.target).await?;
+        let pid = views::backend_pid(&client).await?;
+        let tables = views::read_tables(&client).await?;
         drop(client);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let backends = pg::read_activity(&self.reader, self.oid).await?;
+            let backends = views::read_activity(&self.reader, self.oid).await?;
             if !backends.iter().any(|b| b.pid == pid) {
                 break;
             }
@@ -347,10 +347,10 @@ impl StatsSource {
         let mut last = None;
         // A restarting server refuses connections for a moment.
         for _ in 0..40 {
-            match pg::connect(&target).await {
+            match views::connect(&target).await {
                 Ok(client) => {
                     self.reader = client;
-                    let now = pg::server_started(&self.reader).await?;
+                    let now = views::server_started(&self.reader).await?;
                     return Ok(started.as_deref() != Some(now.as_str()));
                 }
                 Err(e) => last = Some(e),
@@ -362,13 +362,13 @@ impl StatsSource {
 
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
-        pg::count_client_backends(&self.reader, self.oid).await
+        views::count_client_backends(&self.reader, self.oid).await
     }
 }
 
 impl Probe for StatsSource {
     async fn backends(&mut self) -> Result<Vec<Backend>> {
-        let backends = pg::read_activity(&self.reader, self.oid).await?;
+        let backends = views::read_activity(&self.reader, self.oid).await?;
         if self.mode == Mode::Target {
             self.polls += 1;
             self.end_own_operation().await?;
@@ -377,6 +377,6 @@ impl Probe for StatsSource {
     }
 
     async fn counters(&mut self) -> Result<DatabaseStats> {
-        pg::read_database(&self.reader, &self.server, self.oid).await
+        views::read_database(&self.reader, &self.server, self.oid).await
     }
 }

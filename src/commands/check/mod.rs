@@ -1,12 +1,12 @@
 //! `pgcost check`: measures every endpoint of pgcost.toml in one sequence of shared settle
 //! waits, holds each to its budget and to a baseline, and renders the verdict for CI.
 //!
-//! `config` reads pgcost.toml, `budget` and `baseline` compare (pure), `render` turns the
+//! `config` reads pgcost.toml, `budget` and `previous_run` compare (pure), `render` turns the
 //! one `CheckReport` into a table, Markdown, JSON or JUnit; this module runs it all.
 
-pub mod baseline;
 pub mod budget;
 pub mod config;
+pub mod previous_run;
 pub mod render;
 
 use std::io::Write;
@@ -14,18 +14,18 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::{print_stdout, scrubbed, stop_on_ctrl_c, write_atomically};
-use crate::audit;
 use crate::auth::Redactor;
 use crate::cli::CheckArgs;
-use crate::conninfo::EnvLookup;
+use crate::cli::CheckFormat;
+use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
+use crate::measure;
+use crate::output::{print_stdout, scrubbed, stop_on_ctrl_c, write_atomically};
+use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
-use crate::report::Report;
-use baseline::Baseline;
 use budget::{Breach, Budget, Delta, Figures, Regression};
 use config::{CheckConfig, Overrides};
-use render::CheckFormat;
+use previous_run::PreviousRun;
 
 /// Bumped whenever a key of the check document is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -128,7 +128,7 @@ pub struct Measured {
 /// Judges each measured endpoint against its budget and the baseline. Pure.
 pub fn evaluate(
     measured: Vec<Measured>,
-    baseline: Option<(&str, &Baseline)>,
+    baseline: Option<(&str, &PreviousRun)>,
     max_regression_percent: Option<f64>,
 ) -> CheckReport {
     let endpoints: Vec<EndpointResult> = measured
@@ -198,7 +198,7 @@ pub async fn measure(
             "warming up {total} endpoint(s), then measuring each between shared settle waits"
         ));
     }
-    let reports = audit::measure_sequence(&audits, progress, stop, |i| {
+    let reports = measure::measure_sequence(&audits, progress, stop, |i| {
         if !quiet {
             let e = &config.endpoints[i];
             progress::status(&format!(
@@ -235,7 +235,7 @@ fn append_step_summary(path: &str, markdown: &str) -> Result<()> {
 }
 
 /// The command: load, measure, judge, render, and the exit code.
-pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
+pub async fn execute(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
     let max_regression = args
         .max_regression
         .as_deref()
@@ -249,7 +249,7 @@ pub async fn run(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = config::load(&args.config, &overrides, env)?;
     // Read before measuring: a bad baseline should not cost a minute of waiting.
     let baseline = match &args.baseline {
-        Some(path) => Some((path.display().to_string(), Baseline::load(path)?)),
+        Some(path) => Some((path.display().to_string(), PreviousRun::load(path)?)),
         None => None,
     };
 

@@ -11,10 +11,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cost::snapshot::DatabaseStats;
 use crate::error::Result;
-use crate::pg::Backend;
+use crate::postgres::views::Backend;
 use crate::progress::Progress;
-use crate::snapshot::DatabaseStats;
 
 /// `PGSTAT_IDLE_INTERVAL` (PG 15+), in seconds.
 pub const IDLE_FLUSH_SECONDS_PG15: f64 = 10.0;

@@ -10,18 +10,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
-use crate::baseline;
 use crate::config::AuditConfig;
-use crate::delta::{self, DatabaseDelta};
+use crate::cost::delta::{self, DatabaseDelta};
+use crate::cost::findings::{self, PoolContext};
+use crate::cost::load::LoadResult;
+use crate::cost::report::{Context, Pool, Report, Settle, Target};
+use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
+use crate::cost::unauthenticated;
 use crate::error::{Error, Kind, Result};
-use crate::findings::{self, PoolContext};
-use crate::http1::Driver;
-use crate::load::{self, LoadResult};
+use crate::http::connection::Driver;
+use crate::http::load;
+use crate::postgres::settle::{self, Outcome, Rules};
+use crate::postgres::stats_connection::{Mode, StatsSource};
 use crate::progress::Progress;
-use crate::report::{Context, Pool, Report, Settle, Target};
-use crate::settle::{self, Outcome, Rules};
-use crate::snapshot::{self, Snapshot, StatementKey, TableStats};
-use crate::source::{Mode, StatsSource};
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
     format!(
@@ -152,7 +153,7 @@ pub async fn measure(
         return Ok(report);
     }
     let mut report = run(&config, progress, stop).await?;
-    baseline::attach(&mut report, &anonymous);
+    unauthenticated::attach(&mut report, &anonymous);
     Ok(report)
 }
 

@@ -2,8 +2,8 @@
 //! look-alikes.
 
 use super::*;
-use crate::load::LatencySummary;
-use crate::report::{
+use crate::cost::load::LatencySummary;
+use crate::cost::report::{
     Load, PerRequest, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
     is_utility,
 };

@@ -1,0 +1,48 @@
+//! `pgcost audit`: one endpoint measured, rendered in the format asked for.
+
+use std::sync::atomic::Ordering;
+
+use crate::cli::AuditArgs;
+use crate::config::AuditConfig;
+use crate::cost::report::Report;
+use crate::error::{Result, exit};
+use crate::measure;
+use crate::output;
+use crate::postgres::conninfo::EnvLookup;
+use crate::progress::Progress;
+use crate::render;
+
+/// The command: validate the flags, measure, render, and the exit code.
+pub async fn execute(args: &AuditArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let config = AuditConfig::from_args(args, env)?;
+    let redactor = config.auth.redactor.clone();
+    run(&config)
+        .await
+        .map_err(|err| output::scrubbed(err, &redactor))
+}
+
+async fn run(config: &AuditConfig) -> Result<i32> {
+    let progress = Progress::new(config.quiet);
+    let stop = output::stop_on_ctrl_c();
+    let report = measure::measure(config, &progress, stop.clone()).await?;
+    // Secrets never reach the report by design; scrubbing is the second line, for text
+    // that comes from outside (an app that SETs its token in a logged statement).
+    let scrub = |text: &str| config.auth.redactor.scrub(text);
+    let text = scrub(&render::exporter(config.format).render(&report));
+    output::emit(config.output.as_deref(), &text)?;
+    if config.output.is_some() {
+        crate::progress::status(&scrub(&render::verdict_line(&report)));
+    }
+    Ok(exit_code(&report, stop.load(Ordering::Relaxed)))
+}
+
+/// 130 when interrupted, 0 for a valid report, 3 otherwise.
+pub fn exit_code(report: &Report, interrupted: bool) -> i32 {
+    if interrupted {
+        exit::INTERRUPTED
+    } else if report.valid {
+        exit::OK
+    } else {
+        exit::INVALID
+    }
+}

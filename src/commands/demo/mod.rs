@@ -1,0 +1,185 @@
+//! `pgcost demo`: a throwaway cluster, the bundled demo API, and an audit of each of its
+//! three permission pipelines in shared settle windows, compared side by side. Everything
+//! is removed afterwards, also on Ctrl-C or on error.
+
+pub mod api;
+mod setup;
+mod view;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{DemoArgs, Format};
+use crate::cost::report::Report;
+use crate::error::{Error, Result, exit};
+use crate::output;
+use crate::progress::Progress;
+use crate::values::{check_counts, parse_duration};
+use api::Pipeline;
+pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
+pub use view::render_comparison;
+
+/// `pgcost demo`'s flags, checked.
+#[derive(Debug, Clone)]
+pub struct DemoConfig {
+    pub serve: bool,
+    pub requests: u64,
+    pub concurrency: u32,
+    pub cache_ttl: Duration,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl DemoConfig {
+    pub fn from_args(args: &DemoArgs) -> Result<DemoConfig> {
+        let cache_ttl = parse_duration("--cache-ttl", &args.cache_ttl)?;
+        check_counts(args.requests, args.concurrency)?;
+        if args.format == Format::Markdown {
+            return Err(Error::usage("pgcost demo prints table or json")
+                .with_hint("use --format table or --format json"));
+        }
+        Ok(DemoConfig {
+            serve: args.serve,
+            requests: args.requests,
+            concurrency: args.concurrency,
+            cache_ttl,
+            format: args.format,
+            output: args.output.clone(),
+            quiet: args.quiet,
+        })
+    }
+}
+
+/// The demo's reports, one per pipeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pipelines {
+    pub naive: Report,
+    pub exists: Report,
+    pub cached: Report,
+}
+
+/// `pgcost demo --format json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DemoReport {
+    pub pipelines: Pipelines,
+}
+
+impl DemoReport {
+    pub fn all(&self) -> [(Pipeline, &Report); 3] {
+        [
+            (Pipeline::Naive, &self.pipelines.naive),
+            (Pipeline::Exists, &self.pipelines.exists),
+            (Pipeline::Cached, &self.pipelines.cached),
+        ]
+    }
+
+    pub fn valid(&self) -> bool {
+        self.all().iter().all(|(_, r)| r.valid)
+    }
+}
+
+/// The command. Dropping the demo on Ctrl-C stops the API and the cluster and removes its
+/// files.
+pub async fn execute(args: &DemoArgs) -> Result<i32> {
+    let config = DemoConfig::from_args(args)?;
+    if config.serve {
+        return serve(&config).await;
+    }
+    tokio::select! {
+        result = run(&config) => result,
+        _ = tokio::signal::ctrl_c() => {
+            crate::progress::status("interrupted: the demo cluster was stopped and removed");
+            Ok(exit::INTERRUPTED)
+        }
+    }
+}
+
+async fn run(config: &DemoConfig) -> Result<i32> {
+    let progress = Progress::new(config.quiet);
+    let env = setup(config.cache_ttl, &progress).await?;
+    let report = audit_all(&env, config.requests, config.concurrency, &progress).await?;
+    drop(env);
+    let text = match config.format {
+        Format::Json => output::json(&report),
+        _ => render_comparison(&report),
+    };
+    output::emit(config.output.as_deref(), &text)?;
+    Ok(if report.valid() {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
+}
+
+/// `--serve`: set everything up, say how to reach it, and stay up until Ctrl-C.
+async fn serve(config: &DemoConfig) -> Result<i32> {
+    let env = setup(config.cache_ttl, &Progress::new(config.quiet)).await?;
+    let mut out = String::new();
+    out.push_str(&format!("database  {}\n", env.db_url));
+    for pipeline in Pipeline::ALL {
+        out.push_str(&format!(
+            "api       {:<7} {}\n",
+            pipeline.name(),
+            env.api.url(pipeline)
+        ));
+    }
+    out.push_str(&format!("token     {}\n", env.token));
+    out.push_str(&format!(
+        "\nIn another terminal:\n  pgcost audit --db {} --url '{}' -H 'Authorization: Bearer {}'\n\nCtrl-C stops the demo and removes everything.\n",
+        env.db_url,
+        env.api.url(Pipeline::Naive),
+        env.token
+    ));
+    output::print_stdout(&out)?;
+    let _ = tokio::signal::ctrl_c().await;
+    drop(env);
+    Ok(exit::OK)
+}
+
+/// The order of the measured windows. The cached pipeline goes first: its warm-up fills
+/// the per-process cache, and its burst must come before that cache's TTL (15 s by
+/// default) runs out, which it would not after two more windows of about 11 s each.
+const MEASURED_ORDER: [Pipeline; 3] = [Pipeline::Cached, Pipeline::Naive, Pipeline::Exists];
+
+/// Audits the three pipelines of a running demo in one sequence of shared settle waits:
+/// four waits for three windows, instead of six.
+pub async fn audit_all(
+    env: &Environment,
+    requests: u64,
+    concurrency: u32,
+    progress: &Progress,
+) -> Result<DemoReport> {
+    let configs = MEASURED_ORDER
+        .iter()
+        .map(|&pipeline| audit_config(env, pipeline, requests, concurrency))
+        .collect::<Result<Vec<_>>>()?;
+    crate::progress::status(
+        "warming up the three pipelines, then measuring each between shared settle waits",
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let reports = crate::measure::run_sequence(&configs, progress, stop, |i| {
+        let pipeline = MEASURED_ORDER[i];
+        crate::progress::status(&format!(
+            "auditing the {} pipeline: {}",
+            pipeline.name(),
+            env.api.url(pipeline)
+        ));
+    })
+    .await?;
+    // In MEASURED_ORDER.
+    let [cached, naive, exists]: [Report; 3] = reports
+        .try_into()
+        .map_err(|_| Error::usage("the demo measured fewer than three pipelines"))?;
+    Ok(DemoReport {
+        pipelines: Pipelines {
+            naive,
+            exists,
+            cached,
+        },
+    })
+}

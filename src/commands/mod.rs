@@ -1,0 +1,19 @@
+//! One module per command, each of the same shape: a config validated from the flags →
+//! `run` → a report → an exporter → an exit code.
+
+pub mod audit;
+pub mod check;
+pub mod demo;
+
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+
+/// Runs the command the user asked for and returns its exit code.
+pub async fn run(cli: Cli) -> Result<i32> {
+    let env = |name: &str| std::env::var(name).ok();
+    match cli.command {
+        Command::Audit(args) => audit::execute(&args, &env).await,
+        Command::Demo(args) => demo::execute(&args).await,
+        Command::Check(args) => check::execute(&args, &env).await,
+    }
+}

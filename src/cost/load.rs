@@ -1,0 +1,85 @@
+//! What a burst observed, as plain data: requests, statuses, transport errors, and latency
+//! in an HDR histogram, with the one function that turns it into percentiles.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// What a burst observed. Memory does not grow with the number of requests.
+#[derive(Debug, Clone)]
+pub struct LoadResult {
+    /// Requests that were started (equals the requested count unless stopped early).
+    pub sent: u64,
+    pub concurrency: u32,
+    pub wall: Duration,
+    /// Latency in microseconds, of requests that got a response.
+    pub latency_us: Histogram<u64>,
+    pub status: BTreeMap<u16, u64>,
+    pub errors: BTreeMap<String, u64>,
+    /// The first transport error's text, for the report.
+    pub first_error: Option<String>,
+    /// Set when the burst was stopped before all requests were sent.
+    pub interrupted: bool,
+}
+
+impl LoadResult {
+    pub fn responses(&self) -> u64 {
+        self.status.values().sum()
+    }
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds")
+}
+
+/// Percentiles in milliseconds, from one histogram: the only place that computes them.
+pub fn latency_ms(histogram: &Histogram<u64>) -> LatencySummary {
+    if histogram.is_empty() {
+        return LatencySummary::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    LatencySummary {
+        p50: ms(histogram.value_at_quantile(0.50)),
+        p95: ms(histogram.value_at_quantile(0.95)),
+        p99: ms(histogram.value_at_quantile(0.99)),
+        max: ms(histogram.max()),
+        mean: histogram.mean() / 1000.0,
+    }
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencySummary {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let mut h = new_histogram();
+        for us in 1..=1000u64 {
+            h.record(us * 1000).unwrap();
+        }
+        let s = latency_ms(&h);
+        assert!((s.p50 - 500.0).abs() < 1.0, "{s:?}");
+        assert!((s.p95 - 950.0).abs() < 1.0, "{s:?}");
+        assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
+        assert!((s.max - 1000.0).abs() < 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn empty_histogram_gives_zeros() {
+        assert_eq!(latency_ms(&new_histogram()), LatencySummary::default());
+    }
+}

@@ -1,0 +1,6 @@
+//! The HTTP side: the request as sent, keep-alive HTTP/1.1 connections, and the
+//! closed-loop burst that drives them.
+
+pub mod connection;
+pub mod load;
+pub mod request;

@@ -1,0 +1,8 @@
+//! The Postgres side: connection settings, the statistics views, the statistics
+//! connection and its own footprint, settling, and the throwaway cluster.
+
+pub mod cluster;
+pub mod conninfo;
+pub mod settle;
+pub mod stats_connection;
+pub mod views;
