@@ -29,6 +29,8 @@ pub enum Kind {
     Interrupted,
     /// A connection to Postgres dropped in the middle of the run.
     ConnectionLost,
+    /// Nothing worth measuring: e.g. the app rejected every warm-up request.
+    Untrustworthy,
 }
 
 /// The one error type of the library. `Display` prints the message only; `hint` names the fix.
@@ -61,6 +63,14 @@ impl Error {
             hint: None,
         }
     }
+    /// Ends the run with exit 3: whatever would be measured could not be trusted.
+    pub fn untrustworthy(message: impl Into<String>) -> Self {
+        Error {
+            kind: Kind::Untrustworthy,
+            message: message.into(),
+            hint: None,
+        }
+    }
     pub fn interrupted() -> Self {
         Error {
             kind: Kind::Interrupted,
@@ -75,6 +85,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self.kind {
             Kind::Interrupted => exit::INTERRUPTED,
+            Kind::Untrustworthy => exit::INVALID,
             _ => exit::USAGE,
         }
     }

@@ -268,8 +268,22 @@ async fn every_credential_path_reaches_the_endpoint() {
         assert_no_secret_rendered(&report, &case.secrets);
     }
 
-    // The same endpoints without their credential reject every request, before any query.
-    let report = measure(&db.url(), app.url("/auth/api-key"), &quick, &[])
+    // The same endpoints without their credential reject every request, before any query:
+    // a warm-up rejected whole ends the run at once (exit 3), before any settle wait.
+    let err = measure(&db.url(), app.url("/auth/api-key"), &quick, &[])
+        .await
+        .unwrap_err();
+    assert_eq!(err.exit_code(), pgcost::error::exit::INVALID);
+    assert!(
+        err.message
+            .contains("every warm-up response to GET http://127.0.0.1:")
+            && err.message.contains("was rejected (401 x4)"),
+        "{}",
+        err.message
+    );
+    // Without a warm-up, the burst itself is rejected, and the report says so.
+    let no_warmup = [&quick[..6], &["--warmup", "0"]].concat();
+    let report = measure(&db.url(), app.url("/auth/api-key"), &no_warmup, &[])
         .await
         .unwrap();
     assert_eq!(report.load.status.get("401"), Some(&20));

@@ -94,9 +94,10 @@ async fn server_errors_show_the_server_text_and_refused_targets_fail_fast() {
 async fn rejected_requests_make_the_report_invalid() {
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 2).await;
+    // Without a warm-up, the rejected burst is measured and reported as not valid.
     let mut cmd = pgcost();
     cmd.args([
-        "audit", "-n", "40", "-c", "2", "--warmup", "4", "--format", "json",
+        "audit", "-n", "40", "-c", "2", "--warmup", "0", "--format", "json",
     ])
     .args(["--db", &db.url(), "--url", &app.url("/denied")]);
     let assert = run_blocking(cmd).code(3);
@@ -110,11 +111,53 @@ async fn rejected_requests_make_the_report_invalid() {
     assert_eq!(report["schema_version"], 1);
 
     let mut cmd = pgcost();
-    cmd.args(["audit", "-n", "8", "-c", "2", "--warmup", "2"])
+    cmd.args(["audit", "-n", "8", "-c", "2", "--warmup", "0"])
         .args(["--db", &db.url(), "--url", &app.url("/denied")]);
     run_blocking(cmd)
         .code(3)
         .stdout(predicate::str::starts_with(
             "NOT VALID: 8 of 8 responses were 401: these numbers measure the rejection path",
         ));
+}
+
+/// A warm-up whose every response is a rejection ends the run at once with exit 3 and the
+/// reason: no burst, no settle wait, no report. `--allow-status` accepts it on purpose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_warm_up_ends_the_run_before_any_settle_wait() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let mut cmd = pgcost();
+    cmd.args(["audit", "-n", "40", "-c", "2", "--warmup", "6"])
+        .args(["--db", &db.url(), "--url", &app.url("/denied")]);
+    let assert = run_blocking(cmd).code(3).stdout("");
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("was rejected (401 x6): the burst would measure the rejection path"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: check the credentials"), "{stderr}");
+
+    let mut cmd = pgcost();
+    cmd.args([
+        "audit",
+        "-n",
+        "8",
+        "-c",
+        "2",
+        "--warmup",
+        "2",
+        "--allow-status",
+        "401",
+    ])
+    .args([
+        "--db",
+        &db.url(),
+        "--url",
+        &app.url("/denied"),
+        "--format",
+        "json",
+    ]);
+    let assert = run_blocking(cmd).code(0);
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(report["load"]["status"]["401"], 8);
 }

@@ -144,22 +144,26 @@ pub fn url(url: &reqwest::Url) -> String {
     if shown.password().is_some() {
         let _ = shown.set_password(None);
     }
-    if shown.query().is_some() {
-        let pairs: Vec<(String, String)> = url
-            .query_pairs()
-            .map(|(k, v)| {
-                // Brackets would be percent-encoded in a query.
-                let v = if is_secret_name(&k) {
-                    "redacted".to_string()
-                } else {
-                    v.into_owned()
-                };
-                (k.into_owned(), v)
-            })
-            .collect();
-        shown.query_pairs_mut().clear().extend_pairs(pairs);
+    // The query is shown as it is sent: only the values of secret-looking parameters are
+    // replaced, and nothing is re-encoded (`fields=*,name` keeps its comma).
+    if let Some(query) = url.query() {
+        let kept: Vec<String> = query.split('&').map(redact_query_pair).collect();
+        shown.set_query(Some(&kept.join("&")));
     }
     shown.to_string()
+}
+
+/// One `name=value` pair of a raw query, with the value replaced when the name is secret.
+fn redact_query_pair(pair: &str) -> String {
+    let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+    let decoded: String = url::form_urlencoded::parse(name.as_bytes())
+        .map(|(k, _)| k.into_owned())
+        .collect();
+    if is_secret_name(&decoded) {
+        format!("{name}=redacted")
+    } else {
+        pair.to_string()
+    }
 }
 
 /// At most `max` bytes of `text`, cut on a character boundary, marked when cut.
@@ -246,6 +250,18 @@ mod tests {
         assert_eq!(url(&u), "https://bob@h.test/x?page=2&api_key=redacted");
         let plain = reqwest::Url::parse("http://h.test/x").unwrap();
         assert_eq!(url(&plain), "http://h.test/x");
+    }
+
+    #[test]
+    fn urls_show_their_query_as_sent() {
+        let text = "http://h.test/items?fields=*,category.name&sort=-published_on&q=a%20b";
+        let u = reqwest::Url::parse(text).unwrap();
+        assert_eq!(url(&u), text);
+        let secret = reqwest::Url::parse("http://h.test/x?Access%5FToken=t-1&a=1,2").unwrap();
+        assert_eq!(
+            url(&secret),
+            "http://h.test/x?Access%5FToken=redacted&a=1,2"
+        );
     }
 
     #[test]

@@ -30,6 +30,24 @@ impl LoadResult {
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()
     }
+
+    /// When every response was a rejection (401, 403 or a 5xx) that `allowed` does not
+    /// accept, the statuses seen, e.g. "401 x20": measuring on would only measure the
+    /// rejection path. `None` when any response was accepted, or none came back.
+    pub fn all_rejected(&self, allowed: &[u16]) -> Option<String> {
+        let rejected = |code: u16| {
+            (matches!(code, 401 | 403) || (500..=599).contains(&code)) && !allowed.contains(&code)
+        };
+        if self.status.is_empty() || !self.status.keys().all(|&code| rejected(code)) {
+            return None;
+        }
+        let seen: Vec<String> = self
+            .status
+            .iter()
+            .map(|(code, count)| format!("{code} x{count}"))
+            .collect();
+        Some(seen.join(", "))
+    }
 }
 
 pub fn new_histogram() -> Histogram<u64> {
@@ -76,6 +94,32 @@ mod tests {
         assert!((s.p95 - 950.0).abs() < 1.0, "{s:?}");
         assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
         assert!((s.max - 1000.0).abs() < 1.0, "{s:?}");
+    }
+
+    fn with_statuses(statuses: &[(u16, u64)]) -> LoadResult {
+        LoadResult {
+            sent: statuses.iter().map(|(_, n)| n).sum(),
+            concurrency: 1,
+            wall: Duration::from_secs(1),
+            latency_us: new_histogram(),
+            status: statuses.iter().copied().collect(),
+            errors: BTreeMap::new(),
+            first_error: None,
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn a_load_is_all_rejected_only_when_no_response_was_accepted() {
+        let all = with_statuses(&[(401, 18), (503, 2)]);
+        assert_eq!(all.all_rejected(&[]).as_deref(), Some("401 x18, 503 x2"));
+        assert_eq!(all.all_rejected(&[503]), None, "503 is allowed");
+        assert_eq!(
+            with_statuses(&[(401, 19), (200, 1)]).all_rejected(&[]),
+            None
+        );
+        assert_eq!(with_statuses(&[(404, 20)]).all_rejected(&[]), None);
+        assert_eq!(with_statuses(&[]).all_rejected(&[]), None);
     }
 
     #[test]

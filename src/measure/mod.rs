@@ -75,6 +75,19 @@ pub async fn warm_up(
         ))
         .with_hint("check that the app is running and listening at --url"));
     }
+    if let Some(statuses) = warm.all_rejected(&config.auth.allowed_statuses) {
+        // Measuring on would cost two settle waits only to report the rejection path.
+        return Err(Error::untrustworthy(format!(
+            "every warm-up response to {} {} was rejected ({statuses}): the burst would \
+             measure the rejection path, not the endpoint",
+            config.request.method,
+            auth::redact::url(&config.request.url)
+        ))
+        .with_hint(
+            "check the credentials (-H 'Authorization: ...', --bearer, --cookie, --login-url) \
+             and --url; --allow-status CODE accepts a status on purpose",
+        ));
+    }
     Ok(())
 }
 
