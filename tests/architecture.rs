@@ -1,0 +1,729 @@
+//! Guards the shape of the code base: no import cycle between the top-level modules of src/, no
+//! function over 80 lines outside test code, and a README of at most 250 lines whose relative
+//! links (like those of docs/*.md) all resolve, anchors included.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::visit::{self, Visit};
+
+const MAX_FN_LINES: usize = 80;
+const MAX_README_LINES: usize = 250;
+
+/// One place where top-level module `from` refers to top-level module `to`.
+struct Edge {
+    from: String,
+    to: String,
+    file: String,
+    line: usize,
+    test: bool,
+}
+
+impl Edge {
+    fn site(&self) -> String {
+        let tag = if self.test { " (test code)" } else { "" };
+        format!("{}:{}{tag}", self.file, self.line)
+    }
+}
+
+/// A function outside test code, measured from its `fn` keyword to its closing brace.
+struct Function {
+    site: String,
+    name: String,
+    lines: usize,
+}
+
+#[derive(Default)]
+struct Analysis {
+    modules: BTreeSet<String>,
+    edges: Vec<Edge>,
+    functions: Vec<Function>,
+}
+
+/// Parses every file of `root/src` and collects module edges and function lengths.
+///
+/// Test code is what sits under `#[test]` / `#[cfg(test)]` (or `#[cfg(all(test, ..))]`), and
+/// every file of a module declared under such an attribute (`#[cfg(test)] mod tests;`): that
+/// is found from the parent's declaration, not from the file's name.
+fn analyze(root: &Path) -> Analysis {
+    let src = root.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut analysis = Analysis::default();
+    let mut walked = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut visitor = FileVisitor::new(format!("src/{}", rel.display()), module_path(rel));
+        visitor.visit_file(&ast);
+        analysis.modules.extend(visitor.scope.first().cloned());
+        walked.push(visitor);
+    }
+    let test_mods: Vec<_> = walked.iter().flat_map(|v| v.test_mods.clone()).collect();
+    for v in walked {
+        let test_file = test_mods.iter().any(|m| v.scope.starts_with(m));
+        // main.rs and lib.rs (scope empty) are crate roots: their functions count, not their paths.
+        if let Some(from) = v.scope.first() {
+            for (to, line, test) in &v.refs {
+                if to != from && analysis.modules.contains(to) {
+                    let (from, to, file) = (from.clone(), to.clone(), v.file.clone());
+                    let (line, test) = (*line, *test || test_file);
+                    analysis.edges.push(Edge {
+                        from,
+                        to,
+                        file,
+                        line,
+                        test,
+                    });
+                }
+            }
+        }
+        if !test_file {
+            analysis.functions.extend(v.functions);
+        }
+    }
+    analysis
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `a.rs` and `a/mod.rs` -> [a]; `a/x.rs` -> [a, x]; `lib.rs` and `main.rs` -> [].
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut path: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    if path.len() > 1 && path.last().is_some_and(|l| l == "mod") {
+        path.pop();
+    }
+    if path == ["lib"] || path == ["main"] {
+        path.clear();
+    }
+    path
+}
+
+fn line(span: Span) -> usize {
+    span.start().line
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]` and `#[cfg(all(test, ...))]`.
+fn is_test_attr(attr: &syn::Attribute) -> bool {
+    let path = attr.path();
+    if path.segments.last().is_some_and(|s| s.ident == "test") {
+        return true;
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    let cfg = list.tokens.to_string().replace(' ', "");
+    path.is_ident("cfg") && (cfg == "test" || cfg.starts_with("all(test,"))
+}
+
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+struct FileVisitor {
+    file: String,
+    /// The module being walked: the file's own path, plus any inline `mod x { .. }` entered.
+    scope: Vec<String>,
+    /// How many enclosing items are test code.
+    in_test: usize,
+    /// The type or trait whose methods are being walked, to name them `Type::method`.
+    owner: Option<String>,
+    /// (top-level module referred to, line, from test code).
+    refs: Vec<(String, usize, bool)>,
+    functions: Vec<Function>,
+    /// Module paths declared as `mod x;` inside test code: their files are test code.
+    test_mods: Vec<Vec<String>>,
+}
+
+impl FileVisitor {
+    fn new(file: String, scope: Vec<String>) -> Self {
+        let (in_test, owner) = (0, None);
+        let (refs, functions, test_mods) = (Vec::new(), Vec::new(), Vec::new());
+        Self {
+            file,
+            scope,
+            in_test,
+            owner,
+            refs,
+            functions,
+            test_mods,
+        }
+    }
+
+    /// Walks an item with these attributes, as test code if one of them says so.
+    fn enter(&mut self, attrs: &[syn::Attribute], walk: impl FnOnce(&mut Self)) {
+        let test = usize::from(attrs.iter().any(is_test_attr));
+        self.in_test += test;
+        walk(self);
+        self.in_test -= test;
+    }
+
+    /// Records a path that starts `crate`, `self` or `super` by the top-level module it lands in.
+    fn refer(&mut self, segments: &[String], line: usize) {
+        let mut scope = self.scope.clone();
+        let mut rest = segments;
+        match segments.first().map(String::as_str) {
+            Some("crate") => {
+                scope.clear();
+                rest = &rest[1..];
+            }
+            Some("self" | "super") => {
+                while let Some(first) = rest.first().filter(|s| *s == "self" || *s == "super") {
+                    if first == "super" && scope.pop().is_none() {
+                        return;
+                    }
+                    rest = &rest[1..];
+                }
+            }
+            _ => return,
+        }
+        if let Some(target) = scope.first().or(rest.first()) {
+            self.refs.push((target.clone(), line, self.in_test > 0));
+        }
+    }
+
+    /// Finds `crate :: a :: b` and `super :: ..` in a macro body, which syn leaves unparsed.
+    fn scan_tokens(&mut self, tokens: TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let is_colon = |t: &TokenTree| matches!(t, TokenTree::Punct(p) if p.as_char() == ':');
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Group(group) => self.scan_tokens(group.stream()),
+                TokenTree::Ident(id) if id == "crate" || id == "super" => {
+                    if i > 0 && is_colon(&tokens[i - 1]) {
+                        continue; // inside a chain already read
+                    }
+                    let mut segments = vec![id.to_string()];
+                    let mut rest = &tokens[i + 1..];
+                    while let [a, b, TokenTree::Ident(next), ..] = rest {
+                        if !(is_colon(a) && is_colon(b)) {
+                            break;
+                        }
+                        segments.push(next.to_string());
+                        rest = &rest[3..];
+                    }
+                    self.refer(&segments, line(id.span()));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn function(&mut self, sig: &syn::Signature, body: &syn::Block, walk: impl FnOnce(&mut Self)) {
+        if self.in_test == 0 {
+            let start = line(sig.fn_token.span);
+            let lines = line(body.brace_token.span.close()) - start + 1;
+            let name = match &self.owner {
+                Some(owner) => format!("{owner}::{}", sig.ident),
+                None => sig.ident.to_string(),
+            };
+            let site = format!("{}:{start}", self.file);
+            self.functions.push(Function { site, name, lines });
+        }
+        let owner = self.owner.take(); // a fn nested in a method is no method
+        walk(self);
+        self.owner = owner;
+    }
+
+    fn with_owner(&mut self, owner: Option<String>, walk: impl FnOnce(&mut Self)) {
+        let outer = std::mem::replace(&mut self.owner, owner);
+        walk(self);
+        self.owner = outer;
+    }
+}
+
+/// Every path a `use` tree names, with the line of its last segment.
+fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, usize)>) {
+    let leaf = |prefix: &[String], ident: &syn::Ident| {
+        let path = prefix.iter().cloned().chain([ident.to_string()]).collect();
+        (path, line(ident.span()))
+    };
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_paths(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => out.push(leaf(prefix, &n.ident)),
+        syn::UseTree::Rename(r) => out.push(leaf(prefix, &r.ident)),
+        syn::UseTree::Glob(g) => out.push((prefix.clone(), line(g.star_token.span))),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_paths(t, prefix, out)),
+    }
+}
+
+impl<'ast> Visit<'ast> for FileVisitor {
+    fn visit_item(&mut self, i: &'ast syn::Item) {
+        self.enter(item_attrs(i), |v| visit::visit_item(v, i));
+    }
+
+    fn visit_item_mod(&mut self, i: &'ast syn::ItemMod) {
+        self.scope.push(i.ident.to_string());
+        if i.content.is_some() {
+            visit::visit_item_mod(self, i);
+        } else if self.in_test > 0 {
+            self.test_mods.push(self.scope.clone());
+        }
+        self.scope.pop();
+    }
+
+    fn visit_item_use(&mut self, i: &'ast syn::ItemUse) {
+        let mut paths = Vec::new();
+        if i.leading_colon.is_none() {
+            use_paths(&i.tree, &mut Vec::new(), &mut paths);
+        }
+        paths
+            .iter()
+            .for_each(|(path, line)| self.refer(path, *line));
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if p.leading_colon.is_none() {
+            let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.refer(&segments, line(p.segments[0].ident.span()));
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.scan_tokens(m.tokens.clone());
+        visit::visit_macro(self, m);
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        let owner = match &*i.self_ty {
+            syn::Type::Path(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        self.with_owner(owner, |v| visit::visit_item_impl(v, i));
+    }
+
+    fn visit_item_trait(&mut self, i: &'ast syn::ItemTrait) {
+        self.with_owner(Some(i.ident.to_string()), |v| visit::visit_item_trait(v, i));
+    }
+
+    fn visit_item_fn(&mut self, i: &'ast syn::ItemFn) {
+        self.function(&i.sig, &i.block, |v| visit::visit_item_fn(v, i));
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'ast syn::ImplItemFn) {
+        self.enter(&i.attrs, |v| {
+            v.function(&i.sig, &i.block, |v| visit::visit_impl_item_fn(v, i))
+        });
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'ast syn::TraitItemFn) {
+        self.enter(&i.attrs, |v| match &i.default {
+            Some(body) => v.function(&i.sig, body, |v| visit::visit_trait_item_fn(v, i)),
+            None => visit::visit_trait_item_fn(v, i),
+        });
+    }
+}
+
+/// from -> to -> the edges that make that arrow.
+type Graph<'a> = BTreeMap<&'a str, BTreeMap<&'a str, Vec<&'a Edge>>>;
+
+/// Breadth-first from `start` inside `within`: each module reached, with the one it came from.
+fn bfs<'a>(
+    g: &Graph<'a>,
+    start: &'a str,
+    within: impl Fn(&str) -> bool,
+) -> BTreeMap<&'a str, &'a str> {
+    let mut parent = BTreeMap::from([(start, start)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(n) = queue.pop_front() {
+        for &next in g.get(n).into_iter().flat_map(BTreeMap::keys) {
+            if within(next) && !parent.contains_key(next) {
+                parent.insert(next, n);
+                queue.push_back(next);
+            }
+        }
+    }
+    parent
+}
+
+/// Each strongly connected group of more than one module. Every edge inside such a group lies on
+/// a cycle: for each, the shortest cycle through it is reported, with the sites of its edges.
+fn cycle_report(a: &Analysis) -> (String, Vec<String>) {
+    let mut g = Graph::new();
+    for e in &a.edges {
+        let edges = g.entry(e.from.as_str()).or_default();
+        edges.entry(e.to.as_str()).or_default().push(e);
+    }
+    let reach = |m: &str| bfs(&g, a.modules.get(m).unwrap().as_str(), |_| true);
+    let (mut seen, mut cycles) = (BTreeSet::new(), BTreeSet::new());
+    for m in a.modules.iter().map(String::as_str) {
+        let forward = reach(m);
+        let group: BTreeSet<&str> = forward
+            .keys()
+            .copied()
+            .filter(|n| reach(n).contains_key(m))
+            .collect();
+        if group.len() < 2 || !seen.insert(group.clone()) {
+            continue;
+        }
+        for (&u, targets) in g.iter().filter(|(u, _)| group.contains(*u)) {
+            for &v in targets.keys().filter(|v| group.contains(*v)) {
+                let parent = bfs(&g, v, |n| group.contains(n));
+                let mut cycle = vec![u];
+                while cycle.last() != Some(&v) {
+                    cycle.push(parent[cycle.last().unwrap()]);
+                }
+                cycle.reverse(); // v .. u
+                let min = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap();
+                cycle.rotate_left(min);
+                cycles.insert(cycle);
+            }
+        }
+    }
+    let problems = cycles.iter().map(|c| describe_cycle(c, &g)).collect();
+    let edges: usize = g.values().map(BTreeMap::len).sum();
+    let summary = format!(
+        "checked {} modules, {edges} edges, {} cycles in {} groups",
+        a.modules.len(),
+        cycles.len(),
+        seen.len()
+    );
+    (summary, problems)
+}
+
+fn describe_cycle(cycle: &[&str], g: &Graph) -> String {
+    let mut text = format!("cycle {} -> {}", cycle.join(" -> "), cycle[0]);
+    for (i, from) in cycle.iter().enumerate() {
+        let to = cycle[(i + 1) % cycle.len()];
+        let mut sites: Vec<_> = g[from][to]
+            .iter()
+            .map(|e| (&e.file, e.line, e.site()))
+            .collect();
+        sites.sort();
+        sites.dedup();
+        let sites: Vec<_> = sites.into_iter().map(|(_, _, site)| site).collect();
+        text += &format!("\n    {from} -> {to}: {}", sites.join(", "));
+    }
+    text
+}
+
+fn function_report(a: &Analysis) -> (String, Vec<String>) {
+    let mut long: Vec<&Function> = a
+        .functions
+        .iter()
+        .filter(|f| f.lines > MAX_FN_LINES)
+        .collect();
+    long.sort_by(|x, y| y.lines.cmp(&x.lines).then(x.site.cmp(&y.site)));
+    let longest = a.functions.iter().max_by_key(|f| f.lines);
+    let summary = format!(
+        "checked {} functions outside test code, longest {}; {} over {MAX_FN_LINES} lines",
+        a.functions.len(),
+        longest.map_or("none".into(), |f| format!(
+            "{} lines at {} {}",
+            f.lines, f.site, f.name
+        )),
+        long.len()
+    );
+    let problems = long
+        .iter()
+        .map(|f| format!("{} {} ({} lines)", f.site, f.name, f.lines));
+    (summary, problems.collect())
+}
+
+/// README.md's length, then every relative link of README.md and docs/*.md.
+fn doc_report(root: &Path) -> (String, Vec<String>) {
+    let mut problems = Vec::new();
+    let readme = root.join("README.md");
+    let lines = fs::read_to_string(&readme).map_or(0, |t| t.lines().count());
+    if lines > MAX_README_LINES {
+        problems.push(format!(
+            "README.md has {lines} lines, more than {MAX_README_LINES}"
+        ));
+    }
+    let mut docs: Vec<PathBuf> = (fs::read_dir(root.join("docs")).into_iter().flatten())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, readme);
+    let mut links = 0;
+    for doc in &docs {
+        let name = doc.strip_prefix(root).unwrap().display();
+        for (line, target) in links_in(&fs::read_to_string(doc).unwrap()) {
+            links += 1;
+            if let Err(why) = check_link(root, doc, &target) {
+                problems.push(format!("{name}:{line}: link ({target}) {why}"));
+            }
+        }
+    }
+    let summary = format!(
+        "README.md has {lines} lines (at most {MAX_README_LINES}); checked {links} relative links in {} files",
+        docs.len()
+    );
+    (summary, problems)
+}
+
+/// Lines of markdown outside fenced code blocks, with their 1-based numbers.
+fn prose_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut fenced = false;
+    text.lines().enumerate().filter_map(move |(i, line)| {
+        let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
+        fenced ^= fence;
+        (!fenced && !fence).then_some((i + 1, line))
+    })
+}
+
+/// The relative targets of `[text](target)` links, outside code blocks and code spans.
+fn links_in(text: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    for (number, line) in prose_lines(text) {
+        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        for (_, rest) in prose
+            .match_indices("](")
+            .map(|(i, _)| prose.split_at(i + 2))
+        {
+            let inside = rest.split(')').next().unwrap_or_default();
+            let target = inside.split_whitespace().next().unwrap_or_default();
+            let target = target.trim_start_matches('<').trim_end_matches('>');
+            let external = target.contains("://") || target.starts_with("mailto:");
+            if !target.is_empty() && !external {
+                links.push((number, target.to_string()));
+            }
+        }
+    }
+    links
+}
+
+fn check_link(root: &Path, doc: &Path, target: &str) -> Result<(), String> {
+    let (file, anchor) = target
+        .split_once('#')
+        .map_or((target, None), |(f, a)| (f, Some(a)));
+    let path = match file {
+        "" => doc.to_path_buf(),
+        _ if file.starts_with('/') => root.join(file.trim_start_matches('/')),
+        _ => doc.parent().unwrap().join(file),
+    };
+    if !path.exists() {
+        return Err(format!("points to {file}, which does not exist"));
+    }
+    match anchor {
+        Some(anchor) if path.extension().is_some_and(|e| e == "md") => {
+            let text = fs::read_to_string(&path).unwrap();
+            match heading_slugs(&text).contains(anchor) {
+                true => Ok(()),
+                false => Err(format!(
+                    "has anchor #{anchor}, but no heading slugifies to it"
+                )),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// GitHub's anchors for the headings of a markdown text; a repeated one gets `-1`, `-2`, ...
+fn heading_slugs(text: &str) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut slugs = BTreeSet::new();
+    for (_, line) in prose_lines(text) {
+        let hashes = line.len() - line.trim_start_matches('#').len();
+        let title = &line[hashes..];
+        if !(1..=6).contains(&hashes) || !(title.is_empty() || title.starts_with(' ')) {
+            continue;
+        }
+        let slug = slugify(title.trim().trim_end_matches('#'));
+        let count = seen.entry(slug.clone()).or_insert(0);
+        slugs.insert(if *count == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{count}")
+        });
+        *count += 1;
+    }
+    slugs
+}
+
+/// Lowercase, spaces to `-`, punctuation other than `-` and `_` dropped.
+fn slugify(heading: &str) -> String {
+    let keep = |c: char| match c {
+        ' ' => Some('-'),
+        '-' | '_' => Some(c),
+        c if c.is_alphanumeric() => Some(c),
+        _ => None,
+    };
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(keep)
+        .collect()
+}
+
+fn enforce(what: &str, (summary, problems): (String, Vec<String>)) {
+    println!("{summary}");
+    assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
+}
+
+fn project() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn no_import_cycle_between_top_level_modules() {
+    let report = cycle_report(&analyze(project()));
+    enforce(
+        "import cycles between the top-level modules of src/",
+        report,
+    );
+}
+
+#[test]
+fn no_function_over_80_lines_outside_tests() {
+    let report = function_report(&analyze(project()));
+    enforce("functions over 80 lines outside test code", report);
+}
+
+#[test]
+fn readme_is_short_and_doc_links_resolve() {
+    enforce("README.md and docs/*.md", doc_report(project()));
+}
+
+/// A crate of these files (path, text) in a temporary folder.
+fn tree(files: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// A function `header { .. }` of `lines` lines in all.
+fn long_fn(header: &str, lines: usize) -> String {
+    format!("{header} {{\n{}}}\n", "    let _x = 0;\n".repeat(lines - 2))
+}
+
+#[test]
+fn synthetic_clean_crate_passes() {
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod a;\npub mod b;\n".into()),
+        (
+            "src/a.rs",
+            "use crate::b::{self, inner::one};\npub fn f() -> u8 { b::g() + one() }\n".into(),
+        ),
+        (
+            "src/b/mod.rs",
+            "pub mod inner;\npub fn g() -> u8 { inner::one() }\n".into(),
+        ),
+        (
+            "src/b/inner.rs",
+            long_fn("pub fn one() -> u8", MAX_FN_LINES).replace("}\n", "1 }\n"),
+        ),
+        (
+            "README.md",
+            "# Title\n\nSee [the guide](docs/guide.md#getting-started), [web](https://x.org).\n"
+                .into(),
+        ),
+        (
+            "docs/guide.md",
+            "# Guide\n\n## Getting started!\n\nBack to the [README](../README.md#title).\n".into(),
+        ),
+    ]);
+    let analysis = analyze(dir.path());
+    assert_eq!(analysis.modules, BTreeSet::from(["a".into(), "b".into()]));
+    let edges: Vec<_> = analysis
+        .edges
+        .iter()
+        .map(|e| (&*e.from, &*e.to, e.site()))
+        .collect();
+    let site = "src/a.rs:1".to_string();
+    assert_eq!(edges, [("a", "b", site.clone()), ("a", "b", site)]);
+    for (summary, problems) in [
+        cycle_report(&analysis),
+        function_report(&analysis),
+        doc_report(dir.path()),
+    ] {
+        println!("{summary}");
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+}
+
+#[test]
+fn synthetic_cyclic_crate_is_caught() {
+    let c_rs = "pub const K: u8 = 0;\npub fn k() -> u8 { super::b::g() }\npub struct S;\nimpl S {\n"
+        .to_string()
+        + &long_fn("fn long()", MAX_FN_LINES + 1)
+        + &long_fn("fn at_limit()", MAX_FN_LINES)
+        + &long_fn("#[test]\nfn long_test()", 90)
+        + "}\n#[cfg(test)]\nmod tests {\n"
+        + &long_fn("fn helper()", 90) + "}\n";
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod a;\npub mod b;\npub mod c;\n".into()),
+        (
+            "src/a.rs",
+            "pub fn f() {\n    println!(\"{}\", crate::b::g());\n}\n".into(),
+        ),
+        (
+            "src/b/mod.rs",
+            "mod x;\n#[cfg(test)]\nmod tests;\npub fn g() -> u8 { 1 }\n".into(),
+        ),
+        (
+            "src/b/x.rs",
+            "use super::super::{a, c::K};\npub fn h() { a::f() }\n".into(),
+        ),
+        ("src/b/tests.rs", long_fn("fn in_test_file()", 90)),
+        ("src/c.rs", c_rs),
+        (
+            "README.md",
+            "[gone](missing.md)\n[bad anchor](docs/g.md#nope)\n".repeat(126),
+        ),
+        ("docs/g.md", "# G\n".into()),
+    ]);
+    let analysis = analyze(dir.path());
+    let (summary, cycles) = cycle_report(&analysis);
+    println!("{summary}\n{}", cycles.join("\n"));
+    assert_eq!(
+        cycles,
+        [
+            "cycle a -> b -> a\n    a -> b: src/a.rs:2\n    b -> a: src/b/x.rs:1",
+            "cycle b -> c -> b\n    b -> c: src/b/x.rs:1\n    c -> b: src/c.rs:2",
+        ]
+    );
+    let (summary, long) = function_report(&analysis);
+    println!("{summary}");
+    assert_eq!(long, ["src/c.rs:5 S::long (81 lines)"]);
+    let (summary, docs) = doc_report(dir.path());
+    println!("{summary}");
+    assert_eq!(docs.len(), 1 + 2 * 126, "{docs:#?}");
+    assert_eq!(docs[0], "README.md has 252 lines, more than 250");
+    assert_eq!(
+        docs[1],
+        "README.md:1: link (missing.md) points to missing.md, which does not exist"
+    );
+    assert_eq!(
+        docs[2],
+        "README.md:2: link (docs/g.md#nope) has anchor #nope, but no heading slugifies to it"
+    );
+}
