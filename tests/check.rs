@@ -144,7 +144,7 @@ fn read_report(path: &Path) -> CheckReport {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// Statements per request of each pipeline, from its code (src/demo/api.rs): tenant,
+/// Statements per request of each pipeline, from its code (src/commands/demo/api.rs): tenant,
 /// session and entitlement lookups, the permission question asked twice, the listing.
 fn expected_statements(pipeline: &str) -> f64 {
     match pipeline {

@@ -9,7 +9,7 @@ use pgcost::commands::demo::{self, TENANT_ID, USER_ID};
 use pgcost::progress::Progress;
 
 /// The expected cost of one request of each pipeline, from the pipeline's code
-/// (src/demo/api.rs) and counts taken from the seeded database.
+/// (src/commands/demo/api.rs) and counts taken from the seeded database.
 struct Expected {
     statements: f64,
     rows_returned: f64,
