@@ -4,7 +4,7 @@
 //! pg_stat_statements entries present, and the naming of the changed entries afterwards.
 //! `PGCOST_BENCH_SERVE=1` only starts the server and prints its URLs, for profiling by hand.
 //!
-//! Run with `bench/run.sh` (it installs wrk and builds oha into a cache outside the repo).
+//! Run with `benches/run.sh` (it installs wrk and builds oha into a cache outside the repo).
 //! Tools are found on PATH, or through WRK and OHA. N defaults to 50,000
 //! (PGCOST_BENCH_N), concurrency 1, 8 and 64.
 
