@@ -313,9 +313,10 @@ fn main() {
         // One snapshot's cost with 5,000 statements present (pg_stat_statements.max).
         fill_statements(&db, 5_000).await;
         let target = pgcost::postgres::conninfo::resolve(Some(&db.url()), &|_: &str| None).unwrap();
-        let mut source = pgcost::postgres::stats_connection::StatsSource::open(&target, "postgres")
-            .await
-            .unwrap();
+        let mut source =
+            pgcost::postgres::stats_connection::StatsConnection::open(&target, "postgres")
+                .await
+                .unwrap();
         let mut times = Vec::new();
         let mut entries = 0;
         for _ in 0..5 {

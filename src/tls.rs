@@ -160,58 +160,25 @@ fn load_roots(path: &Path) -> Result<RootCertStore> {
     Ok(roots)
 }
 
-/// Encrypts without checking who answers (sslmode=prefer/require without a root
-/// certificate, as in libpq). Handshake signatures are still verified.
+/// How much of the server's certificate a [`LenientVerifier`] checks.
 #[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+enum CertificateCheck {
+    /// None of it: encrypts without checking who answers (sslmode=prefer/require without a
+    /// root certificate, as in libpq; `--insecure`).
+    Nothing,
+    /// The chain against the root certificates, but not the host name (verify-ca).
+    ChainOnly(Arc<WebPkiServerVerifier>),
 }
 
-/// Checks the chain against the root certificates but not the host name (verify-ca).
+/// A verifier that checks less of the certificate than WebPKI does, but still verifies the
+/// handshake signatures, with the provider's algorithms as `WebPkiServerVerifier` does.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct LenientVerifier {
+    check: CertificateCheck,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for LenientVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -220,10 +187,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let CertificateCheck::ChainOnly(chain) = &self.check else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -236,7 +203,12 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
     fn verify_tls13_signature(
         &self,
@@ -244,10 +216,17 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -264,13 +243,15 @@ pub fn client_config(settings: &TlsSettings) -> Result<Option<ClientConfig>> {
     };
     let verifier: Arc<dyn ServerCertVerifier> = match (settings.mode, &settings.root_cert) {
         (SslMode::Disable, _) => return Ok(None),
-        (SslMode::Prefer, _) | (SslMode::Require, None) => {
-            Arc::new(AnyCertificate(provider.clone()))
-        }
+        (SslMode::Prefer, _) | (SslMode::Require, None) => Arc::new(LenientVerifier {
+            check: CertificateCheck::Nothing,
+            provider: provider.clone(),
+        }),
         // As in libpq: require with a root certificate behaves like verify-ca.
-        (SslMode::Require | SslMode::VerifyCa, Some(path)) => {
-            Arc::new(ChainOnly(verifying(load_roots(path)?)?))
-        }
+        (SslMode::Require | SslMode::VerifyCa, Some(path)) => Arc::new(LenientVerifier {
+            check: CertificateCheck::ChainOnly(verifying(load_roots(path)?)?),
+            provider: provider.clone(),
+        }),
         (SslMode::VerifyFull, Some(path)) => verifying(load_roots(path)?)?,
         (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
             return Err(Error::usage("this sslmode verifies the server, but no root certificate was given")
@@ -293,7 +274,10 @@ pub fn https_config(insecure: bool, ca_pem: Option<&[u8]>) -> Result<ClientConfi
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::usage(format!("TLS setup: {e}")))?;
     let verifier: Arc<dyn ServerCertVerifier> = if insecure {
-        Arc::new(AnyCertificate(provider))
+        Arc::new(LenientVerifier {
+            check: CertificateCheck::Nothing,
+            provider,
+        })
     } else {
         let extra = match ca_pem {
             Some(pem) => CertificateDer::pem_slice_iter(pem)

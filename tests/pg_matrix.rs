@@ -10,7 +10,7 @@ use support::{assert_valid, audit, table};
 use pgcost::cost::report::Report;
 use pgcost::postgres::conninfo::{self, DbTarget};
 use pgcost::postgres::settle::Probe;
-use pgcost::postgres::stats_connection::{Mode, StatsSource};
+use pgcost::postgres::stats_connection::{Mode, StatsConnection};
 use pgcost::postgres::views::StatementsLayout;
 use support::fixture::Fixture;
 use support::{DB, ITEMS, SMALL, TestDb};
@@ -58,7 +58,9 @@ fn has_old_server_warning(report: &Report) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_view_reads_with_this_servers_layout() {
     let db = TestDb::start().await;
-    let mut source = StatsSource::open(&target(&db), "postgres").await.unwrap();
+    let mut source = StatsConnection::open(&target(&db), "postgres")
+        .await
+        .unwrap();
     assert_eq!(source.mode, Mode::Admin, "{:?}", source.warnings);
     let server = source.server.clone();
     let major = checked_major(server.version_num);
@@ -157,7 +159,7 @@ async fn every_view_reads_with_this_servers_layout() {
 
     // Target mode: the fallback reads through the target and, on 15+, forces its own
     // flush with pg_stat_force_next_flush().
-    let mut fallback = StatsSource::open(&target(&db), DB).await.unwrap();
+    let mut fallback = StatsConnection::open(&target(&db), DB).await.unwrap();
     assert_eq!(fallback.mode, Mode::Target);
     assert_eq!(fallback.layout, Some(layout));
     let snapshot = fallback.calibrated_before().await.unwrap();

@@ -21,7 +21,7 @@ use crate::error::{Error, Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
 use crate::postgres::settle::{self, Outcome, Rules};
-use crate::postgres::stats_connection::{Mode, StatsSource};
+use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
@@ -219,7 +219,7 @@ pub struct Burst {
 /// The statistics connection and the settle rules of one target database, shared by
 /// consecutive windows.
 pub struct Meter {
-    source: StatsSource,
+    source: StatsConnection,
     rules: Rules,
     timeout: Duration,
     /// The server's start time when the open window began, to tell a restart from a
@@ -233,7 +233,7 @@ impl Meter {
     /// Connects to the target (and the admin database) named by `config`.
     pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meter> {
         let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
-        let source = StatsSource::open(&config.db, &config.admin_db).await?;
+        let source = StatsConnection::open(&config.db, &config.admin_db).await?;
         spinner.finish_and_clear();
         let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
         Ok(Meter {
@@ -530,7 +530,7 @@ pub async fn run_sequence(
 
 /// Samples the target's client backends while the burst runs (admin mode only: in target
 /// mode every sample would land in the measured counters).
-async fn sample_peak_backends(source: &StatsSource, done: &AtomicBool) -> Option<i64> {
+async fn sample_peak_backends(source: &StatsConnection, done: &AtomicBool) -> Option<i64> {
     if source.mode != Mode::Admin {
         return None;
     }

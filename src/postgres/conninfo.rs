@@ -43,30 +43,36 @@ pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
         None => (None, None, None),
     };
     let mut config = match &text {
-        Some(text) => text.parse::<Config>().map_err(|e| {
-            Error::usage(format!("{origin} is not a valid connection string: {e}")).with_hint(
-                "use postgres://user@host:5432/dbname or 'host=... port=... user=... dbname=...'",
-            )
-        })?,
+        Some(text) => parse_connection_string(text, origin)?,
         None => Config::new(),
     };
+    fill_from_environment(&mut config, env)?;
+    let tls = tls_settings(url_sslmode, url_rootcert, env)?;
+    config.ssl_mode(tls.mode.transport());
+    if config.get_application_name().is_none() {
+        config.application_name("pgcost");
+    }
+    let dbname = config.get_dbname().unwrap_or_default().to_string();
+    Ok(DbTarget {
+        config,
+        dbname,
+        tls,
+    })
+}
+
+fn parse_connection_string(text: &str, origin: &str) -> Result<Config> {
+    text.parse::<Config>().map_err(|e| {
+        Error::usage(format!("{origin} is not a valid connection string: {e}")).with_hint(
+            "use postgres://user@host:5432/dbname or 'host=... port=... user=... dbname=...'",
+        )
+    })
+}
+
+/// Fills what the connection string left out from `PGHOST`, `PGPORT`, `PGUSER` (or
+/// `USER`), `PGPASSWORD` and `PGDATABASE`, as libpq does.
+fn fill_from_environment(config: &mut Config, env: EnvLookup<'_>) -> Result<()> {
     if config.get_hosts().is_empty() {
-        match env("PGHOST").filter(|s| !s.is_empty()) {
-            Some(hosts) => {
-                for host in hosts.split(',') {
-                    config.host(host);
-                }
-            }
-            None => {
-                let socket_dir = ["/var/run/postgresql", "/tmp"]
-                    .into_iter()
-                    .find(|d| Path::new(d).is_dir());
-                match socket_dir {
-                    Some(dir) => config.host_path(dir),
-                    None => config.host("localhost"),
-                };
-            }
-        }
+        fill_host(config, env);
     }
     if config.get_ports().is_empty()
         && let Some(port) = env("PGPORT").filter(|s| !s.is_empty())
@@ -98,6 +104,36 @@ pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
             .unwrap_or_default();
         config.dbname(&dbname);
     }
+    Ok(())
+}
+
+/// `PGHOST` (comma-separated), else the first local socket directory, else localhost.
+fn fill_host(config: &mut Config, env: EnvLookup<'_>) {
+    match env("PGHOST").filter(|s| !s.is_empty()) {
+        Some(hosts) => {
+            for host in hosts.split(',') {
+                config.host(host);
+            }
+        }
+        None => {
+            let socket_dir = ["/var/run/postgresql", "/tmp"]
+                .into_iter()
+                .find(|d| Path::new(d).is_dir());
+            match socket_dir {
+                Some(dir) => config.host_path(dir),
+                None => config.host("localhost"),
+            };
+        }
+    }
+}
+
+/// `sslmode` and `sslrootcert` from the connection string, else `PGSSLMODE` and
+/// `PGSSLROOTCERT`, else prefer and `~/.postgresql/root.crt` when it exists.
+fn tls_settings(
+    url_sslmode: Option<String>,
+    url_rootcert: Option<String>,
+    env: EnvLookup<'_>,
+) -> Result<TlsSettings> {
     let mode = match url_sslmode.or_else(|| env("PGSSLMODE").filter(|s| !s.is_empty())) {
         Some(mode) => SslMode::parse(&mode)?,
         None => SslMode::Prefer,
@@ -109,17 +145,7 @@ pub fn resolve(db_arg: Option<&str>, env: EnvLookup<'_>) -> Result<DbTarget> {
             let default = Path::new(&env("HOME")?).join(".postgresql/root.crt");
             default.is_file().then_some(default)
         });
-    config.ssl_mode(mode.transport());
-    let tls = TlsSettings { mode, root_cert };
-    if config.get_application_name().is_none() {
-        config.application_name("pgcost");
-    }
-    let dbname = config.get_dbname().unwrap_or_default().to_string();
-    Ok(DbTarget {
-        config,
-        dbname,
-        tls,
-    })
+    Ok(TlsSettings { mode, root_cert })
 }
 
 impl DbTarget {

@@ -42,7 +42,8 @@ pub struct Footprint {
     pub per_poll: DatabaseDelta,
 }
 
-pub struct StatsSource {
+/// The connection that reads the statistics views, and what it learnt of the server.
+pub struct StatsConnection {
     reader: Client,
     pub mode: Mode,
     target: DbTarget,
@@ -71,111 +72,132 @@ fn statements_setup_hint(server: &ServerInfo) -> String {
     }
 }
 
-impl StatsSource {
-    /// Connects, learns what the server offers, and picks where to read statistics.
-    pub async fn open(target: &DbTarget, admin_db: &str) -> Result<StatsSource> {
-        let mut warnings = Vec::new();
-        // The target must be reachable whatever happens; this also checks the credentials.
-        let target_client = views::connect(target).await?;
-        let target_extension = views::statements_extension(&target_client).await?;
-
-        let admin = target.with_dbname(admin_db);
-        let (reader, mode, reader_extension) = if admin_db == target.dbname {
-            warnings.push(format!(
-                "--admin-db is the target database {admin_db:?}: statistics are read through the \
-                 target and the tool's own footprint is subtracted"
-            ));
-            (target_client, Mode::Target, target_extension.clone())
-        } else {
-            match views::connect(&admin).await {
-                Ok(client) => {
-                    let ext = views::statements_extension(&client).await?;
-                    if ext.is_none() && target_extension.is_some() {
-                        warnings.push(format!(
-                            "pg_stat_statements is not installed in the admin database {admin_db:?}, \
-                             so statistics are read through the target and the tool's own footprint \
-                             is subtracted; run CREATE EXTENSION pg_stat_statements; in {admin_db:?} \
-                             to avoid this"
-                        ));
-                        drop(client);
-                        (target_client, Mode::Target, target_extension.clone())
-                    } else {
-                        drop(target_client);
-                        (client, Mode::Admin, ext)
-                    }
-                }
-                Err(err) => {
-                    warnings.push(format!(
-                        "could not connect to the admin database {admin_db:?} ({}), so statistics \
-                         are read through the target and the tool's own footprint is subtracted",
-                        err.message
-                    ));
-                    (target_client, Mode::Target, target_extension.clone())
-                }
+/// Opens the reading connection: to the admin database when it can serve, else to the
+/// target. Returns it with its mode and the pg_stat_statements version it sees.
+async fn connect_reader(
+    target: &DbTarget,
+    admin_db: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(Client, Mode, Option<String>)> {
+    // The target must be reachable whatever happens; this also checks the credentials.
+    let target_client = views::connect(target).await?;
+    let target_extension = views::statements_extension(&target_client).await?;
+    if admin_db == target.dbname {
+        warnings.push(format!(
+            "--admin-db is the target database {admin_db:?}: statistics are read through the \
+             target and the tool's own footprint is subtracted"
+        ));
+        return Ok((target_client, Mode::Target, target_extension));
+    }
+    match views::connect(&target.with_dbname(admin_db)).await {
+        Ok(client) => {
+            let ext = views::statements_extension(&client).await?;
+            if ext.is_none() && target_extension.is_some() {
+                warnings.push(format!(
+                    "pg_stat_statements is not installed in the admin database {admin_db:?}, \
+                     so statistics are read through the target and the tool's own footprint \
+                     is subtracted; run CREATE EXTENSION pg_stat_statements; in {admin_db:?} \
+                     to avoid this"
+                ));
+                drop(client);
+                Ok((target_client, Mode::Target, target_extension))
+            } else {
+                drop(target_client);
+                Ok((client, Mode::Admin, ext))
             }
-        };
+        }
+        Err(err) => {
+            warnings.push(format!(
+                "could not connect to the admin database {admin_db:?} ({}), so statistics \
+                 are read through the target and the tool's own footprint is subtracted",
+                err.message
+            ));
+            Ok((target_client, Mode::Target, target_extension))
+        }
+    }
+}
 
+/// Refuses a server whose counters do not count, and warns about what limits the figures.
+fn check_server(server: &ServerInfo, warnings: &mut Vec<String>) -> Result<()> {
+    if !server.track_counts {
+        return Err(
+            Error::database("track_counts is off, so pg_stat_database does not count")
+                .with_hint("set track_counts = on in postgresql.conf and reload"),
+        );
+    }
+    if !server.shared_memory_stats() {
+        warnings.push(format!(
+            "PostgreSQL {} is older than 15: its stats collector may hold an idle pooled \
+             connection's counters until that connection is used again, so figures are \
+             best effort; PG 13 and 14 are past end of life",
+            server.version
+        ));
+    }
+    if !server.read_all_stats {
+        warnings.push(format!(
+            "role {:?} cannot see other roles' statement texts or backend states: statement \
+             totals stay exact but the per-statement breakdown is merged, and settling waits \
+             out the flush timer after the last request instead of watching the app's \
+             backends; fix with GRANT pg_read_all_stats TO {};",
+            server.role, server.role
+        ));
+    }
+    Ok(())
+}
+
+/// The column layout of pg_stat_statements, or `None` (with a warning saying how to fix
+/// it) when statement figures are unavailable.
+fn statements_layout(
+    server: &ServerInfo,
+    extension_version: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Option<StatementsLayout> {
+    if !server.preloads_statements {
+        warnings.push(format!(
+            "pg_stat_statements is not loaded, so statements, rows returned and the \
+             per-statement breakdown are unavailable; {}",
+            statements_setup_hint(server)
+        ));
+        return None;
+    }
+    let Some(version) = extension_version else {
+        warnings.push(format!(
+            "pg_stat_statements is loaded but its extension exists in neither the target \
+             nor the admin database, so statement figures are unavailable; {}",
+            statements_setup_hint(server)
+        ));
+        return None;
+    };
+    if server.compute_query_id == "off" {
+        warnings.push(
+            "compute_query_id is off, so pg_stat_statements records nothing; set \
+             compute_query_id = auto"
+                .into(),
+        );
+    }
+    StatementsLayout::for_version(version)
+}
+
+impl StatsConnection {
+    /// Connects, learns what the server offers, and picks where to read statistics.
+    pub async fn open(target: &DbTarget, admin_db: &str) -> Result<StatsConnection> {
+        let mut warnings = Vec::new();
+        let (reader, mode, reader_extension) =
+            connect_reader(target, admin_db, &mut warnings).await?;
         let server = views::server_info(&reader, &target.dbname).await?;
         let oid = server.target_oid.ok_or_else(|| {
             Error::database(format!("database {:?} does not exist", target.dbname))
         })?;
-        if !server.track_counts {
-            return Err(
-                Error::database("track_counts is off, so pg_stat_database does not count")
-                    .with_hint("set track_counts = on in postgresql.conf and reload"),
-            );
-        }
-        if !server.shared_memory_stats() {
-            warnings.push(format!(
-                "PostgreSQL {} is older than 15: its stats collector may hold an idle pooled \
-                 connection's counters until that connection is used again, so figures are \
-                 best effort; PG 13 and 14 are past end of life",
-                server.version
-            ));
-        }
-        if !server.read_all_stats {
-            warnings.push(format!(
-                "role {:?} cannot see other roles' statement texts or backend states: statement \
-                 totals stay exact but the per-statement breakdown is merged, and settling waits \
-                 out the flush timer after the last request instead of watching the app's \
-                 backends; fix with GRANT pg_read_all_stats TO {};",
-                server.role, server.role
-            ));
-        }
-
-        let mut layout = None;
-        let extension_version = reader_extension.clone();
-        if !server.preloads_statements {
-            warnings.push(format!(
-                "pg_stat_statements is not loaded, so statements, rows returned and the \
-                 per-statement breakdown are unavailable; {}",
-                statements_setup_hint(&server)
-            ));
-        } else if let Some(version) = &reader_extension {
-            layout = StatementsLayout::for_version(version);
-            if server.compute_query_id == "off" {
-                warnings.push(
-                    "compute_query_id is off, so pg_stat_statements records nothing; set \
-                     compute_query_id = auto"
-                        .into(),
-                );
-            }
-        } else {
-            warnings.push(format!(
-                "pg_stat_statements is loaded but its extension exists in neither the target \
-                 nor the admin database, so statement figures are unavailable; {}",
-                statements_setup_hint(&server)
-            ));
-        }
-
-        Ok(StatsSource {
+        check_server(&server, &mut warnings)?;
+        let layout = statements_layout(&server, reader_extension.as_deref(), &mut warnings);
+        Ok(StatsConnection {
             reader,
             mode,
             target: target.clone(),
             server,
             oid,
             layout,
-            extension_version,
+            extension_version: reader_extension,
             polls: 0,
             footprint: None,
             warnings,
@@ -366,7 +388,7 @@ impl StatsSource {
     }
 }
 
-impl Probe for StatsSource {
+impl Probe for StatsConnection {
     async fn backends(&mut self) -> Result<Vec<Backend>> {
         let backends = views::read_activity(&self.reader, self.oid).await?;
         if self.mode == Mode::Target {

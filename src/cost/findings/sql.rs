@@ -386,122 +386,159 @@ fn visit_expr<'a>(
     let mut stack = vec![expr];
     while let Some(expr) = stack.pop() {
         on_expr(expr);
-        match expr {
-            Expr::IsFalse(e)
-            | Expr::IsNotFalse(e)
-            | Expr::IsTrue(e)
-            | Expr::IsNotTrue(e)
-            | Expr::IsNull(e)
-            | Expr::IsNotNull(e)
-            | Expr::IsUnknown(e)
-            | Expr::IsNotUnknown(e)
-            | Expr::Nested(e)
-            | Expr::UnaryOp { expr: e, .. }
-            | Expr::Cast { expr: e, .. }
-            | Expr::Collate { expr: e, .. }
-            | Expr::Extract { expr: e, .. }
-            | Expr::Ceil { expr: e, .. }
-            | Expr::Floor { expr: e, .. }
-            | Expr::Named { expr: e, .. }
-            | Expr::JsonAccess { value: e, .. }
-            | Expr::CompoundFieldAccess { root: e, .. } => stack.push(e),
-            Expr::IsDistinctFrom(a, b)
-            | Expr::IsNotDistinctFrom(a, b)
-            | Expr::BinaryOp {
-                left: a, right: b, ..
+        push_operands(expr, &mut stack, on_query);
+    }
+}
+
+/// Pushes the expressions directly inside `expr` onto `stack`, and hands its subqueries to
+/// `on_query`. The order matters: relations are listed in the order the walk meets them.
+fn push_operands<'a>(
+    expr: &'a Expr,
+    stack: &mut Vec<&'a Expr>,
+    on_query: &mut dyn FnMut(&'a Query),
+) {
+    match expr {
+        Expr::In { expr, target, .. } => {
+            stack.push(expr);
+            match target {
+                InTarget::List(list) => stack.extend(list),
+                InTarget::Subquery(query) => on_query(query),
+                InTarget::Unnest(e) => stack.push(e),
+                InTarget::Table { .. } => {}
             }
-            | Expr::AnyOp {
-                left: a, right: b, ..
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } => stack.extend([&**expr, &**low, &**high]),
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            stack.extend(operand.as_deref());
+            for when in conditions {
+                stack.extend([&when.condition, &when.result]);
             }
-            | Expr::AllOp {
-                left: a, right: b, ..
-            }
-            | Expr::AtTimeZone {
-                timestamp: a,
-                time_zone: b,
-            }
-            | Expr::Position { expr: a, r#in: b } => {
-                stack.push(a);
-                stack.push(b);
-            }
-            Expr::In { expr, target, .. } => {
-                stack.push(expr);
-                match target {
-                    InTarget::List(list) => stack.extend(list),
-                    InTarget::Subquery(query) => on_query(query),
-                    InTarget::Unnest(e) => stack.push(e),
-                    InTarget::Table { .. } => {}
-                }
-            }
-            Expr::Between {
-                expr, low, high, ..
-            } => stack.extend([&**expr, &**low, &**high]),
-            Expr::Like {
-                expr,
-                pattern,
-                escape_char,
-                ..
-            }
-            | Expr::ILike {
-                expr,
-                pattern,
-                escape_char,
-                ..
-            }
-            | Expr::SimilarTo {
-                expr,
-                pattern,
-                escape_char,
-                ..
-            } => {
-                stack.extend([&**expr, &**pattern]);
-                stack.extend(escape_char.as_deref());
-            }
-            Expr::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                stack.push(expr);
-                stack.extend(substring_from.as_deref());
-                stack.extend(substring_for.as_deref());
-            }
-            Expr::Trim {
-                expr, trim_what, ..
-            } => {
-                stack.push(expr);
-                stack.extend(trim_what.as_deref());
-            }
-            Expr::Case {
-                operand,
-                conditions,
-                else_result,
-                ..
-            } => {
-                stack.extend(operand.as_deref());
-                for when in conditions {
-                    stack.extend([&when.condition, &when.result]);
-                }
-                stack.extend(else_result.as_deref());
-            }
-            Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => on_query(subquery),
-            Expr::Function(function) => {
-                for arguments in [&function.args, &function.parameters] {
-                    match arguments {
-                        FunctionArguments::None => {}
-                        FunctionArguments::Subquery(query) => on_query(query),
-                        FunctionArguments::List(list) => {
-                            stack.extend(list.args.iter().filter_map(function_arg_expr))
-                        }
+            stack.extend(else_result.as_deref());
+        }
+        Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => on_query(subquery),
+        Expr::Function(function) => {
+            for arguments in [&function.args, &function.parameters] {
+                match arguments {
+                    FunctionArguments::None => {}
+                    FunctionArguments::Subquery(query) => on_query(query),
+                    FunctionArguments::List(list) => {
+                        stack.extend(list.args.iter().filter_map(function_arg_expr))
                     }
                 }
-                stack.extend(function.filter.as_deref());
             }
-            Expr::Tuple(items) => stack.extend(items),
-            Expr::Array(array) => stack.extend(&array.elem),
-            _ => {}
+            stack.extend(function.filter.as_deref());
         }
+        Expr::Tuple(items) => stack.extend(items),
+        Expr::Array(array) => stack.extend(&array.elem),
+        _ => {
+            if let Some(operand) = sole_operand(expr) {
+                stack.push(operand);
+            } else if let Some((left, right)) = operand_pair(expr) {
+                stack.extend([left, right]);
+            } else {
+                push_string_operands(expr, stack);
+            }
+        }
+    }
+}
+
+/// The operand of a form that wraps exactly one expression.
+fn sole_operand(expr: &Expr) -> Option<&Expr> {
+    match expr {
+        Expr::IsFalse(e)
+        | Expr::IsNotFalse(e)
+        | Expr::IsTrue(e)
+        | Expr::IsNotTrue(e)
+        | Expr::IsNull(e)
+        | Expr::IsNotNull(e)
+        | Expr::IsUnknown(e)
+        | Expr::IsNotUnknown(e)
+        | Expr::Nested(e)
+        | Expr::UnaryOp { expr: e, .. }
+        | Expr::Cast { expr: e, .. }
+        | Expr::Collate { expr: e, .. }
+        | Expr::Extract { expr: e, .. }
+        | Expr::Ceil { expr: e, .. }
+        | Expr::Floor { expr: e, .. }
+        | Expr::Named { expr: e, .. }
+        | Expr::JsonAccess { value: e, .. }
+        | Expr::CompoundFieldAccess { root: e, .. } => Some(e),
+        _ => None,
+    }
+}
+
+/// The two operands of a form that combines exactly two expressions.
+fn operand_pair(expr: &Expr) -> Option<(&Expr, &Expr)> {
+    match expr {
+        Expr::IsDistinctFrom(a, b)
+        | Expr::IsNotDistinctFrom(a, b)
+        | Expr::BinaryOp {
+            left: a, right: b, ..
+        }
+        | Expr::AnyOp {
+            left: a, right: b, ..
+        }
+        | Expr::AllOp {
+            left: a, right: b, ..
+        }
+        | Expr::AtTimeZone {
+            timestamp: a,
+            time_zone: b,
+        }
+        | Expr::Position { expr: a, r#in: b } => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// Pushes the operands of the pattern matches and string functions (LIKE, ILIKE, SIMILAR
+/// TO, SUBSTRING, TRIM) onto `stack`; other forms push nothing.
+fn push_string_operands<'a>(expr: &'a Expr, stack: &mut Vec<&'a Expr>) {
+    match expr {
+        Expr::Like {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        }
+        | Expr::ILike {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        }
+        | Expr::SimilarTo {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        } => {
+            stack.extend([&**expr, &**pattern]);
+            stack.extend(escape_char.as_deref());
+        }
+        Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            stack.push(expr);
+            stack.extend(substring_from.as_deref());
+            stack.extend(substring_for.as_deref());
+        }
+        Expr::Trim {
+            expr, trim_what, ..
+        } => {
+            stack.push(expr);
+            stack.extend(trim_what.as_deref());
+        }
+        _ => {}
     }
 }
 
