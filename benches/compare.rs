@@ -236,7 +236,7 @@ fn main() {
         let db = TestDb::start().await;
         let app = Fixture::start(&db.url(), 64).await;
         if std::env::var_os("PGCOST_BENCH_SERVE").is_some() {
-            // For profiling one tool by hand (README, "Why the burst drives hyper").
+            // For profiling one tool by hand (docs/benchmarks.md, "Why the burst drives hyper directly").
             println!(
                 "db {}\nstatic {}\nscan {}",
                 db.url(),
