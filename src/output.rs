@@ -54,13 +54,6 @@ pub fn emit(output: Option<&Path>, text: &str) -> Result<()> {
     }
 }
 
-/// A JSON document as every command prints it: pretty, with a final newline.
-pub fn json<T: serde::Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("reports always serialize");
-    text.push('\n');
-    text
-}
-
 /// Raises the returned flag on the first Ctrl-C.
 pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));

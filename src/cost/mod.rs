@@ -6,4 +6,5 @@ pub mod findings;
 pub mod load;
 pub mod report;
 pub mod snapshot;
+pub mod text;
 pub mod unauthenticated;

@@ -1,108 +1,130 @@
 //! The Markdown view, for pull-request comments and step summaries.
 
-use std::fmt::Write;
-
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use super::{
-    BASELINE_HEADER, Exporter, baseline_rows, baseline_status_line, findings_text, one_line,
-    per_request_rows, status_line, verdict_line,
-};
+use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use super::{Exporter, status_line, verdict_line};
 use crate::cost::report::Report;
+use crate::cost::text::one_line;
+
+/// The statements shown; a comment stays short, and JSON has them all.
+const STATEMENTS_SHOWN: usize = 10;
 
 pub struct MarkdownExporter;
 
-pub(crate) fn markdown_table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+impl Exporter for MarkdownExporter {
+    fn render(&self, r: &Report) -> String {
+        [
+            heading(r),
+            per_request(r),
+            credentials(r),
+            baseline(r),
+            statements(r),
+            findings(r),
+            notes(r),
+        ]
+        .concat()
+    }
+}
+
+/// A grid as a Markdown table; a `|` in a cell is escaped so it cannot split the cell.
+pub fn markdown_table(grid: &Grid) -> String {
     let mut builder = Builder::default();
-    builder.push_record(header.iter().map(|h| h.to_string()));
-    for row in rows {
-        builder.push_record(row.into_iter().map(|cell| cell.replace('|', "\\|")));
+    builder.push_record(grid.header.clone());
+    for row in &grid.rows {
+        builder.push_record(row.iter().map(|cell| cell.replace('|', "\\|")));
     }
     let mut table = builder.build();
     table.with(Style::markdown());
     table.to_string()
 }
 
-impl Exporter for MarkdownExporter {
-    fn render(&self, r: &Report) -> String {
-        let mut out = String::new();
-        let mark = if r.valid { "✅" } else { "❌" };
-        let _ = writeln!(
-            out,
-            "### {mark} pgcost: `{} {}`\n",
-            r.target.method, r.target.url
-        );
-        let _ = writeln!(out, "**{}**\n", verdict_line(r));
-        let l = &r.load;
-        let _ = writeln!(
-            out,
-            "{} requests at concurrency {}, {:.1} req/s, p50 {:.2} ms, p95 {:.2} ms; status {}; \
-             PostgreSQL {}.\n",
-            l.requests,
-            l.concurrency,
-            l.rps,
-            l.latency_ms.p50,
-            l.latency_ms.p95,
-            status_line(r),
-            r.target.server_version
-        );
-        let rows = per_request_rows(r)
-            .into_iter()
-            .map(|row| row.to_vec())
-            .collect();
-        let _ = writeln!(
-            out,
-            "{}\n",
-            markdown_table(&["per request", "value", "meaning"], rows)
-        );
-        if !r.target.credentials.is_empty() {
-            let _ = writeln!(out, "Credentials: {}.\n", r.target.credentials.join("; "));
-        }
-        if let (Some(rows), Some(status)) = (baseline_rows(r), baseline_status_line(r)) {
-            let _ = writeln!(
-                out,
-                "**Unauthenticated baseline**: the same burst without credentials (status \
-                 {status}). *After authentication* is with minus without: what everything past \
-                 the credential check costs.\n"
-            );
-            let _ = writeln!(out, "{}\n", markdown_table(&BASELINE_HEADER, rows));
-        }
-        if !r.statements.is_empty() {
-            let rows = r
-                .statements
-                .iter()
-                .take(10)
-                .map(|s| {
-                    vec![
-                        format!("{:.2}", s.calls_per_request),
-                        format!("{:.1}", s.rows_per_call),
-                        format!("{:.2}", s.rows_per_request),
-                        format!("`{}`", one_line(&s.query, 80)),
-                    ]
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "{}\n",
-                markdown_table(&["calls/req", "rows/call", "rows/req", "statement"], rows)
-            );
-        }
-        if !r.findings.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>{} finding(s)</summary>\n\n```text",
-                r.findings.len()
-            );
-            out.push_str(&findings_text(r, 98));
-            let _ = writeln!(out, "```\n</details>\n");
-        }
-        for reason in r.invalid_reasons.iter().skip(1) {
-            let _ = writeln!(out, "- ❌ {reason}");
-        }
-        for warning in &r.warnings {
-            let _ = writeln!(out, "- ⚠️ {warning}");
-        }
-        out
+/// The endpoint, the verdict, and the load in one sentence.
+fn heading(r: &Report) -> String {
+    let mark = if r.valid { "✅" } else { "❌" };
+    let l = &r.load;
+    format!(
+        "### {mark} pgcost: `{} {}`\n\n**{}**\n\n{} requests at concurrency {}, {:.1} req/s, \
+         p50 {:.2} ms, p95 {:.2} ms; status {}; PostgreSQL {}.\n\n",
+        r.target.method,
+        r.target.url,
+        verdict_line(r),
+        l.requests,
+        l.concurrency,
+        l.rps,
+        l.latency_ms.p50,
+        l.latency_ms.p95,
+        status_line(r),
+        r.target.server_version
+    )
+}
+
+fn per_request(r: &Report) -> String {
+    let mut grid = sections::per_request(r);
+    // No heading above this table: its corner names it.
+    grid.header[0] = "per request".into();
+    format!("{}\n\n", markdown_table(&grid))
+}
+
+fn credentials(r: &Report) -> String {
+    if r.target.credentials.is_empty() {
+        return String::new();
     }
+    format!("Credentials: {}.\n\n", r.target.credentials.join("; "))
+}
+
+fn baseline(r: &Report) -> String {
+    let Some(b) = sections::baseline(r) else {
+        return String::new();
+    };
+    format!(
+        "**Unauthenticated baseline**: the same burst without credentials (status {}). \
+         *After authentication* is with minus without: what everything past the credential \
+         check costs.\n\n{}\n\n",
+        b.status,
+        markdown_table(&b.grid)
+    )
+}
+
+fn statements(r: &Report) -> String {
+    if r.statements.is_empty() {
+        return String::new();
+    }
+    let mut header = STATEMENT_FIGURES.to_vec();
+    header.push("statement");
+    let rows = r
+        .statements
+        .iter()
+        .take(STATEMENTS_SHOWN)
+        .map(|s| {
+            let mut row = statement_figures(s);
+            row.push(format!("`{}`", one_line(&s.query, 80)));
+            row
+        })
+        .collect();
+    format!("{}\n\n", markdown_table(&Grid::new(&header, rows, 0..3)))
+}
+
+/// The findings folded away, as preformatted text.
+fn findings(r: &Report) -> String {
+    if r.findings.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details><summary>{} finding(s)</summary>\n\n```text\n{}```\n</details>\n\n",
+        r.findings.len(),
+        sections::findings_text(r, 98)
+    )
+}
+
+/// The reasons past the one the verdict names, then the warnings.
+fn notes(r: &Report) -> String {
+    let reasons = r
+        .invalid_reasons
+        .iter()
+        .skip(1)
+        .map(|r| format!("- ❌ {r}\n"));
+    let warnings = r.warnings.iter().map(|w| format!("- ⚠️ {w}\n"));
+    reasons.chain(warnings).collect()
 }

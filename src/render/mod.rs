@@ -1,11 +1,14 @@
-//! Views of a `Report`: each exporter turns it into bytes.
+//! Views of a `Report`: each exporter turns it into bytes. The sections hold what the
+//! views share; the table and Markdown views only draw them. The one JSON writer lives
+//! here too, for every command.
 
 mod markdown;
+mod sections;
 mod table;
 
-pub use markdown::MarkdownExporter;
-pub(crate) use markdown::markdown_table;
-pub use table::TableExporter;
+pub use markdown::{MarkdownExporter, markdown_table};
+pub use sections::{Grid, findings_text};
+pub use table::{TableExporter, terminal_table};
 
 use crate::cli::Format;
 use crate::cost::report::Report;
@@ -19,9 +22,7 @@ pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
     fn render(&self, report: &Report) -> String {
-        let mut text = serde_json::to_string_pretty(report).expect("a report always serializes");
-        text.push('\n');
-        text
+        json(report)
     }
 }
 
@@ -33,15 +34,11 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
     }
 }
 
-/// Collapses whitespace and cuts to `max` characters, marking the cut.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
+/// A JSON document as every command prints it: pretty, with a final newline.
+pub fn json<T: serde::Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("reports always serialize");
+    text.push('\n');
+    text
 }
 
 /// A per-request figure, or `n/a` when the view behind it could not be read.
@@ -53,19 +50,15 @@ pub fn figure(value: Option<f64>) -> String {
 
 /// `200×198 401×2`.
 pub fn status_line(report: &Report) -> String {
-    let mut parts: Vec<String> = report
-        .load
-        .status
-        .iter()
-        .map(|(k, v)| format!("{k}×{v}"))
-        .collect();
-    parts.extend(
-        report
-            .load
-            .errors
-            .iter()
-            .map(|(k, v)| format!("{k} error×{v}")),
-    );
+    let load = &report.load;
+    let statuses = load.status.iter().map(|(k, v)| format!("{k}×{v}"));
+    let errors = load.errors.iter().map(|(k, v)| format!("{k} error×{v}"));
+    counts(statuses.chain(errors))
+}
+
+/// Counts side by side, or `none`.
+fn counts(parts: impl Iterator<Item = String>) -> String {
+    let parts: Vec<String> = parts.collect();
     if parts.is_empty() {
         "none".into()
     } else {
@@ -86,201 +79,6 @@ pub fn verdict_line(report: &Report) -> String {
             }
         }
     }
-}
-
-/// The findings as plain text blocks, wrapped to `width`, shared by table and Markdown.
-pub fn findings_text(report: &Report, width: usize) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for (i, f) in report.findings.iter().enumerate() {
-        let subject = match (&f.query, &f.table) {
-            (Some(q), _) => one_line(q, width.saturating_sub(36)),
-            (None, Some(t)) => t.clone(),
-            (None, None) => String::new(),
-        };
-        let unparsed = if f.unparsed { " (unparsed)" } else { "" };
-        let _ = writeln!(
-            out,
-            "{}. [{}] {}{unparsed}: {subject}",
-            i + 1,
-            f.severity,
-            f.kind
-        );
-        let evidence: Vec<String> = f
-            .evidence
-            .iter()
-            .map(|(k, v)| format!("{k} {v:.2}"))
-            .collect();
-        let options = textwrap::Options::new(width)
-            .initial_indent("   ")
-            .subsequent_indent("   ");
-        let _ = writeln!(
-            out,
-            "{}",
-            textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options)
-        );
-        for paragraph in f.suggestion.lines() {
-            if paragraph.starts_with("    ") {
-                // SQL: keep its indentation, continue long lines further in.
-                let indent = " ".repeat(3 + paragraph.len() - paragraph.trim_start().len());
-                let more = format!("{indent}    ");
-                let sql = textwrap::Options::new(width)
-                    .initial_indent(&indent)
-                    .subsequent_indent(&more);
-                let _ = writeln!(out, "{}", textwrap::fill(paragraph.trim_start(), &sql));
-            } else if let Some(item) = paragraph.trim_start().strip_prefix("- ") {
-                let bullet = textwrap::Options::new(width)
-                    .initial_indent("   - ")
-                    .subsequent_indent("     ");
-                let _ = writeln!(out, "{}", textwrap::fill(item, &bullet));
-            } else if paragraph.trim().is_empty() {
-                let _ = writeln!(out);
-            } else {
-                let _ = writeln!(out, "{}", textwrap::fill(paragraph, &options));
-            }
-        }
-        let _ = writeln!(out);
-    }
-    out
-}
-
-/// The header of the baseline comparison, shared by table and Markdown.
-pub const BASELINE_HEADER: [&str; 4] = [
-    "figure",
-    "without credentials",
-    "with credentials",
-    "after authentication",
-];
-
-/// The unauthenticated baseline beside the authenticated run, one row per figure; the last
-/// column is the difference, what everything after authentication costs. `None` without
-/// a baseline.
-pub fn baseline_rows(report: &Report) -> Option<Vec<Vec<String>>> {
-    let b = report.baseline.as_ref()?;
-    let (without, with, after) = (
-        &b.unauthenticated,
-        &b.authenticated,
-        &b.after_authentication,
-    );
-    let signed = |v: Option<f64>| {
-        v.map(|v| format!("{v:+.2}"))
-            .unwrap_or_else(|| "n/a".into())
-    };
-    let row = |name: &str, a: Option<f64>, b: Option<f64>, d: Option<f64>| {
-        vec![name.to_string(), figure(a), figure(b), signed(d)]
-    };
-    Some(vec![
-        row(
-            "requests/s",
-            Some(without.rps),
-            Some(with.rps),
-            Some(after.rps),
-        ),
-        row(
-            "p50 ms",
-            Some(without.latency_p50_ms),
-            Some(with.latency_p50_ms),
-            Some(after.latency_p50_ms),
-        ),
-        row(
-            "transactions/req",
-            Some(without.transactions),
-            Some(with.transactions),
-            Some(after.transactions),
-        ),
-        row(
-            "statements/req",
-            without.statements,
-            with.statements,
-            after.statements,
-        ),
-        row(
-            "rows read/req",
-            Some(without.rows_read),
-            Some(with.rows_read),
-            Some(after.rows_read),
-        ),
-    ])
-}
-
-/// `401×40` for the baseline's statuses.
-pub fn baseline_status_line(report: &Report) -> Option<String> {
-    let b = report.baseline.as_ref()?;
-    let parts: Vec<String> = b
-        .unauthenticated_status
-        .iter()
-        .map(|(k, v)| format!("{k}×{v}"))
-        .collect();
-    Some(if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(" ")
-    })
-}
-
-/// The per-request figures as (name, value, meaning) rows, shared by table and Markdown.
-pub fn per_request_rows(report: &Report) -> Vec<[String; 3]> {
-    let p = &report.per_request;
-    let mut rows = vec![
-        [
-            "transactions".into(),
-            format!("{:.2}", p.transactions),
-            "commits + rollbacks".into(),
-        ],
-        [
-            "statements".into(),
-            figure(p.statements),
-            "round trips, BEGIN/COMMIT included".into(),
-        ],
-        [
-            "statements (no utility)".into(),
-            figure(p.statements_excluding_utility),
-            "without BEGIN, COMMIT, SET, ...".into(),
-        ],
-        [
-            "rows read".into(),
-            format!("{:.2}", p.rows_read),
-            "tup_returned: scanned rows + index entries".into(),
-        ],
-        [
-            "rows fetched".into(),
-            format!("{:.2}", p.rows_fetched),
-            "tup_fetched: rows fetched by index scans".into(),
-        ],
-        [
-            "rows returned".into(),
-            figure(p.rows_returned),
-            "rows sent back to the app".into(),
-        ],
-        [
-            "rows written".into(),
-            format!("{:.2}", p.rows_written),
-            "inserted + updated + deleted".into(),
-        ],
-        [
-            "blocks hit".into(),
-            format!("{:.2}", p.blocks_hit),
-            "shared buffer hits".into(),
-        ],
-        [
-            "blocks read".into(),
-            format!("{:.2}", p.blocks_read),
-            "blocks read from disk or OS cache".into(),
-        ],
-        [
-            "db time ms".into(),
-            figure(p.db_time_ms),
-            "execution time of top-level statements".into(),
-        ],
-    ];
-    if p.new_sessions.is_some() {
-        rows.push([
-            "new sessions".into(),
-            figure(p.new_sessions),
-            "connections opened".into(),
-        ]);
-    }
-    rows
 }
 
 #[cfg(test)]

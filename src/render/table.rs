@@ -1,201 +1,160 @@
 //! The terminal view: aligned tables that fit in 100 columns.
 
-use std::fmt::Write;
-
 use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use super::{
-    BASELINE_HEADER, Exporter, baseline_rows, baseline_status_line, findings_text, one_line,
-    per_request_rows, status_line, verdict_line,
-};
+use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use super::{Exporter, status_line, verdict_line};
 use crate::cost::report::Report;
+use crate::cost::text::one_line;
+
+/// The statements shown; JSON has them all.
+const STATEMENTS_SHOWN: usize = 20;
 
 pub struct TableExporter;
 
-fn table(header: &[&str], rows: Vec<Vec<String>>, right: std::ops::Range<usize>) -> String {
+impl Exporter for TableExporter {
+    fn render(&self, r: &Report) -> String {
+        [
+            summary(r),
+            titled("Per request", &sections::per_request(r)),
+            baseline(r),
+            statements(r),
+            sections::tables(r)
+                .map(|grid| titled("Tables (per request)", &grid))
+                .unwrap_or_default(),
+            findings(r),
+            list("Why the numbers are not valid", reasons(r)),
+            list("Warnings", &r.warnings),
+        ]
+        .concat()
+    }
+}
+
+/// A grid drawn with box lines, figures aligned right.
+pub fn terminal_table(grid: &Grid) -> String {
     let mut builder = Builder::default();
-    builder.push_record(header.iter().map(|h| h.to_string()));
-    for row in rows {
-        builder.push_record(row);
+    builder.push_record(grid.header.clone());
+    for row in &grid.rows {
+        builder.push_record(row.clone());
     }
     let mut table = builder.build();
     table.with(Style::sharp());
-    for col in right {
-        table.with(Modify::new(Columns::one(col)).with(Alignment::right()));
-    }
+    table.with(Modify::new(Columns::new(grid.figures.clone())).with(Alignment::right()));
     table.to_string()
 }
 
-impl Exporter for TableExporter {
-    fn render(&self, r: &Report) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", verdict_line(r));
-        let _ = writeln!(
-            out,
-            "endpoint   {} {}",
-            r.target.method,
-            one_line(&r.target.url, 85)
-        );
-        let _ = writeln!(out, "database   {}", one_line(&r.target.database, 85));
-        let v = r.target.server_version_num;
-        let _ = writeln!(
-            out,
+/// A blank line, the title, then the grid.
+fn titled(title: &str, grid: &Grid) -> String {
+    format!("\n{title}\n{}\n", terminal_table(grid))
+}
+
+/// A blank line, the title, then one item a line; nothing without items.
+fn list(title: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let items: String = items.iter().map(|item| format!("- {item}\n")).collect();
+    format!("\n{title}\n{items}")
+}
+
+/// The verdict, then what was measured and how, one labelled line each.
+fn summary(r: &Report) -> String {
+    let (t, l) = (&r.target, &r.load);
+    let v = t.server_version_num;
+    let mut lines = vec![
+        verdict_line(r),
+        format!("endpoint   {} {}", t.method, one_line(&t.url, 85)),
+        format!("database   {}", one_line(&t.database, 85)),
+        format!(
             "server     PostgreSQL {}.{}, statistics read via the {} connection",
             v / 10000,
             v % 10000,
-            r.target.stats_source
-        );
-        let l = &r.load;
-        let _ = writeln!(
-            out,
+            t.stats_source
+        ),
+        format!(
             "load       {} requests, concurrency {}, {:.2} s, {:.1} req/s, warm-up {}",
             l.requests, l.concurrency, l.wall_seconds, l.rps, l.warmup
-        );
-        let _ = writeln!(out, "status     {}", status_line(r));
-        if !r.target.credentials.is_empty() {
-            let _ = writeln!(
-                out,
-                "auth       {}",
-                one_line(&r.target.credentials.join("; "), 88)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-            l.latency_ms.p50, l.latency_ms.p95, l.latency_ms.p99, l.latency_ms.max
-        );
-        let _ = writeln!(
-            out,
-            "settle     {:.1} s before, {:.1} s after the burst{}",
-            r.settle.before_seconds,
-            r.settle.after_seconds,
-            if r.settle.timed_out {
-                " (timed out)"
-            } else {
-                ""
-            }
-        );
+        ),
+        format!("status     {}", status_line(r)),
+    ];
+    if !t.credentials.is_empty() {
+        lines.push(format!(
+            "auth       {}",
+            one_line(&t.credentials.join("; "), 88)
+        ));
+    }
+    let p = &l.latency_ms;
+    lines.push(format!(
+        "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        p.p50, p.p95, p.p99, p.max
+    ));
+    let s = &r.settle;
+    let timed_out = if s.timed_out { " (timed out)" } else { "" };
+    lines.push(format!(
+        "settle     {:.1} s before, {:.1} s after the burst{timed_out}",
+        s.before_seconds, s.after_seconds
+    ));
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
 
-        let _ = writeln!(out, "\nPer request");
-        let rows = per_request_rows(r)
-            .into_iter()
-            .map(|row| row.to_vec())
-            .collect();
-        let _ = writeln!(
-            out,
-            "{}",
-            table(&["figure", "value", "meaning"], rows, 1..2)
-        );
+fn baseline(r: &Report) -> String {
+    let Some(b) = sections::baseline(r) else {
+        return String::new();
+    };
+    format!(
+        "\nUnauthenticated baseline: the same burst without credentials ({})\n{}\nafter \
+         authentication: with minus without, the cost past the credential check\n",
+        b.status,
+        terminal_table(&b.grid)
+    )
+}
 
-        if let (Some(rows), Some(status)) = (baseline_rows(r), baseline_status_line(r)) {
-            let _ = writeln!(
-                out,
-                "\nUnauthenticated baseline: the same burst without credentials ({status})"
-            );
-            let _ = writeln!(out, "{}", table(&BASELINE_HEADER, rows, 1..4));
-            let _ = writeln!(
-                out,
-                "after authentication: with minus without, the cost past the credential check"
-            );
-        }
+fn statements(r: &Report) -> String {
+    if r.statements.is_empty() {
+        return String::new();
+    }
+    let mut header = STATEMENT_FIGURES.to_vec();
+    header.extend(["mean ms", "rows%", "query"]);
+    let rows = r
+        .statements
+        .iter()
+        .take(STATEMENTS_SHOWN)
+        .map(|s| {
+            let mut row = statement_figures(s);
+            row.extend([
+                format!("{:.3}", s.mean_exec_ms),
+                format!("{:.0}%", s.share_of_rows_returned * 100.0),
+                one_line(&s.query, 40),
+            ]);
+            row
+        })
+        .collect();
+    let grid = Grid::new(&header, rows, 0..5);
+    let mut out = titled("Statements (per request, most buffers first)", &grid);
+    if r.statements.len() > STATEMENTS_SHOWN {
+        let more = r.statements.len() - STATEMENTS_SHOWN;
+        out.push_str(&format!("({more} more statements in --format json)\n"));
+    }
+    out
+}
 
-        if !r.statements.is_empty() {
-            let _ = writeln!(out, "\nStatements (per request, most buffers first)");
-            let rows = r
-                .statements
-                .iter()
-                .take(20)
-                .map(|s| {
-                    vec![
-                        format!("{:.2}", s.calls_per_request),
-                        format!("{:.1}", s.rows_per_call),
-                        format!("{:.2}", s.rows_per_request),
-                        format!("{:.3}", s.mean_exec_ms),
-                        format!("{:.0}%", s.share_of_rows_returned * 100.0),
-                        one_line(&s.query, 40),
-                    ]
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "{}",
-                table(
-                    &[
-                        "calls/req",
-                        "rows/call",
-                        "rows/req",
-                        "mean ms",
-                        "rows%",
-                        "query"
-                    ],
-                    rows,
-                    0..5
-                )
-            );
-            if r.statements.len() > 20 {
-                let _ = writeln!(
-                    out,
-                    "({} more statements in --format json)",
-                    r.statements.len() - 20
-                );
-            }
-        }
+fn findings(r: &Report) -> String {
+    if r.findings.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nFindings (most avoidable rows first)\n{}",
+        sections::findings_text(r, 98)
+    )
+}
 
-        if !r.tables.is_empty() {
-            let _ = writeln!(out, "\nTables (per request)");
-            let rows = r
-                .tables
-                .iter()
-                .map(|t| {
-                    vec![
-                        one_line(&t.table, 30),
-                        format!("{:.2}", t.seq_scans),
-                        format!("{:.2}", t.seq_rows_read),
-                        format!("{:.2}", t.idx_scans),
-                        format!("{:.2}", t.idx_rows_fetched),
-                        format!("{:.2}", t.rows_inserted + t.rows_updated + t.rows_deleted),
-                        t.pages.to_string(),
-                    ]
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "{}",
-                table(
-                    &[
-                        "table",
-                        "seq scans",
-                        "seq rows",
-                        "idx scans",
-                        "idx rows",
-                        "writes",
-                        "pages"
-                    ],
-                    rows,
-                    1..7
-                )
-            );
-        }
-
-        if !r.findings.is_empty() {
-            let _ = writeln!(out, "\nFindings (most avoidable rows first)");
-            out.push_str(&findings_text(r, 98));
-        }
-
-        if r.invalid_reasons.len() > 1 {
-            let _ = writeln!(out, "\nWhy the numbers are not valid");
-            for reason in &r.invalid_reasons {
-                let _ = writeln!(out, "- {reason}");
-            }
-        }
-        if !r.warnings.is_empty() {
-            let _ = writeln!(out, "\nWarnings");
-            for warning in &r.warnings {
-                let _ = writeln!(out, "- {warning}");
-            }
-        }
-        out
+/// Every reason, when there is more than the verdict line names.
+fn reasons(r: &Report) -> &[String] {
+    if r.invalid_reasons.len() > 1 {
+        &r.invalid_reasons
+    } else {
+        &[]
     }
 }

@@ -3,27 +3,18 @@
 
 use std::fmt::Write;
 
-use tabled::builder::Builder;
-use tabled::settings::object::Columns;
-use tabled::settings::{Alignment, Modify, Style};
-
 use super::budget::{Breach, Delta, Figures, Metric, Regression};
 use super::{CheckReport, EndpointResult, Status};
 use crate::cli::CheckFormat;
 use crate::cost::findings::{FindingKind, Severity};
-use crate::render::markdown_table;
-use crate::render::one_line;
+use crate::cost::text::one_line;
+use crate::render::{Grid, markdown_table, terminal_table};
 
 pub fn render(report: &CheckReport, format: CheckFormat) -> String {
     match format {
         CheckFormat::Table => table(report),
         CheckFormat::Markdown => markdown(report),
-        CheckFormat::Json => {
-            let mut text =
-                serde_json::to_string_pretty(report).expect("a check report always serializes");
-            text.push('\n');
-            text
-        }
+        CheckFormat::Json => crate::render::json(report),
         CheckFormat::Junit => junit(report),
     }
 }
@@ -189,8 +180,62 @@ fn findings_summary(e: &EndpointResult) -> Option<String> {
     Some(parts.join(", "))
 }
 
+/// Why an endpoint did not pass, in words.
+struct Problem<'a> {
+    endpoint: &'a str,
+    status: Status,
+    text: String,
+}
+
+/// Every breach, regression and reason not to trust the figures, endpoint by endpoint;
+/// `code` marks up the statement of a forbidden finding.
+fn problems<'a>(
+    endpoints: impl IntoIterator<Item = &'a EndpointResult>,
+    code: impl Fn(&str) -> String,
+) -> Vec<Problem<'a>> {
+    let mut out = Vec::new();
+    for e in endpoints {
+        let problem = |status, text| Problem {
+            endpoint: &e.name,
+            status,
+            text,
+        };
+        for b in &e.breaches {
+            out.push(problem(Status::OverBudget, breach_text(b, &code)));
+        }
+        for r in &e.regressions {
+            out.push(problem(Status::Regressed, regression_text(r)));
+        }
+        for reason in reasons(e) {
+            out.push(problem(Status::NotValid, reason.clone()));
+        }
+    }
+    out
+}
+
+/// Why the figures of an endpoint cannot be trusted.
+fn reasons(e: &EndpointResult) -> impl Iterator<Item = &String> {
+    e.report.invalid_reasons.iter().chain(&e.unchecked)
+}
+
+/// (endpoint, the kinds of finding it has) for each endpoint with findings.
+fn findings(report: &CheckReport) -> Vec<(&str, String)> {
+    report
+        .endpoints
+        .iter()
+        .filter_map(|e| findings_summary(e).map(|s| (e.name.as_str(), s)))
+        .collect()
+}
+
+/// The endpoints, one row each: `corner` heads the column of results, the figures follow
+/// the name.
+fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
+    let mut header = vec![corner, "endpoint"];
+    header.extend(Metric::ALL.map(Metric::label));
+    Grid::new(&header, rows, 2..2 + Metric::ALL.len())
+}
+
 fn markdown(report: &CheckReport) -> String {
-    let mut out = String::new();
     let mark = if !report.passed {
         "❌"
     } else if !report.valid {
@@ -198,177 +243,167 @@ fn markdown(report: &CheckReport) -> String {
     } else {
         "✅"
     };
-    let _ = writeln!(out, "### {mark} {}\n", headline(report));
-    let mut problems = Vec::new();
-    for e in worst_first(report) {
-        for b in &e.breaches {
-            let text = breach_text(b, |sql| format!("`{}`", sql.replace('`', "'")));
-            problems.push(format!("- ❌ **{}** over budget: {text}", e.name));
-        }
-        for r in &e.regressions {
-            problems.push(format!(
-                "- 📈 **{}** regressed: {}",
-                e.name,
-                regression_text(r)
-            ));
-        }
-        for reason in e.report.invalid_reasons.iter().chain(&e.unchecked) {
-            problems.push(format!("- ❗ **{}** not valid: {reason}", e.name));
-        }
+    [
+        format!("### {mark} {}\n\n", headline(report)),
+        markdown_problems(report),
+        format!("{}\n\n", markdown_table(&markdown_endpoints(report))),
+        format!("<sub>{}</sub>\n\n", markdown_note(report)),
+        markdown_findings(report),
+    ]
+    .concat()
+}
+
+fn markdown_mark(status: Status) -> &'static str {
+    match status {
+        Status::OverBudget => "❌",
+        Status::Regressed => "📈",
+        Status::NotValid => "❗",
+        Status::Passed => "✅",
     }
-    if !problems.is_empty() {
-        let _ = writeln!(out, "{}\n", problems.join("\n"));
+}
+
+/// The problems, worst endpoint first.
+fn markdown_problems(report: &CheckReport) -> String {
+    let code = |sql: &str| format!("`{}`", sql.replace('`', "'"));
+    let lines: Vec<String> = problems(worst_first(report), code)
+        .into_iter()
+        .map(|p| {
+            let what = match p.status {
+                Status::OverBudget => "over budget",
+                Status::Regressed => "regressed",
+                Status::NotValid | Status::Passed => "not valid",
+            };
+            let mark = markdown_mark(p.status);
+            format!("- {mark} **{}** {what}: {}", p.endpoint, p.text)
+        })
+        .collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n\n", lines.join("\n"))
     }
-    let mut header = vec!["", "endpoint"];
-    header.extend(Metric::ALL.map(Metric::label));
+}
+
+/// The endpoints worst first; a breach in bold, the change against the baseline beside.
+fn markdown_endpoints(report: &CheckReport) -> Grid {
     let rows = worst_first(report)
         .into_iter()
         .map(|e| {
-            let mark = match e.status() {
-                Status::OverBudget => "❌",
-                Status::Regressed => "📈",
-                Status::NotValid => "❗",
-                Status::Passed => "✅",
-            };
-            let mut row = vec![mark.to_string(), e.name.clone()];
+            let mut row = vec![markdown_mark(e.status()).to_string(), e.name.clone()];
             row.extend(Metric::ALL.map(|m| cell(e, m, true, |t| format!("**{t}**"))));
             row
         })
         .collect();
-    let _ = writeln!(out, "{}\n", markdown_table(&header, rows));
+    endpoints_grid("", rows)
+}
+
+/// How to read the table, and what the baseline was.
+fn markdown_note(report: &CheckReport) -> String {
     let mut note = "Per request: measured / budget; **bold** is over budget.".to_string();
-    if let Some(baseline) = &report.baseline {
-        let _ = write!(note, " In parentheses: the change against `{baseline}`");
-        match report.max_regression_percent {
-            Some(p) => {
-                let _ = write!(
-                    note,
-                    "; statements and rows may grow by at most {}%.",
-                    limit(p)
-                );
-            }
-            None => note.push('.'),
+    let Some(baseline) = &report.baseline else {
+        return note;
+    };
+    let _ = write!(note, " In parentheses: the change against `{baseline}`");
+    match report.max_regression_percent {
+        Some(p) => {
+            let _ = write!(
+                note,
+                "; statements and rows may grow by at most {}%.",
+                limit(p)
+            );
         }
-        for e in &report.endpoints {
-            if let Some(why) = &e.baseline_note {
-                let _ = write!(note, " {}: {why}.", e.name);
-            }
+        None => note.push('.'),
+    }
+    for e in &report.endpoints {
+        if let Some(why) = &e.baseline_note {
+            let _ = write!(note, " {}: {why}.", e.name);
         }
     }
-    let _ = writeln!(out, "<sub>{note}</sub>\n");
-    let findings: Vec<String> = report
-        .endpoints
-        .iter()
-        .filter_map(|e| findings_summary(e).map(|s| format!("- **{}**: {s}", e.name)))
+    note
+}
+
+fn markdown_findings(report: &CheckReport) -> String {
+    let lines: Vec<String> = findings(report)
+        .into_iter()
+        .map(|(name, summary)| format!("- **{name}**: {summary}"))
         .collect();
-    if !findings.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>Findings</summary>\n\n{}\n\nRun <code>pgcost audit</code> on an \
-             endpoint for the statements and suggested fixes.\n</details>\n",
-            findings.join("\n")
-        );
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details><summary>Findings</summary>\n\n{}\n\nRun <code>pgcost audit</code> on an \
+         endpoint for the statements and suggested fixes.\n</details>\n\n",
+        lines.join("\n")
+    )
+}
+
+fn table(report: &CheckReport) -> String {
+    let mut out = format!(
+        "{}\n{}\nper request: measured / budget; ! marks a breach\n",
+        headline(report),
+        terminal_table(&table_endpoints(report))
+    );
+    let problems = problems(&report.endpoints, plain);
+    for (status, title) in [
+        (Status::OverBudget, "Over budget"),
+        (Status::Regressed, "Regressions"),
+        (Status::NotValid, "Not valid"),
+    ] {
+        let lines = problems
+            .iter()
+            .filter(|p| p.status == status)
+            .map(|p| format!("{}: {}", p.endpoint, p.text));
+        out.push_str(&table_list(title, lines));
+    }
+    let findings = findings(report)
+        .into_iter()
+        .map(|(name, summary)| format!("{name}: {summary}"));
+    out.push_str(&table_list("Findings", findings));
+    if let Some(baseline) = &report.baseline {
+        let title = format!("Against the baseline {baseline}");
+        out.push_str(&table_list(&title, report.endpoints.iter().map(against)));
     }
     out
 }
 
-fn table(report: &CheckReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", headline(report));
-    let mut builder = Builder::default();
-    let mut header = vec!["result".to_string(), "endpoint".to_string()];
-    header.extend(Metric::ALL.map(|m| m.label().to_string()));
-    builder.push_record(header);
-    for e in &report.endpoints {
-        let result = match e.status() {
-            Status::OverBudget => "OVER",
-            Status::Regressed => "REGRESSED",
-            Status::NotValid => "NOT VALID",
-            Status::Passed => "ok",
-        };
-        let mut row = vec![result.to_string(), one_line(&e.name, 20)];
-        row.extend(Metric::ALL.map(|m| cell(e, m, false, |t| format!("{t}!"))));
-        builder.push_record(row);
+/// The endpoints in file order; `!` marks a breach.
+fn table_endpoints(report: &CheckReport) -> Grid {
+    let rows = report
+        .endpoints
+        .iter()
+        .map(|e| {
+            let result = match e.status() {
+                Status::OverBudget => "OVER",
+                Status::Regressed => "REGRESSED",
+                Status::NotValid => "NOT VALID",
+                Status::Passed => "ok",
+            };
+            let mut row = vec![result.to_string(), one_line(&e.name, 20)];
+            row.extend(Metric::ALL.map(|m| cell(e, m, false, |t| format!("{t}!"))));
+            row
+        })
+        .collect();
+    endpoints_grid("result", rows)
+}
+
+/// A blank line, the title, then one line an item; nothing without items.
+fn table_list(title: &str, lines: impl Iterator<Item = String>) -> String {
+    let items: String = lines.map(|line| format!("- {line}\n")).collect();
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!("\n{title}\n{items}")
     }
-    let mut grid = builder.build();
-    grid.with(Style::sharp());
-    grid.with(Modify::new(Columns::new(2..)).with(Alignment::right()));
-    let _ = writeln!(
-        out,
-        "{grid}\nper request: measured / budget; ! marks a breach"
-    );
-    let mut section = |title: &str, lines: Vec<String>| {
-        if !lines.is_empty() {
-            let _ = writeln!(out, "\n{title}");
-            for line in lines {
-                let _ = writeln!(out, "- {line}");
-            }
-        }
+}
+
+/// What changed for an endpoint against the baseline.
+fn against(e: &EndpointResult) -> String {
+    let what = match (&e.baseline_note, changes(e)) {
+        (Some(note), _) => note.clone(),
+        (None, Some(moved)) => moved,
+        (None, None) => "unchanged".into(),
     };
-    section(
-        "Over budget",
-        report
-            .endpoints
-            .iter()
-            .flat_map(|e| {
-                e.breaches
-                    .iter()
-                    .map(move |b| format!("{}: {}", e.name, breach_text(b, plain)))
-            })
-            .collect(),
-    );
-    section(
-        "Regressions",
-        report
-            .endpoints
-            .iter()
-            .flat_map(|e| {
-                e.regressions
-                    .iter()
-                    .map(move |r| format!("{}: {}", e.name, regression_text(r)))
-            })
-            .collect(),
-    );
-    section(
-        "Not valid",
-        report
-            .endpoints
-            .iter()
-            .flat_map(|e| {
-                e.report
-                    .invalid_reasons
-                    .iter()
-                    .chain(&e.unchecked)
-                    .map(move |r| format!("{}: {r}", e.name))
-            })
-            .collect(),
-    );
-    section(
-        "Findings",
-        report
-            .endpoints
-            .iter()
-            .filter_map(|e| findings_summary(e).map(|s| format!("{}: {s}", e.name)))
-            .collect(),
-    );
-    if let Some(baseline) = &report.baseline {
-        section(
-            &format!("Against the baseline {baseline}"),
-            report
-                .endpoints
-                .iter()
-                .map(|e| {
-                    let what = match (&e.baseline_note, changes(e)) {
-                        (Some(note), _) => note.clone(),
-                        (None, Some(moved)) => moved,
-                        (None, None) => "unchanged".into(),
-                    };
-                    format!("{}: {what}", e.name)
-                })
-                .collect(),
-        );
-    }
-    out
+    format!("{}: {what}", e.name)
 }
 
 /// Escapes text for XML 1.0 content and attributes; characters XML cannot carry become
@@ -428,87 +463,88 @@ fn figures_text(e: &EndpointResult) -> String {
 
 fn junit(report: &CheckReport) -> String {
     let tests = report.endpoints.len();
-    let failures: usize = report
-        .endpoints
-        .iter()
-        .filter(|e| !e.breaches.is_empty() || !e.regressions.is_empty())
-        .count();
-    let errors = report
-        .endpoints
-        .iter()
-        .filter(|e| e.breaches.is_empty() && e.regressions.is_empty() && !e.trusted())
-        .count();
+    let failures = report.endpoints.iter().filter(|e| failed(e)).count();
+    let errors = report.endpoints.iter().filter(|e| erred(e)).count();
     let time: f64 = report
         .endpoints
         .iter()
         .map(|e| e.report.load.wall_seconds)
         .sum();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let counts =
         format!(r#"tests="{tests}" failures="{failures}" errors="{errors}" time="{time:.3}""#);
-    let _ = writeln!(out, r#"<testsuites name="pgcost check" {counts}>"#);
+    let cases: String = report.endpoints.iter().map(testcase).collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <testsuites name=\"pgcost check\" {counts}>\n  \
+         <testsuite name=\"pgcost check\" {counts} skipped=\"0\">\n\
+         {cases}  </testsuite>\n</testsuites>\n"
+    )
+}
+
+/// A budget or the baseline failed the endpoint.
+fn failed(e: &EndpointResult) -> bool {
+    !e.breaches.is_empty() || !e.regressions.is_empty()
+}
+
+/// Nothing failed, but the figures cannot be trusted: an error, not a pass.
+fn erred(e: &EndpointResult) -> bool {
+    !failed(e) && !e.trusted()
+}
+
+/// One endpoint: a failure per breach and regression, or the error of untrusted figures,
+/// then the figures.
+fn testcase(e: &EndpointResult) -> String {
+    let mut out = format!(
+        "    <testcase name=\"{}\" classname=\"pgcost.check\" time=\"{:.3}\">\n",
+        xml(&e.name),
+        e.report.load.wall_seconds
+    );
+    for b in &e.breaches {
+        let details = match &b.detail {
+            Some(detail) => format!("{} {} found, none allowed\n{detail}", b.actual, b.metric),
+            None => format!(
+                "{}: {:.4} per request, budget {}",
+                b.metric, b.actual, b.budget
+            ),
+        };
+        let message = format!("over budget: {}", breach_text(b, plain));
+        out.push_str(&junit_element("failure", "budget", &message, &details));
+    }
+    for r in &e.regressions {
+        let details = format!(
+            "{}: baseline {:.4}, now {:.4} per request; limit +{}%",
+            r.metric, r.baseline, r.actual, r.limit_percent
+        );
+        let message = format!("regressed: {}", regression_text(r));
+        out.push_str(&junit_element("failure", "regression", &message, &details));
+    }
+    if erred(e) {
+        let all: Vec<&str> = reasons(e).map(String::as_str).collect();
+        let first = all.first().copied().unwrap_or("not valid");
+        let message = format!("not valid: {first}");
+        out.push_str(&junit_element(
+            "error",
+            "invalid",
+            &message,
+            &all.join("\n"),
+        ));
+    }
     let _ = writeln!(
         out,
-        r#"  <testsuite name="pgcost check" {counts} skipped="0">"#
+        "      <system-out>{}</system-out>",
+        xml(&figures_text(e))
     );
-    for e in &report.endpoints {
-        let _ = writeln!(
-            out,
-            r#"    <testcase name="{}" classname="pgcost.check" time="{:.3}">"#,
-            xml(&e.name),
-            e.report.load.wall_seconds
-        );
-        for b in &e.breaches {
-            let _ = writeln!(
-                out,
-                r#"      <failure type="budget" message="{}">{}</failure>"#,
-                xml(&format!("over budget: {}", breach_text(b, plain))),
-                xml(&match &b.detail {
-                    Some(detail) =>
-                        format!("{} {} found, none allowed\n{detail}", b.actual, b.metric),
-                    None => format!(
-                        "{}: {:.4} per request, budget {}",
-                        b.metric, b.actual, b.budget
-                    ),
-                })
-            );
-        }
-        for r in &e.regressions {
-            let _ = writeln!(
-                out,
-                r#"      <failure type="regression" message="{}">{}</failure>"#,
-                xml(&format!("regressed: {}", regression_text(r))),
-                xml(&format!(
-                    "{}: baseline {:.4}, now {:.4} per request; limit +{}%",
-                    r.metric, r.baseline, r.actual, r.limit_percent
-                ))
-            );
-        }
-        if e.breaches.is_empty() && e.regressions.is_empty() && !e.trusted() {
-            let reasons: Vec<&String> = e
-                .report
-                .invalid_reasons
-                .iter()
-                .chain(&e.unchecked)
-                .collect();
-            let first = reasons.first().map(|r| r.as_str()).unwrap_or("not valid");
-            let all: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
-            let _ = writeln!(
-                out,
-                r#"      <error type="invalid" message="{}">{}</error>"#,
-                xml(&format!("not valid: {first}")),
-                xml(&all.join("\n"))
-            );
-        }
-        let _ = writeln!(
-            out,
-            "      <system-out>{}</system-out>",
-            xml(&figures_text(e))
-        );
-        let _ = writeln!(out, "    </testcase>");
-    }
-    let _ = writeln!(out, "  </testsuite>\n</testsuites>");
+    out.push_str("    </testcase>\n");
     out
+}
+
+/// `<failure type="budget" message="...">details</failure>`, on its own line.
+fn junit_element(element: &str, kind: &str, message: &str, details: &str) -> String {
+    format!(
+        "      <{element} type=\"{kind}\" message=\"{}\">{}</{element}>\n",
+        xml(message),
+        xml(details)
+    )
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ async fn run(config: &DemoConfig) -> Result<i32> {
     let report = audit_all(&env, config.requests, config.concurrency, &progress).await?;
     drop(env);
     let text = match config.format {
-        Format::Json => output::json(&report),
+        Format::Json => crate::render::json(&report),
         _ => render_comparison(&report),
     };
     output::emit(config.output.as_deref(), &text)?;

@@ -20,6 +20,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::report::{Report, TableRow};
+use crate::cost::text::one_line;
 use sql::{Access, Shape};
 
 /// Every threshold the findings apply. `Default` gives the documented defaults; a
@@ -598,7 +599,7 @@ fn round_trips(report: &Report, statements: &[Statement], t: &Thresholds) -> Opt
              list):",
         );
         for s in &once {
-            suggestion.push_str(&format!("\n  - {}", one_line(s.query)));
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
         }
     }
     if !repeated.is_empty() {
@@ -609,7 +610,7 @@ fn round_trips(report: &Report, statements: &[Statement], t: &Thresholds) -> Opt
         for s in &repeated {
             suggestion.push_str(&format!(
                 "\n  - {} ({} times per request)",
-                one_line(s.query),
+                quoted(s.query),
                 amount(s.calls_per_request)
             ));
         }
@@ -766,7 +767,7 @@ fn seq_scan_heavy(table: &TableRow, statements: &[Statement], t: &Thresholds) ->
     } else {
         suggestion.push_str("\n\nStatements that read it:");
         for s in &readers {
-            suggestion.push_str(&format!("\n  - {}", one_line(s.query)));
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
         }
     }
     let mut figures = vec![
@@ -816,11 +817,8 @@ fn counted(value: f64, one: &str, many: &str) -> String {
     format!("{figure} {noun}")
 }
 
-/// A statement on one line, cut at 200 characters.
-fn one_line(query: &str) -> String {
-    let line = query.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
+/// A statement quoted in a suggestion: on one line, its first 200 characters and the mark
+/// of a cut.
+fn quoted(query: &str) -> String {
+    one_line(query, 201)
 }

@@ -1,0 +1,254 @@
+//! A report's sections as neutral content, grids of cells and wrapped text, that the table
+//! and Markdown views share and each draw their own way.
+
+use std::fmt::Write;
+use std::ops::Range;
+
+use super::{counts, figure};
+use crate::cost::findings::Finding;
+use crate::cost::report::{Report, StatementRow};
+use crate::cost::text::one_line;
+use crate::cost::unauthenticated::Figures;
+
+/// Cells under a header, before a view draws them.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// The columns that hold figures, which a terminal aligns right.
+    pub figures: Range<usize>,
+}
+
+impl Grid {
+    pub fn new(header: &[&str], rows: Vec<Vec<String>>, figures: Range<usize>) -> Self {
+        Grid {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows,
+            figures,
+        }
+    }
+}
+
+/// The per-request figures: name, value, meaning.
+pub fn per_request(report: &Report) -> Grid {
+    let p = &report.per_request;
+    let fixed = |v: f64| format!("{v:.2}");
+    let mut rows = vec![
+        ("transactions", fixed(p.transactions), "commits + rollbacks"),
+        (
+            "statements",
+            figure(p.statements),
+            "round trips, BEGIN/COMMIT included",
+        ),
+        (
+            "statements (no utility)",
+            figure(p.statements_excluding_utility),
+            "without BEGIN, COMMIT, SET, ...",
+        ),
+        (
+            "rows read",
+            fixed(p.rows_read),
+            "tup_returned: scanned rows + index entries",
+        ),
+        (
+            "rows fetched",
+            fixed(p.rows_fetched),
+            "tup_fetched: rows fetched by index scans",
+        ),
+        (
+            "rows returned",
+            figure(p.rows_returned),
+            "rows sent back to the app",
+        ),
+        (
+            "rows written",
+            fixed(p.rows_written),
+            "inserted + updated + deleted",
+        ),
+        ("blocks hit", fixed(p.blocks_hit), "shared buffer hits"),
+        (
+            "blocks read",
+            fixed(p.blocks_read),
+            "blocks read from disk or OS cache",
+        ),
+        (
+            "db time ms",
+            figure(p.db_time_ms),
+            "execution time of top-level statements",
+        ),
+    ];
+    if p.new_sessions.is_some() {
+        rows.push(("new sessions", figure(p.new_sessions), "connections opened"));
+    }
+    let rows = rows
+        .into_iter()
+        .map(|(name, value, meaning)| vec![name.into(), value, meaning.into()])
+        .collect();
+    Grid::new(&["figure", "value", "meaning"], rows, 1..2)
+}
+
+/// The unauthenticated comparison: the statuses of the burst without credentials, and its
+/// figures beside the authenticated run's.
+pub struct Baseline {
+    /// `401×40`.
+    pub status: String,
+    pub grid: Grid,
+}
+
+/// Reads one figure off a side of the unauthenticated comparison.
+type FigureOf = fn(&Figures) -> Option<f64>;
+
+/// The unauthenticated baseline beside the authenticated run, one row per figure; the last
+/// column is the difference, what everything after authentication costs. `None` without
+/// a baseline.
+pub fn baseline(report: &Report) -> Option<Baseline> {
+    let b = report.baseline.as_ref()?;
+    let figures: [(&str, FigureOf); 5] = [
+        ("requests/s", |f| Some(f.rps)),
+        ("p50 ms", |f| Some(f.latency_p50_ms)),
+        ("transactions/req", |f| Some(f.transactions)),
+        ("statements/req", |f| f.statements),
+        ("rows read/req", |f| Some(f.rows_read)),
+    ];
+    let signed = |v: Option<f64>| {
+        v.map(|v| format!("{v:+.2}"))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    let rows = figures
+        .into_iter()
+        .map(|(name, of)| {
+            vec![
+                name.to_string(),
+                figure(of(&b.unauthenticated)),
+                figure(of(&b.authenticated)),
+                signed(of(&b.after_authentication)),
+            ]
+        })
+        .collect();
+    let header = [
+        "figure",
+        "without credentials",
+        "with credentials",
+        "after authentication",
+    ];
+    Some(Baseline {
+        status: counts(
+            b.unauthenticated_status
+                .iter()
+                .map(|(k, v)| format!("{k}×{v}")),
+        ),
+        grid: Grid::new(&header, rows, 1..4),
+    })
+}
+
+/// The columns every view shows for a statement, first.
+pub const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
+
+/// A statement's cells under `STATEMENT_FIGURES`.
+pub fn statement_figures(s: &StatementRow) -> Vec<String> {
+    vec![
+        format!("{:.2}", s.calls_per_request),
+        format!("{:.1}", s.rows_per_call),
+        format!("{:.2}", s.rows_per_request),
+    ]
+}
+
+/// The tables the request touched, per request; `None` when it touched none.
+pub fn tables(report: &Report) -> Option<Grid> {
+    if report.tables.is_empty() {
+        return None;
+    }
+    let rows = report
+        .tables
+        .iter()
+        .map(|t| {
+            vec![
+                one_line(&t.table, 30),
+                format!("{:.2}", t.seq_scans),
+                format!("{:.2}", t.seq_rows_read),
+                format!("{:.2}", t.idx_scans),
+                format!("{:.2}", t.idx_rows_fetched),
+                format!("{:.2}", t.rows_inserted + t.rows_updated + t.rows_deleted),
+                t.pages.to_string(),
+            ]
+        })
+        .collect();
+    let header = [
+        "table",
+        "seq scans",
+        "seq rows",
+        "idx scans",
+        "idx rows",
+        "writes",
+        "pages",
+    ];
+    Some(Grid::new(&header, rows, 1..7))
+}
+
+/// The findings as plain text blocks, wrapped to `width`.
+pub fn findings_text(report: &Report, width: usize) -> String {
+    let mut out = String::new();
+    for (i, f) in report.findings.iter().enumerate() {
+        out.push_str(&finding_text(i + 1, f, width));
+    }
+    out
+}
+
+/// One finding: its headline, evidence and suggestion, then a blank line.
+fn finding_text(number: usize, f: &Finding, width: usize) -> String {
+    let mut out = String::new();
+    let subject = match (&f.query, &f.table) {
+        (Some(q), _) => one_line(q, width.saturating_sub(36)),
+        (None, Some(t)) => t.clone(),
+        (None, None) => String::new(),
+    };
+    let unparsed = if f.unparsed { " (unparsed)" } else { "" };
+    let _ = writeln!(
+        out,
+        "{number}. [{}] {}{unparsed}: {subject}",
+        f.severity, f.kind
+    );
+    let evidence: Vec<String> = f
+        .evidence
+        .iter()
+        .map(|(k, v)| format!("{k} {v:.2}"))
+        .collect();
+    let options = textwrap::Options::new(width)
+        .initial_indent("   ")
+        .subsequent_indent("   ");
+    let _ = writeln!(
+        out,
+        "{}",
+        textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options)
+    );
+    for paragraph in f.suggestion.lines() {
+        let _ = writeln!(out, "{}", suggestion_paragraph(paragraph, width));
+    }
+    out.push('\n');
+    out
+}
+
+/// A line of a suggestion, wrapped and indented under its finding.
+fn suggestion_paragraph(paragraph: &str, width: usize) -> String {
+    if paragraph.starts_with("    ") {
+        // SQL: keep its indentation, continue long lines further in.
+        let indent = " ".repeat(3 + paragraph.len() - paragraph.trim_start().len());
+        let more = format!("{indent}    ");
+        let sql = textwrap::Options::new(width)
+            .initial_indent(&indent)
+            .subsequent_indent(&more);
+        textwrap::fill(paragraph.trim_start(), &sql)
+    } else if let Some(item) = paragraph.trim_start().strip_prefix("- ") {
+        let bullet = textwrap::Options::new(width)
+            .initial_indent("   - ")
+            .subsequent_indent("     ");
+        textwrap::fill(item, &bullet)
+    } else if paragraph.trim().is_empty() {
+        String::new()
+    } else {
+        let options = textwrap::Options::new(width)
+            .initial_indent("   ")
+            .subsequent_indent("   ");
+        textwrap::fill(paragraph, &options)
+    }
+}
