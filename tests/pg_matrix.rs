@@ -122,7 +122,7 @@ async fn every_view_reads_with_this_servers_layout() {
         assert_eq!(a.dealloc, b.dealloc, "nothing is evicted by two statements");
     }
     assert_eq!(
-        after.database.sessions.is_some(),
+        after.database.counters.sessions.is_some(),
         major >= 14,
         "pg_stat_database.sessions exists from 14 on"
     );

@@ -1,65 +1,11 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::cost::snapshot::{DatabaseStats, Snapshot, StatementKey, TableStats};
+use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DatabaseDelta {
-    pub xact_commit: i64,
-    pub xact_rollback: i64,
-    pub tup_returned: i64,
-    pub tup_fetched: i64,
-    pub tup_inserted: i64,
-    pub tup_updated: i64,
-    pub tup_deleted: i64,
-    pub blks_hit: i64,
-    pub blks_read: i64,
-    pub sessions: Option<i64>,
-}
-
-impl DatabaseDelta {
-    /// Field-wise saturating subtraction, used to take the tool's own footprint out.
-    pub fn minus(&self, other: &DatabaseDelta) -> DatabaseDelta {
-        let sub = |a: i64, b: i64| (a - b).max(0);
-        DatabaseDelta {
-            xact_commit: sub(self.xact_commit, other.xact_commit),
-            xact_rollback: sub(self.xact_rollback, other.xact_rollback),
-            tup_returned: sub(self.tup_returned, other.tup_returned),
-            tup_fetched: sub(self.tup_fetched, other.tup_fetched),
-            tup_inserted: sub(self.tup_inserted, other.tup_inserted),
-            tup_updated: sub(self.tup_updated, other.tup_updated),
-            tup_deleted: sub(self.tup_deleted, other.tup_deleted),
-            blks_hit: sub(self.blks_hit, other.blks_hit),
-            blks_read: sub(self.blks_read, other.blks_read),
-            sessions: match (self.sessions, other.sessions) {
-                (Some(a), Some(b)) => Some(sub(a, b)),
-                (a, _) => a,
-            },
-        }
-    }
-
-    /// Field-wise multiplication, for a per-operation footprint seen `times` times.
-    pub fn times(&self, times: i64) -> DatabaseDelta {
-        DatabaseDelta {
-            xact_commit: self.xact_commit * times,
-            xact_rollback: self.xact_rollback * times,
-            tup_returned: self.tup_returned * times,
-            tup_fetched: self.tup_fetched * times,
-            tup_inserted: self.tup_inserted * times,
-            tup_updated: self.tup_updated * times,
-            tup_deleted: self.tup_deleted * times,
-            blks_hit: self.blks_hit * times,
-            blks_read: self.blks_read * times,
-            sessions: self.sessions.map(|s| s * times),
-        }
-    }
-
-    /// Field-wise sum.
-    pub fn plus(&self, other: &DatabaseDelta) -> DatabaseDelta {
-        self.minus(&other.times(-1))
-    }
-}
+pub type DatabaseDelta = DatabaseCounters;
 
 /// Growth of one `pg_stat_statements` entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,13 +23,8 @@ pub struct StatementDelta {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TableDelta {
     pub name: String,
-    pub seq_scan: i64,
-    pub seq_tup_read: i64,
-    pub idx_scan: i64,
-    pub idx_tup_fetch: i64,
-    pub n_tup_ins: i64,
-    pub n_tup_upd: i64,
-    pub n_tup_del: i64,
+    pub counters: TableCounters,
+    /// The table's size and live rows at the end of the window, as read then.
     pub relpages: i64,
     pub n_live_tup: i64,
 }
@@ -103,79 +44,26 @@ pub struct WindowDelta {
     pub warnings: Vec<String>,
 }
 
-fn database_delta(
-    before: &DatabaseStats,
-    after: &DatabaseStats,
-    invalid: &mut Vec<String>,
-) -> DatabaseDelta {
-    let mut diff = |name: &str, b: i64, a: i64| {
-        if a < b {
-            invalid.push(format!(
-                "pg_stat_database.{name} went backwards ({b} -> {a}): the server restarted or its statistics were reset"
-            ));
-            0
-        } else {
-            a - b
-        }
-    };
-    DatabaseDelta {
-        xact_commit: diff("xact_commit", before.xact_commit, after.xact_commit),
-        xact_rollback: diff("xact_rollback", before.xact_rollback, after.xact_rollback),
-        tup_returned: diff("tup_returned", before.tup_returned, after.tup_returned),
-        tup_fetched: diff("tup_fetched", before.tup_fetched, after.tup_fetched),
-        tup_inserted: diff("tup_inserted", before.tup_inserted, after.tup_inserted),
-        tup_updated: diff("tup_updated", before.tup_updated, after.tup_updated),
-        tup_deleted: diff("tup_deleted", before.tup_deleted, after.tup_deleted),
-        blks_hit: diff("blks_hit", before.blks_hit, after.blks_hit),
-        blks_read: diff("blks_read", before.blks_read, after.blks_read),
-        sessions: match (before.sessions, after.sessions) {
-            (Some(b), Some(a)) => Some(diff("sessions", b, a)),
-            _ => None,
-        },
-    }
-}
-
-fn table_delta(
-    name: &str,
-    before: Option<&TableStats>,
-    after: &TableStats,
-) -> Result<TableDelta, String> {
-    let zero = TableStats::default();
-    let b = before.unwrap_or(&zero);
-    let fields = [
-        ("seq_scan", b.seq_scan, after.seq_scan),
-        ("seq_tup_read", b.seq_tup_read, after.seq_tup_read),
-        ("idx_scan", b.idx_scan, after.idx_scan),
-        ("idx_tup_fetch", b.idx_tup_fetch, after.idx_tup_fetch),
-        ("n_tup_ins", b.n_tup_ins, after.n_tup_ins),
-        ("n_tup_upd", b.n_tup_upd, after.n_tup_upd),
-        ("n_tup_del", b.n_tup_del, after.n_tup_del),
-    ];
-    if let Some((field, b, a)) = fields.iter().find(|(_, b, a)| a < b) {
-        return Err(format!(
-            "pg_stat_user_tables.{field} of {name} went backwards ({b} -> {a})"
-        ));
-    }
-    Ok(TableDelta {
-        name: name.to_string(),
-        seq_scan: after.seq_scan - b.seq_scan,
-        seq_tup_read: after.seq_tup_read - b.seq_tup_read,
-        idx_scan: after.idx_scan - b.idx_scan,
-        idx_tup_fetch: after.idx_tup_fetch - b.idx_tup_fetch,
-        n_tup_ins: after.n_tup_ins - b.n_tup_ins,
-        n_tup_upd: after.n_tup_upd - b.n_tup_upd,
-        n_tup_del: after.n_tup_del - b.n_tup_del,
-        relpages: after.relpages,
-        n_live_tup: after.n_live_tup,
-    })
-}
-
 /// Compares two snapshots. Never fails: anything that makes the numbers untrustworthy is
 /// recorded in `invalid_reasons` instead.
 pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
-    let mut invalid = Vec::new();
-    let mut warnings = Vec::new();
+    let mut invalid = restart_or_reset(before, after);
+    let database = database_delta(&before.database, &after.database, &mut invalid);
+    invalid.extend(statements_reset_or_evicted(before, after));
+    let (statements, warnings) = statement_deltas(before, after, &mut invalid);
+    let tables = table_deltas(before, after, &mut invalid);
+    WindowDelta {
+        database,
+        statements,
+        tables,
+        invalid_reasons: invalid,
+        warnings,
+    }
+}
 
+/// A server restart or a reset of `pg_stat_database` inside the window.
+fn restart_or_reset(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut invalid = Vec::new();
     if before.server_started.is_some()
         && after.server_started.is_some()
         && before.server_started != after.server_started
@@ -194,32 +82,51 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             after.database.stats_reset.as_deref().unwrap_or("never"),
         ));
     }
-    let database = database_delta(&before.database, &after.database, &mut invalid);
+    invalid
+}
 
+fn database_delta(
+    before: &DatabaseStats,
+    after: &DatabaseStats,
+    invalid: &mut Vec<String>,
+) -> DatabaseDelta {
+    let (grown, backwards) = after.counters.since(&before.counters);
+    invalid.extend(backwards.iter().map(|b| {
+        format!(
+            "pg_stat_database.{} went backwards ({} -> {}): the server restarted or its statistics were reset",
+            b.counter, b.before, b.after
+        )
+    }));
+    grown
+}
+
+/// What `pg_stat_statements_info` says about the window, when it can be read.
+fn statements_reset_or_evicted(before: &Snapshot, after: &Snapshot) -> Option<String> {
     match (&before.statements_info, &after.statements_info) {
-        (Some(b), Some(a)) => {
-            if a.stats_reset != b.stats_reset {
-                invalid.push(
-                    "pg_stat_statements was reset during the window (pg_stat_statements_info.stats_reset changed)"
-                        .to_string(),
-                );
-            } else if a.dealloc != b.dealloc {
-                invalid.push(format!(
-                    "pg_stat_statements evicted entries during the window (dealloc {} -> {}): statements, \
-                     rows_returned, db_time_ms and the per-statement breakdown may be incomplete; \
-                     raise pg_stat_statements.max",
-                    b.dealloc, a.dealloc
-                ));
-            }
-        }
-        (Some(_), None) | (None, Some(_)) => {
-            invalid.push(
-                "pg_stat_statements_info could be read on one side of the window only".to_string(),
-            );
-        }
-        (None, None) => {}
+        (Some(b), Some(a)) if a.stats_reset != b.stats_reset => Some(
+            "pg_stat_statements was reset during the window (pg_stat_statements_info.stats_reset changed)"
+                .to_string(),
+        ),
+        (Some(b), Some(a)) if a.dealloc != b.dealloc => Some(format!(
+            "pg_stat_statements evicted entries during the window (dealloc {} -> {}): statements, \
+             rows_returned, db_time_ms and the per-statement breakdown may be incomplete; \
+             raise pg_stat_statements.max",
+            b.dealloc, a.dealloc
+        )),
+        (Some(_), None) | (None, Some(_)) => Some(
+            "pg_stat_statements_info could be read on one side of the window only".to_string(),
+        ),
+        _ => None,
     }
+}
 
+/// The entries whose calls grew, other than pgcost's own; and a warning when entries
+/// vanished with no `pg_stat_statements_info` to tell whether they were evicted.
+fn statement_deltas(
+    before: &Snapshot,
+    after: &Snapshot,
+    invalid: &mut Vec<String>,
+) -> (Vec<StatementDelta>, Vec<String>) {
     let mut statements = Vec::new();
     for (key, a) in &after.statements {
         let b = before.statements.get(key);
@@ -242,7 +149,7 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             continue;
         }
         // Unchanged, or pgcost's own statement (its SQL is marked so).
-        if a.calls == calls0 || a.query.starts_with(crate::cost::snapshot::OWN_MARK) {
+        if a.calls == calls0 || a.query.starts_with(OWN_MARK) {
             continue;
         }
         statements.push(StatementDelta {
@@ -255,6 +162,7 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             shared_blks_read: (a.shared_blks_read - read0).max(0),
         });
     }
+    let mut warnings = Vec::new();
     let vanished = before
         .statements
         .keys()
@@ -265,12 +173,18 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             "{vanished} pg_stat_statements entries vanished during the window: entries may have been evicted"
         ));
     }
+    (statements, warnings)
+}
 
+/// The tables whose counters moved; a table whose counters went backwards is left out,
+/// and says why in `invalid`.
+fn table_deltas(before: &Snapshot, after: &Snapshot, invalid: &mut Vec<String>) -> Vec<TableDelta> {
     let mut tables = Vec::new();
     for (name, a) in &after.tables {
         match table_delta(name, before.tables.get(name), a) {
             Ok(t) => {
-                let moved = t.seq_scan + t.idx_scan + t.n_tup_ins + t.n_tup_upd + t.n_tup_del;
+                let c = &t.counters;
+                let moved = c.seq_scan + c.idx_scan + c.n_tup_ins + c.n_tup_upd + c.n_tup_del;
                 if moved > 0 {
                     tables.push(t);
                 }
@@ -278,14 +192,28 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
             Err(reason) => invalid.push(reason),
         }
     }
+    tables
+}
 
-    WindowDelta {
-        database,
-        statements,
-        tables,
-        invalid_reasons: invalid,
-        warnings,
+fn table_delta(
+    name: &str,
+    before: Option<&TableStats>,
+    after: &TableStats,
+) -> Result<TableDelta, String> {
+    let zero = TableCounters::default();
+    let (counters, backwards) = after.counters.since(before.map_or(&zero, |b| &b.counters));
+    if let Some(b) = backwards.first() {
+        return Err(format!(
+            "pg_stat_user_tables.{} of {name} went backwards ({} -> {})",
+            b.counter, b.before, b.after
+        ));
     }
+    Ok(TableDelta {
+        name: name.to_string(),
+        counters,
+        relpages: after.relpages,
+        n_live_tup: after.n_live_tup,
+    })
 }
 
 /// `part / requests`, the one place where per-request division happens.
@@ -313,11 +241,13 @@ mod tests {
 
     fn db(commit: i64, returned: i64) -> DatabaseStats {
         DatabaseStats {
-            xact_commit: commit,
-            tup_returned: returned,
-            sessions: Some(3),
+            counters: DatabaseCounters {
+                xact_commit: commit,
+                tup_returned: returned,
+                sessions: Some(3),
+                ..Default::default()
+            },
             stats_reset: Some("2026-11-29 10:00:00+00".into()),
-            ..Default::default()
         }
     }
 
@@ -469,8 +399,11 @@ mod tests {
     #[test]
     fn tables_that_did_not_move_are_dropped() {
         let t = |seq_scan, seq_tup_read| TableStats {
-            seq_scan,
-            seq_tup_read,
+            counters: TableCounters {
+                seq_scan,
+                seq_tup_read,
+                ..Default::default()
+            },
             relpages: 1,
             ..Default::default()
         };
@@ -483,7 +416,10 @@ mod tests {
         assert_eq!(d.tables.len(), 1);
         assert_eq!(d.tables[0].name, "public.a");
         assert_eq!(
-            (d.tables[0].seq_scan, d.tables[0].seq_tup_read),
+            (
+                d.tables[0].counters.seq_scan,
+                d.tables[0].counters.seq_tup_read
+            ),
             (200, 10_000)
         );
     }

@@ -1,7 +1,10 @@
-//! The pure core, with no I/O: snapshots of the statistics views, their deltas, the
-//! per-request `Report`, the unauthenticated comparison, and the findings.
+//! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
+//! them, their deltas, the per-request `Report` and its headline figures, the
+//! unauthenticated comparison, and the findings.
 
+pub mod counters;
 pub mod delta;
+pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod report;

@@ -5,8 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::delta::{WindowDelta, per_request, share};
+use crate::cost::counters::DatabaseCounters;
+use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
+use crate::cost::figures::Figures;
+use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LatencySummary, LoadResult, latency_ms};
+use crate::cost::unauthenticated;
 
 /// Bumped whenever a key is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -127,16 +131,9 @@ pub struct PerRequest {
 /// Window totals, undivided.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Totals {
-    pub xact_commit: i64,
-    pub xact_rollback: i64,
-    pub tup_returned: i64,
-    pub tup_fetched: i64,
-    pub tup_inserted: i64,
-    pub tup_updated: i64,
-    pub tup_deleted: i64,
-    pub blks_hit: i64,
-    pub blks_read: i64,
-    pub sessions: Option<i64>,
+    /// `pg_stat_database`'s counters, each under its own name.
+    #[serde(flatten)]
+    pub database: DatabaseCounters,
     pub statement_calls: Option<i64>,
     pub statement_rows: Option<i64>,
 }
@@ -245,6 +242,13 @@ pub struct Context {
     pub invalid_reasons: Vec<String>,
     /// Statuses outside 2xx and 3xx accepted on purpose (`--allow-status`).
     pub allowed_statuses: Vec<u16>,
+    /// Connections seen on the target during the burst.
+    pub pool: Pool,
+    /// The thresholds of the findings; `None` with `--no-findings`.
+    pub findings: Option<Thresholds>,
+    /// With `--compare-unauthenticated`: the report of the same burst sent without
+    /// credentials, to set beside this one.
+    pub unauthenticated: Option<Report>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -299,169 +303,227 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
 }
 
 impl Report {
-    /// Assembles the report from the window delta, the burst and the audit's context.
+    /// Assembles the finished report from the window delta, the burst and everything else
+    /// the audit knows (`context`): figures, reasons, findings and the unauthenticated
+    /// baseline. Nothing changes it afterwards.
     pub fn build(delta: &WindowDelta, load: &LoadResult, context: Context) -> Report {
         let n = context.requests;
-        let d = &delta.database;
-        let top: Vec<_> = delta
-            .statements
-            .iter()
-            .filter(|s| s.key.toplevel != Some(false))
-            .collect();
-        let calls: i64 = top.iter().map(|s| s.calls).sum();
-        let non_utility: i64 = top
-            .iter()
-            .filter(|s| !is_utility(&s.query))
-            .map(|s| s.calls)
-            .sum();
-        let rows_returned: i64 = top.iter().map(|s| s.rows).sum();
-        let exec_ms: f64 = top.iter().map(|s| s.exec_time_ms).sum();
-        let avail = context.statements_available;
-
-        let mut statements: Vec<StatementRow> = delta
-            .statements
-            .iter()
-            .map(|s| StatementRow {
-                query: s.query.clone(),
-                queryid: s.key.queryid.to_string(),
-                toplevel: s.key.toplevel != Some(false),
-                utility: is_utility(&s.query),
-                calls: s.calls,
-                rows: s.rows,
-                calls_per_request: per_request(s.calls, n),
-                rows_per_call: per_request(s.rows, s.calls as u64),
-                rows_per_request: per_request(s.rows, n),
-                mean_exec_ms: if s.calls > 0 {
-                    s.exec_time_ms / s.calls as f64
-                } else {
-                    0.0
-                },
-                blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
-                share_of_rows_returned: if s.key.toplevel != Some(false) {
-                    share(s.rows, rows_returned)
-                } else {
-                    0.0
-                },
-            })
-            .collect();
-        statements.sort_by(|a, b| {
-            b.blocks_per_request
-                .total_cmp(&a.blocks_per_request)
-                .then(b.rows_per_request.total_cmp(&a.rows_per_request))
-                .then(b.calls.cmp(&a.calls))
-                .then(a.query.cmp(&b.query))
+        let top = TopLevel::of(&delta.statements);
+        let available = context.statements_available;
+        let per_request = PerRequest::of(&delta.database, &top, n, available);
+        let load_view = Load::of(load, n, context.warmup);
+        let mut invalid_reasons = invalid_reasons(delta, load, &context);
+        let mut warnings = warnings(delta, load, &context);
+        let baseline = context.unauthenticated.as_ref().map(|unauthenticated| {
+            let comparison =
+                unauthenticated::compare(unauthenticated, Figures::read(&load_view, &per_request));
+            invalid_reasons.extend(comparison.invalid_reasons);
+            warnings.extend(comparison.warnings);
+            comparison.baseline
         });
-
-        let mut tables: Vec<TableRow> = delta
-            .tables
-            .iter()
-            .map(|t| TableRow {
-                table: t.name.clone(),
-                seq_scans: per_request(t.seq_scan, n),
-                seq_rows_read: per_request(t.seq_tup_read, n),
-                idx_scans: per_request(t.idx_scan, n),
-                idx_rows_fetched: per_request(t.idx_tup_fetch, n),
-                rows_inserted: per_request(t.n_tup_ins, n),
-                rows_updated: per_request(t.n_tup_upd, n),
-                rows_deleted: per_request(t.n_tup_del, n),
-                pages: t.relpages,
-                live_rows: t.n_live_tup,
-            })
-            .collect();
-        tables.sort_by(|a, b| {
-            (b.seq_rows_read + b.idx_rows_fetched)
-                .total_cmp(&(a.seq_rows_read + a.idx_rows_fetched))
-                .then(a.table.cmp(&b.table))
-        });
-
-        // The HTTP side first, so that a rejected burst says so on the report's first line
-        // even when settling also timed out.
-        let mut invalid_reasons = load_invalid_reasons(load, n, &context.allowed_statuses);
-        invalid_reasons.extend(context.invalid_reasons);
-        invalid_reasons.extend(delta.invalid_reasons.iter().cloned());
-        let mut warnings = context.warnings;
-        for (&code, &count) in &load.status {
-            if !(200..400).contains(&code) && context.allowed_statuses.contains(&code) {
-                warnings.push(format!(
-                    "{count} of {n} responses were {code}, accepted by --allow-status {code}"
-                ));
-            }
-        }
-        warnings.extend(delta.warnings.iter().cloned());
-        if let Some(sessions) = d.sessions.filter(|s| *s > 0) {
-            warnings.push(format!(
-                "the app opened {sessions} new connection(s) during the window ({:.2} per request): \
-                 their set-up (catalog reads, authentication) is billed to the endpoint",
-                per_request(sessions, n)
-            ));
-        }
-
-        let wall = load.wall.as_secs_f64();
-        Report {
+        let report = Report {
             schema_version: SCHEMA_VERSION,
             valid: invalid_reasons.is_empty(),
             invalid_reasons,
             warnings,
             target: context.target,
-            load: Load {
-                requests: n,
-                concurrency: load.concurrency,
-                warmup: context.warmup,
-                wall_seconds: wall,
-                rps: if wall > 0.0 {
-                    load.sent as f64 / wall
-                } else {
-                    0.0
-                },
-                status: load
-                    .status
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), *v))
-                    .collect(),
-                errors: load.errors.clone(),
-                latency_ms: latency_ms(&load.latency_us),
-            },
+            load: load_view,
             settle: context.settle,
-            per_request: PerRequest {
-                transactions: per_request(d.xact_commit + d.xact_rollback, n),
-                statements: avail.then(|| per_request(calls, n)),
-                statements_excluding_utility: avail.then(|| per_request(non_utility, n)),
-                rows_read: per_request(d.tup_returned, n),
-                rows_fetched: per_request(d.tup_fetched, n),
-                rows_returned: avail.then(|| per_request(rows_returned, n)),
-                rows_written: per_request(d.tup_inserted + d.tup_updated + d.tup_deleted, n),
-                blocks_hit: per_request(d.blks_hit, n),
-                blocks_read: per_request(d.blks_read, n),
-                db_time_ms: avail.then(|| if n > 0 { exec_ms / n as f64 } else { 0.0 }),
-                new_sessions: d.sessions.map(|s| per_request(s, n)),
-            },
+            per_request,
             totals: Totals {
-                xact_commit: d.xact_commit,
-                xact_rollback: d.xact_rollback,
-                tup_returned: d.tup_returned,
-                tup_fetched: d.tup_fetched,
-                tup_inserted: d.tup_inserted,
-                tup_updated: d.tup_updated,
-                tup_deleted: d.tup_deleted,
-                blks_hit: d.blks_hit,
-                blks_read: d.blks_read,
-                sessions: d.sessions,
-                statement_calls: avail.then_some(calls),
-                statement_rows: avail.then_some(rows_returned),
+                database: delta.database.clone(),
+                statement_calls: available.then_some(top.calls),
+                statement_rows: available.then_some(top.rows_returned),
             },
-            statements,
-            tables,
+            statements: statement_rows(&delta.statements, n, top.rows_returned),
+            tables: table_rows(&delta.tables, n),
             findings: Vec::new(),
-            pool: Pool::default(),
-            baseline: None,
+            pool: context.pool,
+            baseline,
+        };
+        match &context.findings {
+            Some(thresholds) => Report {
+                findings: findings::analyze(&report, thresholds),
+                ..report
+            },
+            None => report,
         }
     }
+}
+
+/// The HTTP side first, so that a rejected burst says so on the report's first line even
+/// when settling also timed out; then the audit's reasons, then the window's.
+fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+    let mut reasons = load_invalid_reasons(load, context.requests, &context.allowed_statuses);
+    reasons.extend(context.invalid_reasons.iter().cloned());
+    reasons.extend(delta.invalid_reasons.iter().cloned());
+    reasons
+}
+
+fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+    let n = context.requests;
+    let mut warnings = context.warnings.clone();
+    for (&code, &count) in &load.status {
+        if !(200..400).contains(&code) && context.allowed_statuses.contains(&code) {
+            warnings.push(format!(
+                "{count} of {n} responses were {code}, accepted by --allow-status {code}"
+            ));
+        }
+    }
+    warnings.extend(delta.warnings.iter().cloned());
+    if let Some(sessions) = delta.database.sessions.filter(|s| *s > 0) {
+        warnings.push(format!(
+            "the app opened {sessions} new connection(s) during the window ({:.2} per request): \
+             their set-up (catalog reads, authentication) is billed to the endpoint",
+            per_request(sessions, n)
+        ));
+    }
+    warnings
+}
+
+/// Sums over the top-level statements (those nested in functions show in their caller).
+struct TopLevel {
+    calls: i64,
+    /// Calls of statements other than BEGIN, COMMIT, SET and the like.
+    non_utility: i64,
+    rows_returned: i64,
+    exec_ms: f64,
+}
+
+impl TopLevel {
+    fn of(statements: &[StatementDelta]) -> TopLevel {
+        let top: Vec<_> = statements
+            .iter()
+            .filter(|s| s.key.toplevel != Some(false))
+            .collect();
+        TopLevel {
+            calls: top.iter().map(|s| s.calls).sum(),
+            non_utility: top
+                .iter()
+                .filter(|s| !is_utility(&s.query))
+                .map(|s| s.calls)
+                .sum(),
+            rows_returned: top.iter().map(|s| s.rows).sum(),
+            exec_ms: top.iter().map(|s| s.exec_time_ms).sum(),
+        }
+    }
+}
+
+impl PerRequest {
+    /// The window's counters divided by the `n` requests; the statement figures are null
+    /// unless pg_stat_statements was `available`.
+    fn of(d: &DatabaseCounters, top: &TopLevel, n: u64, available: bool) -> PerRequest {
+        PerRequest {
+            transactions: per_request(d.xact_commit + d.xact_rollback, n),
+            statements: available.then(|| per_request(top.calls, n)),
+            statements_excluding_utility: available.then(|| per_request(top.non_utility, n)),
+            rows_read: per_request(d.tup_returned, n),
+            rows_fetched: per_request(d.tup_fetched, n),
+            rows_returned: available.then(|| per_request(top.rows_returned, n)),
+            rows_written: per_request(d.tup_inserted + d.tup_updated + d.tup_deleted, n),
+            blocks_hit: per_request(d.blks_hit, n),
+            blocks_read: per_request(d.blks_read, n),
+            db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
+            new_sessions: d.sessions.map(|s| per_request(s, n)),
+        }
+    }
+}
+
+impl Load {
+    fn of(load: &LoadResult, requests: u64, warmup: u64) -> Load {
+        let wall = load.wall.as_secs_f64();
+        Load {
+            requests,
+            concurrency: load.concurrency,
+            warmup,
+            wall_seconds: wall,
+            rps: if wall > 0.0 {
+                load.sent as f64 / wall
+            } else {
+                0.0
+            },
+            status: load
+                .status
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            errors: load.errors.clone(),
+            latency_ms: latency_ms(&load.latency_us),
+        }
+    }
+}
+
+/// One row per statement, most expensive first. `rows_returned` is the top-level
+/// statements' total, which each top-level statement takes its share of.
+fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> Vec<StatementRow> {
+    let mut rows: Vec<StatementRow> = statements
+        .iter()
+        .map(|s| StatementRow {
+            query: s.query.clone(),
+            queryid: s.key.queryid.to_string(),
+            toplevel: s.key.toplevel != Some(false),
+            utility: is_utility(&s.query),
+            calls: s.calls,
+            rows: s.rows,
+            calls_per_request: per_request(s.calls, n),
+            rows_per_call: per_request(s.rows, s.calls as u64),
+            rows_per_request: per_request(s.rows, n),
+            mean_exec_ms: if s.calls > 0 {
+                s.exec_time_ms / s.calls as f64
+            } else {
+                0.0
+            },
+            blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
+            share_of_rows_returned: if s.key.toplevel != Some(false) {
+                share(s.rows, rows_returned)
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.blocks_per_request
+            .total_cmp(&a.blocks_per_request)
+            .then(b.rows_per_request.total_cmp(&a.rows_per_request))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.query.cmp(&b.query))
+    });
+    rows
+}
+
+/// One row per table, most rows read first.
+fn table_rows(tables: &[TableDelta], n: u64) -> Vec<TableRow> {
+    let mut rows: Vec<TableRow> = tables
+        .iter()
+        .map(|t| {
+            let c = &t.counters;
+            TableRow {
+                table: t.name.clone(),
+                seq_scans: per_request(c.seq_scan, n),
+                seq_rows_read: per_request(c.seq_tup_read, n),
+                idx_scans: per_request(c.idx_scan, n),
+                idx_rows_fetched: per_request(c.idx_tup_fetch, n),
+                rows_inserted: per_request(c.n_tup_ins, n),
+                rows_updated: per_request(c.n_tup_upd, n),
+                rows_deleted: per_request(c.n_tup_del, n),
+                pages: t.relpages,
+                live_rows: t.n_live_tup,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.seq_rows_read + b.idx_rows_fetched)
+            .total_cmp(&(a.seq_rows_read + a.idx_rows_fetched))
+            .then(a.table.cmp(&b.table))
+    });
+    rows
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cost::delta::{DatabaseDelta, StatementDelta, TableDelta};
+    use crate::cost::counters::TableCounters;
+    use crate::cost::delta::DatabaseDelta;
     use crate::cost::snapshot::StatementKey;
     use std::time::Duration;
 
@@ -505,6 +567,9 @@ pub(crate) mod tests {
             warnings: vec![],
             invalid_reasons: vec![],
             allowed_statuses: vec![],
+            pool: Pool::default(),
+            findings: None,
+            unauthenticated: None,
         }
     }
 
@@ -540,11 +605,13 @@ pub(crate) mod tests {
             ],
             tables: vec![TableDelta {
                 name: "public.items".into(),
-                seq_scan: 200,
-                seq_tup_read: 10_000,
+                counters: TableCounters {
+                    seq_scan: 200,
+                    seq_tup_read: 10_000,
+                    ..Default::default()
+                },
                 relpages: 1,
                 n_live_tup: 50,
-                ..Default::default()
             }],
             ..Default::default()
         };
@@ -602,6 +669,32 @@ pub(crate) mod tests {
         assert!(r.invalid_reasons[0].starts_with("2 of 40 responses were 403: these numbers"));
         assert!(r.invalid_reasons[1].starts_with("1 of 40 responses were 500"));
         assert!(r.invalid_reasons[2].starts_with("settling"));
+    }
+
+    #[test]
+    fn totals_keep_their_json_keys_and_order() {
+        let totals = Totals {
+            database: DatabaseCounters {
+                xact_commit: 1,
+                xact_rollback: 2,
+                tup_returned: 3,
+                tup_fetched: 4,
+                tup_inserted: 5,
+                tup_updated: 6,
+                tup_deleted: 7,
+                blks_hit: 8,
+                blks_read: 9,
+                sessions: None,
+            },
+            statement_calls: Some(10),
+            statement_rows: None,
+        };
+        let json = serde_json::to_string(&totals).unwrap();
+        assert_eq!(
+            json,
+            r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null}"#
+        );
+        assert_eq!(serde_json::from_str::<Totals>(&json).unwrap(), totals);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::cost::counters::{DatabaseCounters, TableCounters};
+
 /// The comment that opens every statement pgcost runs (each file of sql/), to tell its
 /// own pg_stat_statements entries from the app's.
 pub const OWN_MARK: &str = "/* pgcost */";
@@ -9,17 +11,7 @@ pub const OWN_MARK: &str = "/* pgcost */";
 /// The target database's row of `pg_stat_database`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DatabaseStats {
-    pub xact_commit: i64,
-    pub xact_rollback: i64,
-    pub tup_returned: i64,
-    pub tup_fetched: i64,
-    pub tup_inserted: i64,
-    pub tup_updated: i64,
-    pub tup_deleted: i64,
-    pub blks_hit: i64,
-    pub blks_read: i64,
-    /// `None` before PG 14, which has no `sessions` column.
-    pub sessions: Option<i64>,
+    pub counters: DatabaseCounters,
     /// `stats_reset` as text; `None` when the statistics were never reset.
     pub stats_reset: Option<String>,
 }
@@ -56,13 +48,7 @@ pub struct StatementsInfo {
 /// One row of `pg_stat_user_tables`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TableStats {
-    pub seq_scan: i64,
-    pub seq_tup_read: i64,
-    pub idx_scan: i64,
-    pub idx_tup_fetch: i64,
-    pub n_tup_ins: i64,
-    pub n_tup_upd: i64,
-    pub n_tup_del: i64,
+    pub counters: TableCounters,
     /// Pages the table occupies (`pg_class.relpages`), to tell tiny tables apart.
     pub relpages: i64,
     /// Estimated live rows.

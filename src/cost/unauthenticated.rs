@@ -5,45 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cost::figures::Figures;
 use crate::cost::report::Report;
-
-/// The figures compared between the two runs, per request except `rps`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct Figures {
-    /// Requests per second over the burst.
-    pub rps: f64,
-    /// Median latency in ms.
-    pub latency_p50_ms: f64,
-    /// Commits plus rollbacks per request.
-    pub transactions: f64,
-    /// Top-level statements per request; null without pg_stat_statements.
-    pub statements: Option<f64>,
-    /// `tup_returned` per request.
-    pub rows_read: f64,
-}
-
-impl Figures {
-    pub fn of(report: &Report) -> Figures {
-        Figures {
-            rps: report.load.rps,
-            latency_p50_ms: report.load.latency_ms.p50,
-            transactions: report.per_request.transactions,
-            statements: report.per_request.statements,
-            rows_read: report.per_request.rows_read,
-        }
-    }
-
-    /// `self - other`, figure by figure.
-    pub fn minus(&self, other: &Figures) -> Figures {
-        Figures {
-            rps: self.rps - other.rps,
-            latency_p50_ms: self.latency_p50_ms - other.latency_p50_ms,
-            transactions: self.transactions - other.transactions,
-            statements: self.statements.zip(other.statements).map(|(a, b)| a - b),
-            rows_read: self.rows_read - other.rows_read,
-        }
-    }
-}
 
 /// Both runs side by side (`report.baseline`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -60,9 +23,9 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    pub fn compare(unauthenticated: &Report, authenticated: &Report) -> Baseline {
-        let without = Figures::of(unauthenticated);
-        let with = Figures::of(authenticated);
+    pub fn compare(unauthenticated: &Report, authenticated: Figures) -> Baseline {
+        let without = Figures::of(unauthenticated).compared();
+        let with = authenticated.compared();
         Baseline {
             unauthenticated: without,
             unauthenticated_status: unauthenticated.load.status.clone(),
@@ -72,15 +35,25 @@ impl Baseline {
     }
 }
 
-/// Sets `unauthenticated` beside `report`: its figures, and its reasons to distrust them.
-/// Its 401s and 403s are expected; a 2xx means the endpoint did not need credentials.
-pub fn attach(report: &mut Report, unauthenticated: &Report) {
-    report.baseline = Some(Baseline::compare(unauthenticated, report));
-    for reason in &unauthenticated.invalid_reasons {
-        report
-            .invalid_reasons
-            .push(format!("unauthenticated baseline: {reason}"));
-    }
+/// What the unauthenticated run adds to the authenticated report, after the report's own
+/// reasons and warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub baseline: Baseline,
+    pub invalid_reasons: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Sets `unauthenticated` beside the authenticated run's figures: its figures, and its
+/// reasons to distrust them. Its 401s and 403s are expected; a 2xx means the endpoint did
+/// not need credentials.
+pub fn compare(unauthenticated: &Report, authenticated: Figures) -> Comparison {
+    let invalid_reasons = unauthenticated
+        .invalid_reasons
+        .iter()
+        .map(|reason| format!("unauthenticated baseline: {reason}"))
+        .collect();
+    let mut warnings = Vec::new();
     let answered: u64 = unauthenticated
         .load
         .status
@@ -89,14 +62,33 @@ pub fn attach(report: &mut Report, unauthenticated: &Report) {
         .map(|(_, n)| n)
         .sum();
     if answered > 0 {
-        report.warnings.push(format!(
+        warnings.push(format!(
             "the unauthenticated baseline got {answered} of {} responses with a 2xx status: \
              the endpoint answers without credentials, so the difference is not the cost of \
              authentication",
             unauthenticated.load.requests
         ));
     }
-    report.valid = report.invalid_reasons.is_empty();
+    Comparison {
+        baseline: Baseline::compare(unauthenticated, authenticated),
+        invalid_reasons,
+        warnings,
+    }
+}
+
+/// The unauthenticated run's report, when Ctrl-C ended the run before the authenticated
+/// burst: the only report there is, and not valid.
+pub fn interrupted(unauthenticated: Report) -> Report {
+    let mut invalid_reasons = vec![
+        "interrupted during the unauthenticated baseline: the authenticated burst was not sent"
+            .to_string(),
+    ];
+    invalid_reasons.extend(unauthenticated.invalid_reasons);
+    Report {
+        valid: false,
+        invalid_reasons,
+        ..unauthenticated
+    }
 }
 
 #[cfg(test)]
@@ -105,7 +97,13 @@ mod tests {
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
     use crate::cost::report::tests::{context, load, stmt};
 
-    fn run(status: &[(u16, u64)], statements: i64, allowed: &[u16]) -> Report {
+    /// A burst of 40 requests, set beside `unauthenticated` when given.
+    fn build(
+        status: &[(u16, u64)],
+        statements: i64,
+        allowed: &[u16],
+        unauthenticated: Option<Report>,
+    ) -> Report {
         let delta = WindowDelta {
             database: DatabaseDelta {
                 xact_commit: statements,
@@ -126,7 +124,12 @@ mod tests {
         };
         let mut ctx = context(40);
         ctx.allowed_statuses = allowed.to_vec();
+        ctx.unauthenticated = unauthenticated;
         Report::build(&delta, &load(40, status), ctx)
+    }
+
+    fn run(status: &[(u16, u64)], statements: i64, allowed: &[u16]) -> Report {
+        build(status, statements, allowed, None)
     }
 
     #[test]
@@ -137,8 +140,7 @@ mod tests {
             "{:?}",
             unauthenticated.invalid_reasons
         );
-        let mut report = run(&[(200, 40)], 40, &[]);
-        attach(&mut report, &unauthenticated);
+        let report = build(&[(200, 40)], 40, &[], Some(unauthenticated));
         assert!(report.valid, "{:?}", report.invalid_reasons);
         let b = report.baseline.as_ref().unwrap();
         assert_eq!(b.unauthenticated.statements, Some(0.0));
@@ -155,8 +157,7 @@ mod tests {
         let mut open = run(&[(200, 40)], 40, &[401, 403]);
         open.invalid_reasons
             .push("settling after the burst timed out".into());
-        let mut report = run(&[(200, 40)], 40, &[]);
-        attach(&mut report, &open);
+        let report = build(&[(200, 40)], 40, &[], Some(open));
         assert!(!report.valid);
         assert_eq!(
             report.invalid_reasons,
@@ -170,8 +171,7 @@ mod tests {
         let plain = run(&[(200, 40)], 40, &[]);
         let json = serde_json::to_value(&plain).unwrap();
         assert!(json.get("baseline").is_none());
-        let mut report = plain.clone();
-        attach(&mut report, &run(&[(401, 40)], 0, &[401]));
+        let report = build(&[(200, 40)], 40, &[], Some(run(&[(401, 40)], 0, &[401])));
         let json = serde_json::to_value(&report).unwrap();
         for pointer in [
             "/baseline/unauthenticated/rps",
@@ -185,5 +185,20 @@ mod tests {
         }
         let back: Report = serde_json::from_value(json).unwrap();
         assert_eq!(back, report);
+        let figures = serde_json::to_string(&report.baseline.unwrap().authenticated).unwrap();
+        assert_eq!(
+            figures,
+            r#"{"rps":20.0,"latency_p50_ms":1.019,"transactions":1.0,"statements":1.0,"rows_read":10.0}"#
+        );
+    }
+
+    #[test]
+    fn an_interrupted_baseline_is_the_report_and_says_so_first() {
+        let mut anonymous = run(&[(401, 40)], 0, &[401]);
+        anonymous.invalid_reasons.push("settling timed out".into());
+        let report = interrupted(anonymous);
+        assert!(!report.valid);
+        assert!(report.invalid_reasons[0].starts_with("interrupted during the unauthenticated"));
+        assert_eq!(report.invalid_reasons[1], "settling timed out");
     }
 }

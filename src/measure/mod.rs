@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
 use crate::config::AuditConfig;
-use crate::cost::delta::{self, DatabaseDelta};
-use crate::cost::findings::{self, PoolContext};
+use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
@@ -156,18 +155,9 @@ pub async fn measure(
     }
     let anonymous = run(&config.without_credentials(), progress, stop.clone()).await?;
     if stop.load(Ordering::Relaxed) {
-        let mut report = anonymous;
-        report.invalid_reasons.insert(
-            0,
-            "interrupted during the unauthenticated baseline: the authenticated burst was not sent"
-                .into(),
-        );
-        report.valid = false;
-        return Ok(report);
+        return Ok(unauthenticated::interrupted(anonymous));
     }
-    let mut report = run(&config, progress, stop).await?;
-    unauthenticated::attach(&mut report, &anonymous);
-    Ok(report)
+    run_beside(&config, Some(anonymous), progress, stop).await
 }
 
 /// Authenticates every endpoint (a token must outlive the whole sequence), then measures
@@ -375,7 +365,8 @@ impl Meter {
         }
     }
 
-    /// The report of the window between two boundaries. Pure once the boundaries are read.
+    /// The report of the window between two boundaries, set beside the `unauthenticated`
+    /// run's report when there is one. Pure once the boundaries are read.
     pub fn report(
         &self,
         config: &AuditConfig,
@@ -383,8 +374,72 @@ impl Meter {
         burst: &Burst,
         closed: &Boundary,
         interrupted: bool,
+        unauthenticated: Option<Report>,
     ) -> Report {
         let source = &self.source;
+        let mut window = window_delta(opened, closed);
+        if let Some(own) = &closed.own_footprint {
+            window.database = window.database.minus(own);
+        }
+        let settle_tables = opened
+            .settle_tables
+            .as_ref()
+            .map(|o| o.waited)
+            .unwrap_or_default();
+        let context = Context {
+            target: self.target(config),
+            warmup: config.warmup,
+            requests: config.requests,
+            settle: Settle {
+                before_seconds: (opened.settle.waited + settle_tables).as_secs_f64(),
+                after_seconds: closed.settle.waited.as_secs_f64(),
+                timed_out: opened.settle.timed_out || closed.settle.timed_out,
+            },
+            statements_available: source.layout.is_some(),
+            warnings: self.warnings(config),
+            invalid_reasons: self.invalid_reasons(opened, closed, interrupted),
+            allowed_statuses: config.auth.allowed_statuses.clone(),
+            pool: Pool {
+                peak_backends: burst.peak_backends,
+                max_connections: Some(source.server.max_connections),
+            },
+            findings: config.findings.clone(),
+            unauthenticated,
+        };
+        Report::build(&window, &burst.load, context)
+    }
+
+    fn target(&self, config: &AuditConfig) -> Target {
+        let source = &self.source;
+        Target {
+            method: config.request.method.to_string(),
+            url: auth::redact::url(&config.request.url),
+            database: config.db.redacted(),
+            server_version: source.server.version.clone(),
+            server_version_num: source.server.version_num,
+            stats_source: source.mode.name().into(),
+            pg_stat_statements: source.layout.and(source.extension_version.clone()),
+            credentials: config.auth.described.clone(),
+        }
+    }
+
+    fn warnings(&self, config: &AuditConfig) -> Vec<String> {
+        let mut warnings = config.auth.warnings.clone();
+        warnings.extend(self.source.warnings.iter().cloned());
+        if config.insecure {
+            warnings.push("--insecure: the target's TLS certificate was not verified".into());
+        }
+        warnings
+    }
+
+    /// Why the window's counters may be incomplete: a settle wait that timed out, or an
+    /// interrupted burst.
+    fn invalid_reasons(
+        &self,
+        opened: &Boundary,
+        closed: &Boundary,
+        interrupted: bool,
+    ) -> Vec<String> {
         let timeout = self.timeout.as_secs_f64();
         let mut invalid = Vec::new();
         if opened.settle.timed_out {
@@ -398,69 +453,24 @@ impl Meter {
                 "interrupted: the counters were read without settling, and are incomplete".into(),
             );
         }
-        let mut before = opened
-            .start
-            .clone()
-            .expect("the opening boundary has a start snapshot");
-        let mut after = closed
-            .end
-            .clone()
-            .expect("the closing boundary has an end snapshot");
-        before.tables = opened.tables.clone();
-        after.tables = closed.tables.clone();
-
-        let mut window = delta::delta(&before, &after);
-        if let Some(own) = &closed.own_footprint {
-            window.database = window.database.minus(own);
-        }
-
-        let mut warnings = config.auth.warnings.clone();
-        warnings.extend(source.warnings.iter().cloned());
-        if config.insecure {
-            warnings.push("--insecure: the target's TLS certificate was not verified".into());
-        }
-        let settle_tables = opened
-            .settle_tables
-            .as_ref()
-            .map(|o| o.waited)
-            .unwrap_or_default();
-        let context = Context {
-            target: Target {
-                method: config.request.method.to_string(),
-                url: auth::redact::url(&config.request.url),
-                database: config.db.redacted(),
-                server_version: source.server.version.clone(),
-                server_version_num: source.server.version_num,
-                stats_source: source.mode.name().into(),
-                pg_stat_statements: source.layout.and(source.extension_version.clone()),
-                credentials: config.auth.described.clone(),
-            },
-            warmup: config.warmup,
-            requests: config.requests,
-            settle: Settle {
-                before_seconds: (opened.settle.waited + settle_tables).as_secs_f64(),
-                after_seconds: closed.settle.waited.as_secs_f64(),
-                timed_out: opened.settle.timed_out || closed.settle.timed_out,
-            },
-            statements_available: source.layout.is_some(),
-            warnings,
-            invalid_reasons: invalid,
-            allowed_statuses: config.auth.allowed_statuses.clone(),
-        };
-        let mut report = Report::build(&window, &burst.load, context);
-        report.pool = Pool {
-            peak_backends: burst.peak_backends,
-            max_connections: Some(source.server.max_connections),
-        };
-        if let Some(thresholds) = &config.findings {
-            let pool = PoolContext {
-                peak_backends: burst.peak_backends,
-                max_connections: Some(source.server.max_connections),
-            };
-            report.findings = findings::analyze(&report, &pool, thresholds);
-        }
-        report
+        invalid
     }
+}
+
+/// The delta between the opening boundary's start snapshot and the closing boundary's end
+/// snapshot, each with the tables read at its boundary.
+fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
+    let mut before = opened
+        .start
+        .clone()
+        .expect("the opening boundary has a start snapshot");
+    let mut after = closed
+        .end
+        .clone()
+        .expect("the closing boundary has an end snapshot");
+    before.tables = opened.tables.clone();
+    after.tables = closed.tables.clone();
+    delta::delta(&before, &after)
 }
 
 /// Measures one endpoint with the request exactly as configured. Returns a report even
@@ -470,7 +480,18 @@ pub async fn run(
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<Report> {
-    let mut reports = run_sequence(std::slice::from_ref(config), progress, stop, |_| {}).await?;
+    run_beside(config, None, progress, stop).await
+}
+
+/// Measures one endpoint, and sets the `unauthenticated` run's report beside it.
+async fn run_beside(
+    config: &AuditConfig,
+    unauthenticated: Option<Report>,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Report> {
+    let configs = std::slice::from_ref(config);
+    let mut reports = sequence(configs, vec![unauthenticated], progress, stop, |_| {}).await?;
     Ok(reports.pop().expect("one report per endpoint"))
 }
 
@@ -481,6 +502,19 @@ pub async fn run(
 /// are returned.
 pub async fn run_sequence(
     configs: &[AuditConfig],
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+    before_burst: impl FnMut(usize),
+) -> Result<Vec<Report>> {
+    let unauthenticated = vec![None; configs.len()];
+    sequence(configs, unauthenticated, progress, stop, before_burst).await
+}
+
+/// [`run_sequence`], with the report of each endpoint's unauthenticated run, if any, to
+/// set beside its own.
+async fn sequence(
+    configs: &[AuditConfig],
+    unauthenticated: Vec<Option<Report>>,
     progress: &Progress,
     stop: Arc<AtomicBool>,
     mut before_burst: impl FnMut(usize),
@@ -510,7 +544,8 @@ pub async fn run_sequence(
     let mut opened = meter
         .boundary(false, true, false, progress, &stop, warmed_up)
         .await?;
-    for (i, (config, driver)) in configs.iter().zip(&drivers).enumerate() {
+    let endpoints = configs.iter().zip(&drivers).zip(unauthenticated);
+    for (i, ((config, driver), unauthenticated)) in endpoints.enumerate() {
         before_burst(i);
         let burst = meter.burst(config, driver, progress, &stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
@@ -518,7 +553,14 @@ pub async fn run_sequence(
         let closed = meter
             .boundary(true, !last, interrupted, progress, &stop, burst.ended)
             .await?;
-        reports.push(meter.report(config, &opened, &burst, &closed, interrupted));
+        reports.push(meter.report(
+            config,
+            &opened,
+            &burst,
+            &closed,
+            interrupted,
+            unauthenticated,
+        ));
         // Also when Ctrl-C ended the settle wait: that report says so.
         if stop.load(Ordering::Relaxed) {
             break;

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, NoTls, Row};
 
+use crate::cost::counters::{Columns, DatabaseCounters, TableCounters};
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
 };
@@ -201,6 +202,17 @@ pub async fn statements_extension(client: &Client) -> Result<Option<String>> {
     Ok(row.map(|r| r.get(0)))
 }
 
+/// The counter columns of the views are named as the fields of the counter sets.
+impl Columns for Row {
+    fn counter(&self, column: &str) -> i64 {
+        self.get(column)
+    }
+
+    fn optional_counter(&self, column: &str) -> Option<i64> {
+        self.get(column)
+    }
+}
+
 pub async fn read_database(
     client: &Client,
     server: &ServerInfo,
@@ -216,16 +228,7 @@ pub async fn read_database(
         .await
         .map_err(|e| query_error("pg_stat_database", e))?;
     Ok(DatabaseStats {
-        xact_commit: row.get("xact_commit"),
-        xact_rollback: row.get("xact_rollback"),
-        tup_returned: row.get("tup_returned"),
-        tup_fetched: row.get("tup_fetched"),
-        tup_inserted: row.get("tup_inserted"),
-        tup_updated: row.get("tup_updated"),
-        tup_deleted: row.get("tup_deleted"),
-        blks_hit: row.get("blks_hit"),
-        blks_read: row.get("blks_read"),
-        sessions: row.get("sessions"),
+        counters: DatabaseCounters::read(&row),
         stats_reset: row.get("stats_reset"),
     })
 }
@@ -323,13 +326,7 @@ pub async fn read_tables(client: &Client) -> Result<BTreeMap<String, TableStats>
         .map(|row| {
             let name: String = row.get("name");
             let stats = TableStats {
-                seq_scan: row.get("seq_scan"),
-                seq_tup_read: row.get("seq_tup_read"),
-                idx_scan: row.get("idx_scan"),
-                idx_tup_fetch: row.get("idx_tup_fetch"),
-                n_tup_ins: row.get("n_tup_ins"),
-                n_tup_upd: row.get("n_tup_upd"),
-                n_tup_del: row.get("n_tup_del"),
+                counters: TableCounters::read(&row),
                 relpages: row.get("relpages"),
                 n_live_tup: row.get("n_live_tup"),
             };

@@ -84,11 +84,17 @@ pub fn verdict_line(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
-    use crate::cost::findings::{PoolContext, Thresholds, analyze};
+    use crate::cost::findings::{Thresholds, analyze};
+    use crate::cost::report::Context;
     use crate::cost::report::tests::{context, load, stmt};
 
     fn sample() -> Report {
+        build(context(200))
+    }
+
+    fn build(context: Context) -> Report {
         let delta = WindowDelta {
             database: DatabaseDelta {
                 xact_commit: 200,
@@ -116,17 +122,19 @@ mod tests {
             ],
             tables: vec![TableDelta {
                 name: "public.a_table_with_a_really_quite_long_name_indeed".into(),
-                seq_scan: 200,
-                seq_tup_read: 60_200,
+                counters: TableCounters {
+                    seq_scan: 200,
+                    seq_tup_read: 60_200,
+                    ..Default::default()
+                },
                 relpages: 3,
                 n_live_tup: 301,
-                ..Default::default()
             }],
             ..Default::default()
         };
-        let mut report = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+        let mut report = Report::build(&delta, &load(200, &[(200, 200)]), context);
         report.load.wall_seconds = 2.0;
-        report.findings = analyze(&report, &PoolContext::default(), &Thresholds::default());
+        report.findings = analyze(&report, &Thresholds::default());
         report
     }
 
@@ -149,17 +157,17 @@ mod tests {
     }
 
     fn with_baseline() -> Report {
-        let mut report = sample();
-        report.target.credentials = vec!["Authorization: Bearer (minted HS256 JWT)".into()];
-        let mut anonymous = report.clone();
+        let mut anonymous = sample();
         anonymous.load.rps = 250.0;
         anonymous.load.latency_ms.p50 = 0.4;
         anonymous.load.status = [("401".to_string(), 200)].into();
         anonymous.per_request.transactions = 0.0;
         anonymous.per_request.statements = Some(0.0);
         anonymous.per_request.rows_read = 0.0;
-        crate::cost::unauthenticated::attach(&mut report, &anonymous);
-        report
+        let mut c = context(200);
+        c.target.credentials = vec!["Authorization: Bearer (minted HS256 JWT)".into()];
+        c.unauthenticated = Some(anonymous);
+        build(c)
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cost::figures::Figures;
 use crate::cost::findings::FindingKind;
 use crate::cost::report::Report;
 
@@ -98,30 +99,6 @@ impl Metric {
             Metric::RowsRead => budget.rows_read,
             Metric::RowsReturned => budget.rows_returned,
             Metric::P95Ms => budget.p95_ms,
-        }
-    }
-}
-
-/// The figures a budget or a baseline speaks about, read off one report. `None` where
-/// the report has no value (no pg_stat_statements).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Figures {
-    pub transactions: f64,
-    pub statements: Option<f64>,
-    pub rows_read: f64,
-    pub rows_returned: Option<f64>,
-    pub p95_ms: f64,
-}
-
-impl Figures {
-    pub fn of(report: &Report) -> Figures {
-        let p = &report.per_request;
-        Figures {
-            transactions: p.transactions,
-            statements: p.statements,
-            rows_read: p.rows_read,
-            rows_returned: p.rows_returned,
-            p95_ms: report.load.latency_ms.p95,
         }
     }
 }
@@ -266,7 +243,7 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
-    use crate::cost::findings::{PoolContext, Thresholds, analyze};
+    use crate::cost::findings::{Thresholds, analyze};
     use crate::cost::report::tests::{context, load, stmt};
 
     /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
@@ -291,7 +268,7 @@ mod tests {
             ..Default::default()
         };
         let mut r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
-        r.findings = analyze(&r, &PoolContext::default(), &Thresholds::default());
+        r.findings = analyze(&r, &Thresholds::default());
         r
     }
 
@@ -368,6 +345,7 @@ mod tests {
             rows_read,
             rows_returned: Some(20.0),
             p95_ms: 4.0,
+            ..Figures::default()
         }
     }
 

@@ -6,7 +6,7 @@ use super::render::render;
 use super::*;
 use crate::cli::CheckFormat;
 use crate::cost::delta::{DatabaseDelta, WindowDelta};
-use crate::cost::findings::{FindingKind, PoolContext, Thresholds, analyze};
+use crate::cost::findings::{FindingKind, Thresholds, analyze};
 use crate::cost::report::tests::{context, load, stmt};
 
 const N: i64 = 200;
@@ -42,7 +42,7 @@ fn report(path: &str, statements: i64, rows_read: i64, returned: i64, naive: boo
     let mut c = context(N as u64);
     c.target.url = format!("http://127.0.0.1:3000{path}");
     let mut r = Report::build(&delta, &load(N as u64, &[(200, N as u64)]), c);
-    r.findings = analyze(&r, &PoolContext::default(), &Thresholds::default());
+    r.findings = analyze(&r, &Thresholds::default());
     r
 }
 

@@ -2,8 +2,8 @@
 //!
 //! [`analyze`] reads a [`Report`] and returns what a reader should change, each finding
 //! with its evidence, a suggestion and how many rows and round trips per request it
-//! would save. It does no I/O: everything it knows is in the report and the
-//! [`PoolContext`].
+//! would save. It does no I/O: everything it knows is in the report, its connections
+//! ([`Pool`](crate::cost::report::Pool)) included.
 //!
 //! Statement texts are parsed with `sqlparser` (Postgres dialect). A text that does not
 //! parse (pg_stat_statements truncates long ones) is still read from its tokens, and the
@@ -89,15 +89,6 @@ impl Default for Thresholds {
             medium_round_trips_per_request: 1.0,
         }
     }
-}
-
-/// What the audit saw of the app's connections besides the counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PoolContext {
-    /// The most backends the app held at once during the burst.
-    pub peak_backends: Option<i64>,
-    /// The server's `max_connections`.
-    pub max_connections: Option<i32>,
 }
 
 /// The kind of waste a finding names. Written in snake_case everywhere: JSON, the
@@ -317,7 +308,7 @@ pub fn parse_rate(report: &Report) -> (usize, usize) {
 /// Only top-level statements other than BEGIN, COMMIT, SET and the like are read, and
 /// rows with the same text (other users, other query ids) count as one statement.
 /// Statements nested in functions are left out: their cost shows in the caller.
-pub fn analyze(report: &Report, pool: &PoolContext, t: &Thresholds) -> Vec<Finding> {
+pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
     let statements = statements(report);
     let mut findings = Vec::new();
     for statement in &statements {
@@ -333,7 +324,7 @@ pub fn analyze(report: &Report, pool: &PoolContext, t: &Thresholds) -> Vec<Findi
         findings.extend(wasteful);
     }
     findings.extend(round_trips(report, &statements, t));
-    findings.extend(connection_per_request(report, pool, t));
+    findings.extend(connection_per_request(report, t));
     findings.extend(
         report
             .tables
@@ -630,7 +621,8 @@ fn round_trips(report: &Report, statements: &[Statement], t: &Thresholds) -> Opt
     })
 }
 
-fn connection_per_request(report: &Report, pool: &PoolContext, t: &Thresholds) -> Option<Finding> {
+fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
+    let pool = &report.pool;
     let new_sessions = report.per_request.new_sessions?;
     if new_sessions < t.connection_min_new_sessions_per_request {
         return None;

@@ -2,9 +2,10 @@
 //! look-alikes.
 
 use super::*;
+use crate::cost::counters::DatabaseCounters;
 use crate::cost::load::LatencySummary;
 use crate::cost::report::{
-    Load, PerRequest, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
+    Load, PerRequest, Pool, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
     is_utility,
 };
 
@@ -105,16 +106,18 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             new_sessions: Some(0.0),
         },
         totals: Totals {
-            xact_commit: REQUESTS as i64,
-            xact_rollback: 0,
-            tup_returned: 0,
-            tup_fetched: 0,
-            tup_inserted: 0,
-            tup_updated: 0,
-            tup_deleted: 0,
-            blks_hit: 0,
-            blks_read: 0,
-            sessions: Some(0),
+            database: DatabaseCounters {
+                xact_commit: REQUESTS as i64,
+                xact_rollback: 0,
+                tup_returned: 0,
+                tup_fetched: 0,
+                tup_inserted: 0,
+                tup_updated: 0,
+                tup_deleted: 0,
+                blks_hit: 0,
+                blks_read: 0,
+                sessions: Some(0),
+            },
             statement_calls: None,
             statement_rows: None,
         },
@@ -127,7 +130,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
 }
 
 fn findings(report: &Report) -> Vec<Finding> {
-    analyze(report, &PoolContext::default(), &Thresholds::default())
+    analyze(report, &Thresholds::default())
 }
 
 fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
@@ -352,11 +355,11 @@ fn four_statements_per_request_are_fine() {
 fn a_connection_per_request_is_named_with_the_server_limit() {
     let mut r = report(vec![], vec![]);
     r.per_request.new_sessions = Some(1.0);
-    let pool = PoolContext {
+    r.pool = Pool {
         peak_backends: Some(8),
         max_connections: Some(100),
     };
-    let found = analyze(&r, &pool, &Thresholds::default());
+    let found = analyze(&r, &Thresholds::default());
     assert_eq!(found.len(), 1);
     let f = &found[0];
     assert_eq!(f.kind, FindingKind::ConnectionPerRequest);
@@ -368,7 +371,8 @@ fn a_connection_per_request_is_named_with_the_server_limit() {
     assert!(f.suggestion.contains("one connection pool per process"));
     assert!(f.suggestion.contains("at most 12 such processes"));
 
-    let without_pool = analyze(&r, &PoolContext::default(), &Thresholds::default());
+    r.pool = Pool::default();
+    let without_pool = analyze(&r, &Thresholds::default());
     assert!(!without_pool[0].evidence.contains_key("processes_supported"));
 }
 

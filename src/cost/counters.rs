@@ -1,0 +1,254 @@
+//! The counter sets of the statistics views, each declared once with its arithmetic: a
+//! snapshot reads one, a window delta is one, and the report's totals serialize one.
+//! Field names are the views' column names and the JSON keys.
+
+use serde::{Deserialize, Serialize};
+
+/// A counter that went backwards between the two readings of a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backwards {
+    pub counter: &'static str,
+    pub before: i64,
+    pub after: i64,
+}
+
+/// Where counters are read from by column name: a row of a statistics view.
+pub trait Columns {
+    fn counter(&self, column: &str) -> i64;
+    /// A column that is NULL where the server version lacks the counter.
+    fn optional_counter(&self, column: &str) -> Option<i64>;
+}
+
+/// One counter's arithmetic. `Option<i64>` is a counter that some server versions lack.
+pub trait Counter: Copy {
+    fn read(columns: &impl Columns, column: &str) -> Self;
+    /// `after - before`; a counter that went backwards is named in `backwards` and grows
+    /// by 0.
+    fn grown(
+        before: Self,
+        after: Self,
+        counter: &'static str,
+        backwards: &mut Vec<Backwards>,
+    ) -> Self;
+    /// `self - other`, floored at 0.
+    fn minus(self, other: Self) -> Self;
+    fn times(self, times: i64) -> Self;
+}
+
+impl Counter for i64 {
+    fn read(columns: &impl Columns, column: &str) -> i64 {
+        columns.counter(column)
+    }
+
+    fn grown(
+        before: i64,
+        after: i64,
+        counter: &'static str,
+        backwards: &mut Vec<Backwards>,
+    ) -> i64 {
+        if after < before {
+            backwards.push(Backwards {
+                counter,
+                before,
+                after,
+            });
+            0
+        } else {
+            after - before
+        }
+    }
+
+    fn minus(self, other: i64) -> i64 {
+        (self - other).max(0)
+    }
+
+    fn times(self, times: i64) -> i64 {
+        self * times
+    }
+}
+
+impl Counter for Option<i64> {
+    fn read(columns: &impl Columns, column: &str) -> Option<i64> {
+        columns.optional_counter(column)
+    }
+
+    /// Grows only where both readings have the counter.
+    fn grown(
+        before: Option<i64>,
+        after: Option<i64>,
+        counter: &'static str,
+        backwards: &mut Vec<Backwards>,
+    ) -> Option<i64> {
+        match (before, after) {
+            (Some(b), Some(a)) => Some(i64::grown(b, a, counter, backwards)),
+            _ => None,
+        }
+    }
+
+    /// Keeps `self` where `other` lacks the counter.
+    fn minus(self, other: Option<i64>) -> Option<i64> {
+        match (self, other) {
+            (Some(a), Some(b)) => Some(a.minus(b)),
+            (a, _) => a,
+        }
+    }
+
+    fn times(self, times: i64) -> Option<i64> {
+        self.map(|s| s * times)
+    }
+}
+
+/// Declares a counter set: the struct as written, plus its field-wise arithmetic, in
+/// declaration order (which is the order in which backwards counters are named).
+macro_rules! counter_set {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$field_meta:meta])* pub $field:ident: $ty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct $name {
+            $( $(#[$field_meta])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// Reads each counter from the column of its name.
+            pub fn read(columns: &impl Columns) -> $name {
+                $name {
+                    $( $field: <$ty as Counter>::read(columns, stringify!($field)), )*
+                }
+            }
+
+            /// Growth from `before` to `self`, and the counters that went backwards
+            /// (which grow by 0).
+            pub fn since(&self, before: &$name) -> ($name, Vec<Backwards>) {
+                let mut backwards = Vec::new();
+                let grown = $name {
+                    $( $field: Counter::grown(
+                        before.$field,
+                        self.$field,
+                        stringify!($field),
+                        &mut backwards,
+                    ), )*
+                };
+                (grown, backwards)
+            }
+
+            /// Field-wise subtraction floored at 0, used to take the tool's own footprint
+            /// out.
+            pub fn minus(&self, other: &$name) -> $name {
+                $name { $( $field: Counter::minus(self.$field, other.$field), )* }
+            }
+
+            /// Field-wise multiplication, for a per-operation footprint seen `times` times.
+            pub fn times(&self, times: i64) -> $name {
+                $name { $( $field: Counter::times(self.$field, times), )* }
+            }
+
+            /// Field-wise sum.
+            pub fn plus(&self, other: &$name) -> $name {
+                self.minus(&other.times(-1))
+            }
+        }
+    };
+}
+
+counter_set! {
+    /// The counters of the target database's row of `pg_stat_database`.
+    pub struct DatabaseCounters {
+        pub xact_commit: i64,
+        pub xact_rollback: i64,
+        pub tup_returned: i64,
+        pub tup_fetched: i64,
+        pub tup_inserted: i64,
+        pub tup_updated: i64,
+        pub tup_deleted: i64,
+        pub blks_hit: i64,
+        pub blks_read: i64,
+        /// `None` before PG 14, which has no `sessions` column.
+        pub sessions: Option<i64>,
+    }
+}
+
+counter_set! {
+    /// The counters of one row of `pg_stat_user_tables`.
+    pub struct TableCounters {
+        pub seq_scan: i64,
+        pub seq_tup_read: i64,
+        pub idx_scan: i64,
+        pub idx_tup_fetch: i64,
+        pub n_tup_ins: i64,
+        pub n_tup_upd: i64,
+        pub n_tup_del: i64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(commit: i64, returned: i64, sessions: Option<i64>) -> DatabaseCounters {
+        DatabaseCounters {
+            xact_commit: commit,
+            tup_returned: returned,
+            sessions,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn growth_names_each_backwards_counter_in_declaration_order() {
+        let before = DatabaseCounters {
+            sessions: Some(9),
+            ..db(300, 1000, None)
+        };
+        let (grown, backwards) = db(5, 1010, Some(2)).since(&before);
+        assert_eq!(grown, db(0, 10, Some(0)));
+        let named: Vec<_> = backwards
+            .iter()
+            .map(|b| (b.counter, b.before, b.after))
+            .collect();
+        assert_eq!(named, vec![("xact_commit", 300, 5), ("sessions", 9, 2)]);
+    }
+
+    #[test]
+    fn an_optional_counter_grows_only_where_both_readings_have_it() {
+        let (grown, backwards) = db(1, 1, Some(4)).since(&db(0, 0, None));
+        assert_eq!(grown.sessions, None);
+        assert!(backwards.is_empty());
+    }
+
+    #[test]
+    fn subtraction_floors_at_zero_and_keeps_what_the_other_side_lacks() {
+        assert_eq!(db(5, 10, Some(3)).minus(&db(7, 4, None)), db(0, 6, Some(3)));
+        assert_eq!(
+            db(5, 10, Some(3)).minus(&db(1, 1, Some(1))),
+            db(4, 9, Some(2))
+        );
+        assert_eq!(
+            db(1, 2, None).times(3).plus(&db(1, 1, None)),
+            db(4, 7, None)
+        );
+    }
+
+    struct Row;
+
+    impl Columns for Row {
+        fn counter(&self, column: &str) -> i64 {
+            column.len() as i64
+        }
+        fn optional_counter(&self, _: &str) -> Option<i64> {
+            None
+        }
+    }
+
+    #[test]
+    fn counters_are_read_from_the_columns_of_their_names() {
+        let read = DatabaseCounters::read(&Row);
+        assert_eq!((read.xact_commit, read.blks_hit), (11, 8));
+        assert_eq!(read.sessions, None);
+        assert_eq!(TableCounters::read(&Row).idx_tup_fetch, 13);
+    }
+}
