@@ -5,10 +5,10 @@ use std::fmt::Write;
 use std::ops::Range;
 
 use super::{counts, figure};
+use crate::cost::figures::Figures;
 use crate::cost::findings::Finding;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
-use crate::cost::unauthenticated::Figures;
 
 /// Cells under a header, before a view draws them.
 #[derive(Debug, Clone)]
