@@ -311,11 +311,18 @@ impl Meter {
         };
         let tables = self.source.tables().await?;
         let (settle_tables, start) = if opens {
-            // The tables were read over a connection to the target; wait for its counters
-            // too, so that they fall before the window.
-            let waited = self
-                .settle(progress, "settling before the burst", stop, quiet_since)
-                .await?;
+            // The tables were read over a connection to the target: its counters must fall
+            // before the window, at once where it flushed them itself, else after a wait.
+            let waited = if self.source.tables_flush_themselves() {
+                Outcome {
+                    waited: Duration::ZERO,
+                    timed_out: false,
+                    pending: None,
+                }
+            } else {
+                self.settle(progress, "settling before the burst", stop, quiet_since)
+                    .await?
+            };
             let start = self.source.calibrated_before().await?;
             self.window_started = start.server_started.clone();
             self.window_calls = snapshot::calls(&start.statements);

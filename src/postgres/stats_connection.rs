@@ -58,6 +58,16 @@ pub struct StatsConnection {
     admin_db: String,
     /// Query texts read so far, by (userid, queryid).
     texts: BTreeMap<(u32, i64), String>,
+    /// The connection to the target that reads `pg_stat_user_tables` (admin mode, PG 15+).
+    table_reader: Option<TableReader>,
+}
+
+/// A connection to the target kept for reading `pg_stat_user_tables` at every boundary. It
+/// publishes its own counters before each read returns, so they fall between two windows
+/// without a settle wait; settling and pool sampling leave its backend out.
+struct TableReader {
+    client: Client,
+    pid: i32,
 }
 
 fn statements_setup_hint(server: &ServerInfo) -> String {
@@ -203,6 +213,7 @@ impl StatsConnection {
             warnings,
             admin_db: admin_db.to_string(),
             texts: BTreeMap::new(),
+            table_reader: None,
         })
     }
 
@@ -332,20 +343,55 @@ impl StatsConnection {
             .map(|f| f.per_snapshot.plus(&f.per_poll.times(self.polls)))
     }
 
-    /// Reads `pg_stat_user_tables` outside the measured window. In admin mode a short-lived
-    /// connection to the target is used; the call returns once its backend has exited and
-    /// published its own counters.
+    /// Reads `pg_stat_user_tables` outside the measured window. In admin mode the read goes
+    /// over a connection to the target; on PG 15+ that connection publishes its own counters
+    /// before this returns (see [`StatsConnection::tables_flush_themselves`]), before 15 it
+    /// is short-lived and this returns once its backend has exited.
     pub async fn tables(&mut self) -> Result<BTreeMap<String, TableStats>> {
-        if self.mode == Mode::Target {
-            return views::read_tables(&self.reader).await;
+        match self.mode {
+            Mode::Target => views::read_tables(&self.reader).await,
+            Mode::Admin if self.tables_flush_themselves() => self.tables_then_flush().await,
+            Mode::Admin => self.tables_over_short_connection().await,
         }
+    }
+
+    /// True when a table read leaves nothing pending in the target, so no settle wait is
+    /// needed after it: admin mode on PG 15+, where a backend can be made to flush at once.
+    pub fn tables_flush_themselves(&self) -> bool {
+        self.mode == Mode::Admin && self.server.version_num >= 150000
+    }
+
+    /// The pid of the tool's own table reader in the target, or 0 (no backend has pid 0).
+    fn own_target_pid(&self) -> i32 {
+        self.table_reader.as_ref().map_or(0, |r| r.pid)
+    }
+
+    async fn tables_then_flush(&mut self) -> Result<BTreeMap<String, TableStats>> {
+        if self
+            .table_reader
+            .as_ref()
+            .is_none_or(|reader| reader.client.is_closed())
+        {
+            let client = views::connect(&self.target).await?;
+            let pid = views::backend_pid(&client).await?;
+            self.table_reader = Some(TableReader { client, pid });
+        }
+        let reader = &self.table_reader.as_ref().expect("opened above").client;
+        let tables = views::read_tables(reader).await?;
+        // Everything this backend did, its connection included, is published before the
+        // window opens.
+        views::flush_own_counters_now(reader).await?;
+        Ok(tables)
+    }
+
+    async fn tables_over_short_connection(&mut self) -> Result<BTreeMap<String, TableStats>> {
         let client = views::connect(&self.target).await?;
         let pid = views::backend_pid(&client).await?;
         let tables = views::read_tables(&client).await?;
         drop(client);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let backends = views::read_activity(&self.reader, self.oid).await?;
+            let backends = views::read_activity(&self.reader, self.oid, 0).await?;
             if !backends.iter().any(|b| b.pid == pid) {
                 break;
             }
@@ -372,6 +418,8 @@ impl StatsConnection {
             match views::connect(&target).await {
                 Ok(client) => {
                     self.reader = client;
+                    // A restart ended the table reader's backend too.
+                    self.table_reader = None;
                     let now = views::server_started(&self.reader).await?;
                     return Ok(started.as_deref() != Some(now.as_str()));
                 }
@@ -384,13 +432,13 @@ impl StatsConnection {
 
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
-        views::count_client_backends(&self.reader, self.oid).await
+        views::count_client_backends(&self.reader, self.oid, self.own_target_pid()).await
     }
 }
 
 impl Probe for StatsConnection {
     async fn backends(&mut self) -> Result<Vec<Backend>> {
-        let backends = views::read_activity(&self.reader, self.oid).await?;
+        let backends = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
         if self.mode == Mode::Target {
             self.polls += 1;
             self.end_own_operation().await?;

@@ -344,9 +344,9 @@ pub struct Backend {
     pub idle_seconds: f64,
 }
 
-pub async fn read_activity(client: &Client, oid: u32) -> Result<Vec<Backend>> {
+pub async fn read_activity(client: &Client, oid: u32, own_pid: i32) -> Result<Vec<Backend>> {
     let rows = client
-        .query(SQL_ACTIVITY, &[&oid])
+        .query(SQL_ACTIVITY, &[&oid, &own_pid])
         .await
         .map_err(|e| query_error("pg_stat_activity", e))?;
     Ok(rows
@@ -360,9 +360,9 @@ pub async fn read_activity(client: &Client, oid: u32) -> Result<Vec<Backend>> {
         .collect())
 }
 
-pub async fn count_client_backends(client: &Client, oid: u32) -> Result<i64> {
+pub async fn count_client_backends(client: &Client, oid: u32, own_pid: i32) -> Result<i64> {
     let row = client
-        .query_one(SQL_BACKEND_COUNT, &[&oid])
+        .query_one(SQL_BACKEND_COUNT, &[&oid, &own_pid])
         .await
         .map_err(|e| query_error("pg_stat_activity", e))?;
     Ok(row.get(0))
@@ -375,6 +375,16 @@ pub async fn force_own_flush(client: &Client) -> Result<()> {
         .await
         .map_err(|e| query_error("pg_stat_force_next_flush()", e))?;
     Ok(())
+}
+
+/// Makes this connection's own backend publish every counter it holds before the call
+/// returns (PG 15+): the flush runs when the backend goes idle after the statement, and
+/// the simple-query protocol used here returns only on the ReadyForQuery that follows it.
+pub async fn flush_own_counters_now(client: &Client) -> Result<()> {
+    client
+        .batch_execute(SQL_FORCE_FLUSH)
+        .await
+        .map_err(|e| query_error("pg_stat_force_next_flush()", e))
 }
 
 pub async fn server_started(client: &Client) -> Result<String> {
