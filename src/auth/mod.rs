@@ -1,6 +1,7 @@
-//! Credentials: the flags, files and variables that say how each measured request
-//! authenticates, resolved into headers whose values are never printed; and the guard that
-//! refuses a token which would expire before the run ends.
+//! Credentials: the options (the flags of `pgcost audit`, or `[auth]` in pgcost.toml), files
+//! and variables that say how each measured request authenticates, resolved into headers
+//! whose values are never printed; and the guard that refuses a token which would expire
+//! before the run ends.
 
 pub mod jwt;
 pub mod login;
@@ -54,7 +55,7 @@ pub fn prompt_on_terminal(question: &str) -> Option<String> {
     rpassword::prompt_password(question).ok()
 }
 
-/// What the credential flags decided, validated: how the requests authenticate, which
+/// What the credential options decided, validated: how the requests authenticate, which
 /// statuses are accepted on purpose, and which secrets must never be printed.
 #[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
