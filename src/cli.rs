@@ -12,6 +12,16 @@ Exit codes:
   3    a report was produced, but its numbers are not trustworthy
   130  interrupted";
 
+// The defaults of `pgcost audit`, which `pgcost check` applies to what pgcost.toml leaves out.
+pub const DEFAULT_ADMIN_DB: &str = "postgres";
+pub const DEFAULT_REQUESTS: u64 = 200;
+pub const DEFAULT_CONCURRENCY: u32 = 8;
+pub const DEFAULT_WARMUP: u64 = 20;
+pub const DEFAULT_METHOD: &str = "GET";
+pub const DEFAULT_TIMEOUT: &str = "30s";
+pub const DEFAULT_SETTLE_TIMEOUT: &str = "30s";
+pub const DEFAULT_JWT_TTL: &str = "1h";
+
 /// What one HTTP request costs the Postgres behind it, measured exactly.
 #[derive(Debug, Parser)]
 #[command(name = "pgcost", version, about, after_help = EXIT_CODES)]
@@ -123,23 +133,23 @@ pub struct AuditArgs {
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.
-    #[arg(long, value_name = "NAME", default_value = "postgres")]
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_DB)]
     pub admin_db: String,
 
     /// Requests in the measured burst; every figure is divided by this number.
-    #[arg(short = 'n', long, default_value_t = 200)]
+    #[arg(short = 'n', long, default_value_t = DEFAULT_REQUESTS)]
     pub requests: u64,
 
     /// Requests in flight at once (closed loop, keep-alive).
-    #[arg(short = 'c', long, default_value_t = 8)]
+    #[arg(short = 'c', long, default_value_t = DEFAULT_CONCURRENCY)]
     pub concurrency: u32,
 
     /// Unmeasured requests sent first, to open the app's pool and prime its caches.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = DEFAULT_WARMUP)]
     pub warmup: u64,
 
     /// HTTP method.
-    #[arg(short = 'X', long, default_value = "GET")]
+    #[arg(short = 'X', long, default_value = DEFAULT_METHOD)]
     pub method: String,
 
     /// A request header, 'Name: value'. Repeatable.
@@ -155,12 +165,12 @@ pub struct AuditArgs {
     pub body_file: Option<PathBuf>,
 
     /// Per-request timeout, e.g. 500ms, 10s; timed-out requests count as errors.
-    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    #[arg(long, default_value = DEFAULT_TIMEOUT, value_name = "DURATION")]
     pub timeout: String,
 
     /// Longest wait for Postgres to publish the app's counters; past it, the report is not
     /// valid.
-    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    #[arg(long, default_value = DEFAULT_SETTLE_TIMEOUT, value_name = "DURATION")]
     pub settle_timeout: String,
 
     /// Output format.
@@ -261,7 +271,7 @@ pub struct AuthArgs {
     pub jwt_claims: Vec<String>,
 
     /// Lifetime of the minted JWT (`exp` = now + TTL).
-    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_JWT_TTL)]
     pub jwt_ttl: String,
 
     /// Read the JWT secret, issuer and audience from this dotenv file, as the app does.

@@ -1,4 +1,6 @@
-//! Validated configuration: raw flags turned into typed values, or one clear error.
+//! Validated configuration: options turned into typed values, or one clear error. The
+//! flags of `pgcost audit` and each endpoint of pgcost.toml become the same
+//! [`AuditOptions`], which one constructor checks into an [`AuditConfig`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,16 +8,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::HeaderMap;
 
-use crate::auth::{self, AuthConfig, Prompt, Redactor};
+use crate::auth::{self, AuthConfig, CredentialOptions, JwtOptions, Prompt, Redactor};
 use crate::cli::AuditArgs;
 use crate::cli::Format;
 use crate::cost::findings::Thresholds;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::values::{
-    check_counts, parse_allowed_statuses, parse_duration, parse_header, parse_method,
-    parse_thresholds, parse_url,
+    check_counts, parse_duration, parse_header, parse_method, parse_positive_duration,
+    parse_thresholds, parse_url, read_body_file, read_cacert,
 };
 
 /// Everything `audit::run` needs, already checked.
@@ -40,6 +42,28 @@ pub struct AuditConfig {
     pub auth: AuthConfig,
 }
 
+/// One audit's options, each value parsed on its own (and named, in its errors, as its
+/// source spells it), but not yet checked together: what [`AuditConfig::from_options`]
+/// takes, from the flags or from pgcost.toml.
+pub struct AuditOptions {
+    /// A URL or key=value string; `None` for DATABASE_URL and the libpq variables.
+    pub db: Option<String>,
+    pub admin_db: String,
+    /// The request, with the `-H` headers only: credentials are added from `credentials`.
+    pub request: RequestSpec,
+    pub requests: u64,
+    pub concurrency: u32,
+    pub warmup: u64,
+    pub settle_timeout: Duration,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub insecure: bool,
+    pub cacert: Option<Vec<u8>>,
+    pub quiet: bool,
+    pub findings: Option<Thresholds>,
+    pub credentials: CredentialOptions,
+}
+
 impl AuditConfig {
     /// Validates the flags; a `--basic` password missing from the environment is asked
     /// for on the terminal.
@@ -53,100 +77,68 @@ impl AuditConfig {
         env: EnvLookup<'_>,
         prompt: Prompt<'_>,
     ) -> Result<AuditConfig> {
-        check_counts(args.requests, args.concurrency)?;
-        let url = parse_url(&args.url)?;
-        let method = parse_method(&args.method)?;
-        let mut headers = HeaderMap::new();
-        for text in &args.headers {
-            let (name, value) = parse_header(text)?;
-            headers.append(name, value);
-        }
-        let body = match (&args.body, &args.body_file) {
-            (Some(text), _) => Some(Bytes::from(text.clone())),
-            (None, Some(path)) => Some(Bytes::from(std::fs::read(path).map_err(|e| {
-                Error::usage(format!("cannot read --body-file {}: {e}", path.display()))
-            })?)),
-            (None, None) => None,
-        };
-        let timeout = parse_duration("--timeout", &args.timeout)?;
-        if timeout.is_zero() {
-            return Err(Error::usage("--timeout must be greater than zero"));
-        }
-        let settle_timeout = parse_duration("--settle-timeout", &args.settle_timeout)?;
-        let db = conninfo::resolve(args.db.as_deref(), env)?;
-        let redactor = Redactor::default();
-        if let Some(password) = db.config.get_password() {
-            redactor.add_bytes(password);
-        }
-        let credentials = auth::resolve(
-            &args.auth,
-            &headers,
-            timeout,
-            env,
-            prompt,
-            &redactor,
-            std::time::SystemTime::now(),
-        )?;
-        if args.auth.compare_unauthenticated
-            && credentials.login.is_none()
-            && auth::without_credentials(&headers).len() == headers.len()
-            && credentials.headers.is_empty()
-        {
-            return Err(Error::usage(
-                "--compare-unauthenticated needs credentials to compare against",
-            )
-            .with_hint("add --bearer-file, --cookie, --basic, a --jwt-* key, --login-url or -H"));
-        }
-        for (name, value) in &credentials.headers {
-            headers.insert(name, value.clone());
-        }
-        let (allowed_statuses, warnings) = parse_allowed_statuses(&args.allow_status)?;
-        Ok(AuditConfig {
-            db,
+        let options = AuditOptions {
+            db: args.db.clone(),
             admin_db: args.admin_db.clone(),
-            request: RequestSpec {
-                url,
-                method,
-                headers,
-                body,
-                timeout,
-            },
+            request: request_from_args(args)?,
             requests: args.requests,
             concurrency: args.concurrency,
             warmup: args.warmup,
-            settle_timeout,
+            settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
             format: args.format,
             output: args.output.clone(),
             insecure: args.insecure,
-            cacert: match &args.cacert {
-                Some(path) => {
-                    let pem = std::fs::read(path).map_err(|e| {
-                        Error::usage(format!("cannot read --cacert {}: {e}", path.display()))
-                    })?;
-                    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                        Error::usage(format!(
-                            "--cacert {} is not a PEM certificate: {e}",
-                            path.display()
-                        ))
-                    })?;
-                    Some(pem)
-                }
-                None => None,
-            },
+            cacert: (args.cacert.as_deref())
+                .map(|path| read_cacert("--cacert", path))
+                .transpose()?,
             quiet: args.quiet,
             findings: if args.no_findings {
                 None
             } else {
                 Some(parse_thresholds(&args.thresholds)?)
             },
-            auth: AuthConfig {
-                described: credentials.described,
-                login: credentials.login,
-                allowed_statuses,
-                compare_unauthenticated: args.auth.compare_unauthenticated,
-                redactor,
-                warnings,
-            },
+            credentials: credential_options(args)?,
+        };
+        Self::from_options(options, Redactor::default(), env, prompt)
+    }
+
+    /// Checks the options together: the counts, the database target and the credentials,
+    /// which join the request's headers. `redactor` holds the secrets known so far.
+    pub fn from_options(
+        options: AuditOptions,
+        redactor: Redactor,
+        env: EnvLookup<'_>,
+        prompt: Prompt<'_>,
+    ) -> Result<AuditConfig> {
+        check_counts(options.requests, options.concurrency)?;
+        let db = conninfo::resolve(options.db.as_deref(), env)?;
+        if let Some(password) = db.config.get_password() {
+            redactor.add_bytes(password);
+        }
+        let mut request = options.request;
+        let auth = auth::configure(
+            &options.credentials,
+            &mut request.headers,
+            request.timeout,
+            env,
+            prompt,
+            redactor,
+        )?;
+        Ok(AuditConfig {
+            db,
+            admin_db: options.admin_db,
+            request,
+            requests: options.requests,
+            concurrency: options.concurrency,
+            warmup: options.warmup,
+            settle_timeout: options.settle_timeout,
+            format: options.format,
+            output: options.output,
+            insecure: options.insecure,
+            cacert: options.cacert,
+            quiet: options.quiet,
+            findings: options.findings,
+            auth,
         })
     }
 
@@ -170,6 +162,61 @@ impl AuditConfig {
         };
         anonymous
     }
+}
+
+/// The request of the flags: URL, method, `-H` headers, body and timeout.
+fn request_from_args(args: &AuditArgs) -> Result<RequestSpec> {
+    let url = parse_url(&args.url)?;
+    let method = parse_method(&args.method)?;
+    let mut headers = HeaderMap::new();
+    for text in &args.headers {
+        let (name, value) = parse_header(text)?;
+        headers.append(name, value);
+    }
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(Bytes::from(text.clone())),
+        (None, Some(path)) => Some(read_body_file("--body-file", path)?),
+        (None, None) => None,
+    };
+    Ok(RequestSpec {
+        url,
+        method,
+        headers,
+        body,
+        timeout: parse_positive_duration("--timeout", &args.timeout)?,
+    })
+}
+
+/// The credential flags (and `--allow-status`) as [`CredentialOptions`].
+pub fn credential_options(args: &AuditArgs) -> Result<CredentialOptions> {
+    let a = &args.auth;
+    Ok(CredentialOptions {
+        bearer: a.bearer.clone(),
+        bearer_file: a.bearer_file.clone(),
+        cookies: a.cookies.clone(),
+        basic: a.basic.clone(),
+        basic_password_var: None,
+        jwt: JwtOptions {
+            secret_env: a.jwt_secret_env.clone(),
+            secret_file: a.jwt_secret_file.clone(),
+            key_file: a.jwt_key_file.clone(),
+            alg: a.jwt_alg.clone(),
+            sub: a.jwt_sub.clone(),
+            iss: a.jwt_iss.clone(),
+            aud: a.jwt_aud.clone(),
+            claims: a.jwt_claims.clone(),
+            ttl: parse_positive_duration("--jwt-ttl", &a.jwt_ttl)?,
+            env_file: a.env_file.clone(),
+            env_secret_var: a.env_secret_var.clone(),
+            env_issuer_var: a.env_issuer_var.clone(),
+            env_audience_var: a.env_audience_var.clone(),
+        },
+        login_url: a.login_url.clone(),
+        login_body: a.login_body.clone(),
+        login_token_pointer: a.login_token_pointer.clone(),
+        allow_status: args.allow_status.clone(),
+        compare_unauthenticated: a.compare_unauthenticated,
+    })
 }
 
 #[cfg(test)]

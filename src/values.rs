@@ -1,8 +1,12 @@
 //! Option values parsed and validated one way, whether they come from a flag or from
-//! pgcost.toml: durations, headers, URLs, methods, counts, statuses and thresholds.
+//! pgcost.toml: durations, headers, URLs, methods, counts, statuses, thresholds,
+//! percentages and the files a run reads (request body, CA certificate). Functions that
+//! take a `name` say it in their errors: the flag, or the key of pgcost.toml.
 
+use std::path::Path;
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
@@ -37,30 +41,40 @@ pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> 
 
 /// Applies `NAME=VALUE` overrides to the default finding thresholds.
 pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
-    let mut value = serde_json::to_value(Thresholds::default()).expect("thresholds serialize");
-    let map = value.as_object_mut().expect("thresholds are a struct");
+    let mut pairs = Vec::new();
     for text in overrides {
         let (name, number) = text.split_once('=').ok_or_else(|| {
             Error::usage(format!("--threshold {text:?} is not NAME=VALUE"))
                 .with_hint("e.g. --threshold collection_min_rows_per_call=20")
         })?;
         let name = name.trim();
-        let Some(slot) = map.get_mut(name) else {
-            let names: Vec<&str> = map.keys().map(String::as_str).collect();
-            return Err(Error::usage(format!("--threshold: unknown name {name:?}"))
-                .with_hint(format!("known names: {}", names.join(", "))));
-        };
-        let parsed: f64 = number
+        let value: f64 = number
             .trim()
             .parse()
             .map_err(|_| Error::usage(format!("--threshold {name}: {number:?} is not a number")))?;
+        pairs.push((name, value));
+    }
+    thresholds("--threshold", &pairs)
+}
+
+/// Applies `(name, value)` overrides to the default finding thresholds; `what` names
+/// where they come from (`--threshold`, `[thresholds]`).
+pub fn thresholds(what: &str, overrides: &[(&str, f64)]) -> Result<Thresholds> {
+    let mut value = serde_json::to_value(Thresholds::default()).expect("thresholds serialize");
+    let map = value.as_object_mut().expect("thresholds are a struct");
+    for &(name, number) in overrides {
+        let Some(slot) = map.get_mut(name) else {
+            let names: Vec<&str> = map.keys().map(String::as_str).collect();
+            return Err(Error::usage(format!("{what}: unknown name {name:?}"))
+                .with_hint(format!("known names: {}", names.join(", "))));
+        };
         *slot = if slot.is_i64() || slot.is_u64() {
-            serde_json::Value::from(parsed.round() as i64)
+            serde_json::Value::from(number.round() as i64)
         } else {
-            serde_json::Value::from(parsed)
+            serde_json::Value::from(number)
         };
     }
-    serde_json::from_value(value).map_err(|e| Error::usage(format!("--threshold: {e}")))
+    serde_json::from_value(value).map_err(|e| Error::usage(format!("{what}: {e}")))
 }
 
 /// Parses `10s`, `500ms`, `1m`, or a bare number of seconds.
@@ -78,12 +92,59 @@ pub fn parse_duration(flag: &str, text: &str) -> Result<Duration> {
     })
 }
 
+/// A duration that must not be zero: a timeout, a token's lifetime.
+pub fn parse_positive_duration(name: &str, text: &str) -> Result<Duration> {
+    let duration = parse_duration(name, text)?;
+    if duration.is_zero() {
+        return Err(Error::usage(format!("{name} must be greater than zero")));
+    }
+    Ok(duration)
+}
+
+/// Parses `--max-regression`: `10%`, `10` (both ten percent) or `0`.
+pub fn parse_percent(text: &str) -> Result<f64> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(Error::usage(format!(
+            "--max-regression {text:?} is not a percentage; write it like 10%"
+        ))
+        .with_hint("e.g. --max-regression 10%")),
+    }
+}
+
+/// Reads a request body from a file.
+pub fn read_body_file(name: &str, path: &Path) -> Result<Bytes> {
+    std::fs::read(path)
+        .map(Bytes::from)
+        .map_err(|e| Error::usage(format!("cannot read {name} {}: {e}", path.display())))
+}
+
+/// Reads extra CA certificates (PEM) to trust for an https target.
+pub fn read_cacert(name: &str, path: &Path) -> Result<Vec<u8>> {
+    let pem = std::fs::read(path)
+        .map_err(|e| Error::usage(format!("cannot read {name} {}: {e}", path.display())))?;
+    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+        Error::usage(format!(
+            "{name} {} is not a PEM certificate: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(pem)
+}
+
 /// Parses one `Name: value` header.
 pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue)> {
     let (name, value) = text.split_once(':').ok_or_else(|| {
         Error::usage(format!("header {:?} has no colon", redact_header(text)))
             .with_hint("write headers as -H 'Name: value'")
     })?;
+    header(name, value)
+}
+
+/// Checks one header given as its name and value; a credential's value is marked
+/// sensitive, so that it is never printed.
+pub fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {
     let name = HeaderName::from_bytes(name.trim().as_bytes())
         .map_err(|_| Error::usage(format!("header name {:?} is not valid", name.trim())))?;
     let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
@@ -223,6 +284,8 @@ mod tests {
         );
         assert!(parse_thresholds(&["collection_min_rows_per_call".into()]).is_err());
         assert!(parse_thresholds(&["seq_scan_min_pages=x".into()]).is_err());
+        let err = thresholds("[thresholds]", &[("nope", 1.0)]).unwrap_err();
+        assert_eq!(err.message, "[thresholds]: unknown name \"nope\"");
     }
 
     #[test]
@@ -233,6 +296,25 @@ mod tests {
         assert!(warnings[0].starts_with("--allow-status 401: rejected requests"));
         assert!(parse_allowed_statuses(&[99]).is_err());
         assert!(parse_allowed_statuses(&[600]).is_err());
+    }
+
+    #[test]
+    fn positive_durations() {
+        assert_eq!(
+            parse_positive_duration("--timeout", "2s").unwrap(),
+            Duration::from_secs(2)
+        );
+        let err = parse_positive_duration("[defaults] timeout", "0s").unwrap_err();
+        assert_eq!(err.message, "[defaults] timeout must be greater than zero");
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_percent("10%").unwrap(), 10.0);
+        assert_eq!(parse_percent(" 2.5 % ").unwrap(), 2.5);
+        assert_eq!(parse_percent("0").unwrap(), 0.0);
+        assert!(parse_percent("-5%").is_err());
+        assert!(parse_percent("ten").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Credentials: the flags, files and variables that say how each measured request
-//! authenticates, resolved into headers whose values are never printed; and the guard that
-//! refuses a token which would expire before the run ends.
+//! Credentials: the options (the flags of `pgcost audit`, or `[auth]` in pgcost.toml), files
+//! and variables that say how each measured request authenticates, resolved into headers
+//! whose values are never printed; and the guard that refuses a token which would expire
+//! before the run ends.
 
 pub mod jwt;
 pub mod login;
@@ -8,7 +9,7 @@ pub mod redact;
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
@@ -18,10 +19,9 @@ use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 pub use login::{LoginSpec, Session};
 pub use redact::Redactor;
 
-use crate::cli::AuthArgs;
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::EnvLookup;
-use crate::values::{is_secret_header, parse_duration};
+use crate::values::{is_secret_header, parse_allowed_statuses};
 
 /// Holds the bearer token when no flag gives one.
 pub const BEARER_VAR: &str = "PGCOST_BEARER";
@@ -55,7 +55,7 @@ pub fn prompt_on_terminal(question: &str) -> Option<String> {
     rpassword::prompt_password(question).ok()
 }
 
-/// What the credential flags decided, validated: how the requests authenticate, which
+/// What the credential options decided, validated: how the requests authenticate, which
 /// statuses are accepted on purpose, and which secrets must never be printed.
 #[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
@@ -84,22 +84,131 @@ pub struct Credentials {
     pub login: Option<LoginSpec>,
 }
 
+/// How the requests authenticate, as the user gave it: filled from the flags of
+/// `pgcost audit` or from the `[auth]` table of pgcost.toml, and turned into an
+/// [`AuthConfig`] by [`configure`] alone, so that both mean the same.
+#[derive(Clone)]
+pub struct CredentialOptions {
+    /// A bearer token (a secret).
+    pub bearer: Option<String>,
+    /// A file that holds the bearer token.
+    pub bearer_file: Option<PathBuf>,
+    /// Cookies, `NAME=VALUE` (secrets).
+    pub cookies: Vec<String>,
+    /// The user of HTTP Basic authentication.
+    pub basic: Option<String>,
+    /// The variable that holds the Basic password; [`BASIC_PASSWORD_VAR`] when `None`.
+    pub basic_password_var: Option<String>,
+    /// The JWT to mint, if a key is given.
+    pub jwt: JwtOptions,
+    /// A login to perform once before the warm-up.
+    pub login_url: Option<String>,
+    /// The login's JSON body, or `@PATH`.
+    pub login_body: Option<String>,
+    /// Where the token is in the login response, as a JSON pointer.
+    pub login_token_pointer: Option<String>,
+    /// Statuses outside 2xx and 3xx accepted on purpose.
+    pub allow_status: Vec<u16>,
+    /// Measure the same burst without credentials first.
+    pub compare_unauthenticated: bool,
+}
+
+/// The key and the claims of a JWT to mint; none is minted without a key.
+#[derive(Clone)]
+pub struct JwtOptions {
+    /// The variable that holds an HMAC secret.
+    pub secret_env: Option<String>,
+    /// A file that holds an HMAC secret.
+    pub secret_file: Option<PathBuf>,
+    /// A PEM private key.
+    pub key_file: Option<PathBuf>,
+    pub alg: Option<String>,
+    pub sub: Option<String>,
+    pub iss: Option<String>,
+    pub aud: Option<String>,
+    /// More claims, `KEY=VALUE`; a value that parses as JSON is used as JSON.
+    pub claims: Vec<String>,
+    /// The token's lifetime, greater than zero.
+    pub ttl: Duration,
+    /// A dotenv file with the secret, the issuer and the audience, as the app reads them.
+    pub env_file: Option<PathBuf>,
+    /// The names read in `env_file`, when not the defaults.
+    pub env_secret_var: Option<String>,
+    pub env_issuer_var: Option<String>,
+    pub env_audience_var: Option<String>,
+}
+
+impl JwtOptions {
+    fn has_key(&self) -> bool {
+        self.secret_env.is_some()
+            || self.secret_file.is_some()
+            || self.key_file.is_some()
+            || self.env_file.is_some()
+    }
+}
+
+/// Resolves the credentials against the `-H` headers already in `headers`, adds the
+/// credential headers to them, and returns what the run needs about authentication.
+/// `redactor` holds the secrets known so far; every one met here joins them.
+pub fn configure(
+    options: &CredentialOptions,
+    headers: &mut HeaderMap,
+    timeout: Duration,
+    env: EnvLookup<'_>,
+    prompt: Prompt<'_>,
+    redactor: Redactor,
+) -> Result<AuthConfig> {
+    let credentials = resolve(
+        options,
+        headers,
+        timeout,
+        env,
+        prompt,
+        &redactor,
+        SystemTime::now(),
+    )?;
+    if options.compare_unauthenticated
+        && credentials.login.is_none()
+        && without_credentials(headers).len() == headers.len()
+        && credentials.headers.is_empty()
+    {
+        return Err(
+            Error::usage("--compare-unauthenticated needs credentials to compare against")
+                .with_hint(
+                    "add --bearer-file, --cookie, --basic, a --jwt-* key, --login-url or -H",
+                ),
+        );
+    }
+    for (name, value) in &credentials.headers {
+        headers.insert(name, value.clone());
+    }
+    let (allowed_statuses, warnings) = parse_allowed_statuses(&options.allow_status)?;
+    Ok(AuthConfig {
+        described: credentials.described,
+        login: credentials.login,
+        allowed_statuses,
+        compare_unauthenticated: options.compare_unauthenticated,
+        redactor,
+        warnings,
+    })
+}
+
 /// Where the Authorization header comes from, for messages.
-fn authorization_sources(args: &AuthArgs, given: &HeaderMap) -> Vec<&'static str> {
+fn authorization_sources(options: &CredentialOptions, given: &HeaderMap) -> Vec<&'static str> {
     let mut sources = Vec::new();
-    if args.bearer.is_some() {
+    if options.bearer.is_some() {
         sources.push("--bearer");
     }
-    if args.bearer_file.is_some() {
+    if options.bearer_file.is_some() {
         sources.push("--bearer-file");
     }
-    if mints_jwt(args) {
+    if options.jwt.has_key() {
         sources.push("the minted JWT");
     }
-    if args.basic.is_some() {
+    if options.basic.is_some() {
         sources.push("--basic");
     }
-    if args.login_token_pointer.is_some() {
+    if options.login_token_pointer.is_some() {
         sources.push("--login-token-pointer");
     }
     if given.contains_key(AUTHORIZATION) {
@@ -108,17 +217,10 @@ fn authorization_sources(args: &AuthArgs, given: &HeaderMap) -> Vec<&'static str
     sources
 }
 
-fn mints_jwt(args: &AuthArgs) -> bool {
-    args.jwt_secret_env.is_some()
-        || args.jwt_secret_file.is_some()
-        || args.jwt_key_file.is_some()
-        || args.env_file.is_some()
-}
-
-/// Resolves the credential flags into headers (and a login to perform). `given` holds
+/// Resolves the credential options into headers (and a login to perform). `given` holds
 /// the `-H` headers; every secret met on the way is added to `redactor`.
 pub fn resolve(
-    args: &AuthArgs,
+    options: &CredentialOptions,
     given: &HeaderMap,
     timeout: Duration,
     env: EnvLookup<'_>,
@@ -126,7 +228,39 @@ pub fn resolve(
     redactor: &Redactor,
     now: SystemTime,
 ) -> Result<Credentials> {
-    let mut credentials = Credentials::default();
+    let mut credentials = Credentials {
+        described: given_secrets(given, redactor),
+        ..Credentials::default()
+    };
+    check_claims_have_a_key(&options.jwt)?;
+    let sources = authorization_sources(options, given);
+    if let [first, second, ..] = sources[..] {
+        return Err(Error::usage(format!(
+            "{first} and {second} both set the Authorization header"
+        ))
+        .with_hint("keep one of them"));
+    }
+    let from_variable = sources.is_empty();
+    if let Some((value, described)) =
+        authorization(options, from_variable, env, prompt, redactor, now)?
+    {
+        credentials.headers.insert(AUTHORIZATION, value);
+        credentials
+            .described
+            .push(format!("Authorization: {described}"));
+    }
+    if let Some((value, described)) = cookies(options, given, redactor)? {
+        credentials.described.push(described);
+        credentials.headers.insert(COOKIE, value);
+    }
+    credentials.login = login_spec(options, given, timeout, redactor)?;
+    Ok(credentials)
+}
+
+/// Records the secret `-H` headers (and the credential inside each) as secrets, and
+/// names them for the report.
+fn given_secrets(given: &HeaderMap, redactor: &Redactor) -> Vec<String> {
+    let mut described = Vec::new();
     for (name, value) in given {
         if is_secret_header(name) {
             redactor.add_bytes(value.as_bytes());
@@ -141,103 +275,113 @@ pub fn resolve(
                     }
                 }
             }
-            credentials.described.push(format!("{name} (-H)"));
+            described.push(format!("{name} (-H)"));
         }
     }
+    described
+}
 
-    check_claims_have_a_key(args)?;
-    let sources = authorization_sources(args, given);
-    if let [first, second, ..] = sources[..] {
-        return Err(Error::usage(format!(
-            "{first} and {second} both set the Authorization header"
-        ))
-        .with_hint("keep one of them"));
-    }
-
-    let authorization = if let Some(token) = &args.bearer {
-        Some((
-            bearer(token, "--bearer", redactor)?,
-            "Bearer (--bearer)".to_string(),
-        ))
-    } else if let Some(path) = &args.bearer_file {
+/// The Authorization header from the one source given, and what to call it. Without
+/// any source (`from_variable`), a token in [`BEARER_VAR`] is used.
+fn authorization(
+    options: &CredentialOptions,
+    from_variable: bool,
+    env: EnvLookup<'_>,
+    prompt: Prompt<'_>,
+    redactor: &Redactor,
+    now: SystemTime,
+) -> Result<Option<(HeaderValue, String)>> {
+    let header = if let Some(token) = &options.bearer {
+        let value = bearer(token, "--bearer", redactor)?;
+        (value, "Bearer (--bearer)".to_string())
+    } else if let Some(path) = &options.bearer_file {
         let token = read_secret_file(path, "--bearer-file")?;
         let value = bearer(&token, "--bearer-file", redactor)?;
-        Some((value, format!("Bearer (--bearer-file {})", path.display())))
-    } else if let Some((token, algorithm)) = minted_jwt(args, env, redactor, now)? {
+        (value, format!("Bearer (--bearer-file {})", path.display()))
+    } else if let Some((token, algorithm)) = minted_jwt(&options.jwt, env, redactor, now)? {
         let value = bearer(&token, "the minted JWT", redactor)?;
-        Some((value, format!("Bearer (minted {algorithm:?} JWT)")))
-    } else if let Some(user) = &args.basic {
-        Some((
-            basic(user, env, prompt, redactor)?,
-            format!("Basic (user {user})"),
-        ))
-    } else if sources.is_empty()
-        && let Some(token) = env(BEARER_VAR).filter(|t| !t.trim().is_empty())
-    {
-        Some((
-            bearer(&token, BEARER_VAR, redactor)?,
-            format!("Bearer ({BEARER_VAR})"),
-        ))
-    } else {
-        None
-    };
-    if let Some((value, described)) = authorization {
-        credentials.headers.insert(AUTHORIZATION, value);
-        credentials
-            .described
-            .push(format!("Authorization: {described}"));
-    }
-
-    if !args.cookies.is_empty() {
-        if given.contains_key(COOKIE) {
-            return Err(
-                Error::usage("-H Cookie and --cookie both set the Cookie header")
-                    .with_hint("pass each cookie with --cookie NAME=VALUE"),
-            );
-        }
-        let mut cookies = Vec::new();
-        for text in &args.cookies {
-            cookies.push(parse_cookie(text, redactor)?);
-        }
-        let names: Vec<&str> = cookies.iter().map(|(n, _)| n.as_str()).collect();
-        credentials
-            .described
-            .push(format!("Cookie: {} (--cookie)", names.join(", ")));
-        credentials.headers.insert(COOKIE, cookie_header(&cookies)?);
-    }
-
-    if let (Some(url), Some(body)) = (&args.login_url, &args.login_body) {
-        let url = Url::parse(url)
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https"))
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "--login-url {:?} is not an http or https URL",
-                    redact::truncate(url, 60)
-                ))
-                .with_hint("write it like http://127.0.0.1:3000/api/login")
-            })?;
-        let (body, value) = login::parse_body(body)?;
-        login::body_secrets(&value)
-            .iter()
-            .for_each(|secret| redactor.add(secret));
-        let token_pointer = args
-            .login_token_pointer
+        (value, format!("Bearer (minted {algorithm:?} JWT)"))
+    } else if let Some(user) = &options.basic {
+        let variable = options
+            .basic_password_var
             .as_deref()
-            .map(login::parse_pointer)
-            .transpose()?;
-        let mut headers = given.clone();
-        headers.remove(AUTHORIZATION);
-        headers.remove(COOKIE);
-        credentials.login = Some(LoginSpec {
-            url,
-            body,
-            token_pointer,
-            headers,
-            timeout,
-        });
+            .unwrap_or(BASIC_PASSWORD_VAR);
+        let value = basic(user, variable, env, prompt, redactor)?;
+        (value, format!("Basic (user {user})"))
+    } else if from_variable && let Some(token) = env(BEARER_VAR).filter(|t| !t.trim().is_empty()) {
+        let value = bearer(&token, BEARER_VAR, redactor)?;
+        (value, format!("Bearer ({BEARER_VAR})"))
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(header))
+}
+
+/// The one Cookie header of the cookie options, and what to call it.
+fn cookies(
+    options: &CredentialOptions,
+    given: &HeaderMap,
+    redactor: &Redactor,
+) -> Result<Option<(HeaderValue, String)>> {
+    if options.cookies.is_empty() {
+        return Ok(None);
     }
-    Ok(credentials)
+    if given.contains_key(COOKIE) {
+        return Err(
+            Error::usage("-H Cookie and --cookie both set the Cookie header")
+                .with_hint("pass each cookie with --cookie NAME=VALUE"),
+        );
+    }
+    let cookies = options
+        .cookies
+        .iter()
+        .map(|text| parse_cookie(text, redactor))
+        .collect::<Result<Vec<_>>>()?;
+    let names: Vec<&str> = cookies.iter().map(|(n, _)| n.as_str()).collect();
+    let described = format!("Cookie: {} (--cookie)", names.join(", "));
+    Ok(Some((cookie_header(&cookies)?, described)))
+}
+
+/// The login to perform before the warm-up, if one is asked for; it sends the `-H`
+/// headers without their credentials.
+fn login_spec(
+    options: &CredentialOptions,
+    given: &HeaderMap,
+    timeout: Duration,
+    redactor: &Redactor,
+) -> Result<Option<LoginSpec>> {
+    let (Some(url), Some(body)) = (&options.login_url, &options.login_body) else {
+        return Ok(None);
+    };
+    let url = Url::parse(url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--login-url {:?} is not an http or https URL",
+                redact::truncate(url, 60)
+            ))
+            .with_hint("write it like http://127.0.0.1:3000/api/login")
+        })?;
+    let (body, value) = login::parse_body(body)?;
+    login::body_secrets(&value)
+        .iter()
+        .for_each(|secret| redactor.add(secret));
+    let token_pointer = options
+        .login_token_pointer
+        .as_deref()
+        .map(login::parse_pointer)
+        .transpose()?;
+    let mut headers = given.clone();
+    headers.remove(AUTHORIZATION);
+    headers.remove(COOKIE);
+    Ok(Some(LoginSpec {
+        url,
+        body,
+        token_pointer,
+        headers,
+        timeout,
+    }))
 }
 
 /// `Bearer TOKEN`, marked sensitive. A pasted `Bearer ` prefix is dropped.
@@ -264,9 +408,10 @@ fn sensitive(text: &str) -> std::result::Result<HeaderValue, reqwest::header::In
     Ok(value)
 }
 
-/// `Basic base64(user:password)`, the password from the variable or a prompt.
+/// `Basic base64(user:password)`, the password from `variable` or a prompt.
 fn basic(
     user: &str,
+    variable: &str,
     env: EnvLookup<'_>,
     prompt: Prompt<'_>,
     redactor: &Redactor,
@@ -274,20 +419,18 @@ fn basic(
     if user.contains(':') {
         return Err(
             Error::usage("--basic takes the user name only; it cannot contain ':'").with_hint(
-                format!("put the password in {BASIC_PASSWORD_VAR}, or type it at the prompt"),
+                format!("put the password in {variable}, or type it at the prompt"),
             ),
         );
     }
-    let password = env(BASIC_PASSWORD_VAR)
+    let password = env(variable)
         .or_else(|| prompt(&format!("Password for {user}: ")))
         .ok_or_else(|| {
             Error::usage(format!(
-                "--basic {user}: no password: {BASIC_PASSWORD_VAR} is not set and there is \
-                 no terminal to ask on"
+                "--basic {user}: no password: {variable} is not set and there is no terminal \
+                 to ask on"
             ))
-            .with_hint(format!(
-                "set {BASIC_PASSWORD_VAR}, or run pgcost on a terminal"
-            ))
+            .with_hint(format!("set {variable}, or run pgcost on a terminal"))
         })?;
     redactor.add(&password);
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
@@ -337,17 +480,17 @@ fn cookie_header(cookies: &[(String, String)]) -> Result<HeaderValue> {
     sensitive(&text.join("; ")).map_err(|_| Error::usage("the cookies cannot be sent in a header"))
 }
 
-/// Claim flags without a key would be ignored silently: refuse them.
-fn check_claims_have_a_key(args: &AuthArgs) -> Result<()> {
-    if mints_jwt(args) {
+/// Claim options without a key would be ignored silently: refuse them.
+fn check_claims_have_a_key(options: &JwtOptions) -> Result<()> {
+    if options.has_key() {
         return Ok(());
     }
     let claim_flags = [
-        ("--jwt-alg", args.jwt_alg.is_some()),
-        ("--jwt-sub", args.jwt_sub.is_some()),
-        ("--jwt-iss", args.jwt_iss.is_some()),
-        ("--jwt-aud", args.jwt_aud.is_some()),
-        ("--jwt-claim", !args.jwt_claims.is_empty()),
+        ("--jwt-alg", options.alg.is_some()),
+        ("--jwt-sub", options.sub.is_some()),
+        ("--jwt-iss", options.iss.is_some()),
+        ("--jwt-aud", options.aud.is_some()),
+        ("--jwt-claim", !options.claims.is_empty()),
     ];
     match claim_flags.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(
@@ -360,54 +503,109 @@ fn check_claims_have_a_key(args: &AuthArgs) -> Result<()> {
     }
 }
 
-/// Mints the JWT that the key flags ask for; `None` when none is asked for.
-fn minted_jwt(
-    args: &AuthArgs,
-    env: EnvLookup<'_>,
-    redactor: &Redactor,
-    now: SystemTime,
-) -> Result<Option<(String, jsonwebtoken::Algorithm)>> {
-    if !mints_jwt(args) {
-        return Ok(None);
-    }
-    let algorithm = args
-        .jwt_alg
-        .as_deref()
-        .map(jwt::parse_algorithm)
-        .transpose()?;
-    let dotenv = args.env_file.as_deref().map(read_env_file).transpose()?;
-    let from_dotenv =
-        |flag_name: &Option<String>, default: &str, required: bool| -> Result<Option<String>> {
-            let (Some(vars), Some(path)) = (&dotenv, &args.env_file) else {
-                return Ok(None);
-            };
-            let name = flag_name.as_deref().unwrap_or(default);
-            match vars.get(name) {
+/// The variables of `--env-file`, read once.
+struct DotEnv<'a> {
+    path: &'a Path,
+    vars: HashMap<String, String>,
+}
+
+impl DotEnv<'_> {
+    /// The variable the user `chose`, else `default`. A chosen or `required` name must be
+    /// there; a default one may be missing.
+    fn get(&self, chose: &Option<String>, default: &str, required: bool) -> Result<Option<String>> {
+        let name = chose.as_deref().unwrap_or(default);
+        match self.vars.get(name) {
             Some(value) => Ok(Some(value.clone())),
-            // A name the user chose must be there; a default one may be missing.
-            None if required || flag_name.is_some() => Err(Error::usage(format!(
+            None if required || chose.is_some() => Err(Error::usage(format!(
                 "--env-file {} has no {name}",
-                path.display()
+                self.path.display()
             ))
             .with_hint(
                 "name the variable with --env-secret-var, --env-issuer-var or --env-audience-var",
             )),
             None => Ok(None),
         }
-        };
+    }
+}
 
-    let signer = if let Some(name) = &args.jwt_secret_env {
-        let secret = env(name).filter(|s| !s.is_empty()).ok_or_else(|| {
+/// Mints the JWT that the key options ask for; `None` when none is asked for.
+fn minted_jwt(
+    options: &JwtOptions,
+    env: EnvLookup<'_>,
+    redactor: &Redactor,
+    now: SystemTime,
+) -> Result<Option<(String, jsonwebtoken::Algorithm)>> {
+    if !options.has_key() {
+        return Ok(None);
+    }
+    let algorithm = options
+        .alg
+        .as_deref()
+        .map(jwt::parse_algorithm)
+        .transpose()?;
+    let dotenv = match &options.env_file {
+        Some(path) => Some(DotEnv {
+            path,
+            vars: read_env_file(path)?,
+        }),
+        None => None,
+    };
+    let signer = signer(options, algorithm, dotenv.as_ref(), env, redactor)?;
+    let from_dotenv = |chose: &Option<String>, default: &str| -> Result<Option<String>> {
+        match &dotenv {
+            Some(dotenv) => dotenv.get(chose, default, false),
+            None => Ok(None),
+        }
+    };
+    let issuer = match &options.iss {
+        Some(issuer) => Some(issuer.clone()),
+        None => from_dotenv(&options.env_issuer_var, DEFAULT_ISSUER_VAR)?,
+    };
+    let audience = match &options.aud {
+        Some(audience) => Some(audience.clone()),
+        None => from_dotenv(&options.env_audience_var, DEFAULT_AUDIENCE_VAR)?,
+    };
+    let mut claims = jwt::ClaimSet::new(
+        options.sub.as_deref(),
+        issuer.as_deref(),
+        audience.as_deref(),
+        options.ttl,
+    );
+    for text in &options.claims {
+        claims.add(text)?;
+    }
+    let token = jwt::mint(&signer, &claims, now, uuid::Uuid::new_v4())?;
+    redactor.add(&token);
+    Ok(Some((token, signer.algorithm())))
+}
+
+/// The key the JWT is signed with, from the first key option given; every secret read
+/// (the dotenv file's too, whether used or not) joins `redactor`.
+fn signer(
+    options: &JwtOptions,
+    algorithm: Option<jsonwebtoken::Algorithm>,
+    dotenv: Option<&DotEnv<'_>>,
+    env: EnvLookup<'_>,
+    redactor: &Redactor,
+) -> Result<jwt::Signer> {
+    if let Some(secret) = dotenv.and_then(|d| {
+        d.vars.get(
+            options
+                .env_secret_var
+                .as_deref()
+                .unwrap_or(DEFAULT_SECRET_VAR),
+        )
+    }) {
+        redactor.add(secret);
+    }
+    let secret = if let Some(name) = &options.secret_env {
+        env(name).filter(|s| !s.is_empty()).ok_or_else(|| {
             Error::usage(format!("--jwt-secret-env {name}: the variable is not set"))
                 .with_hint(format!("export {name}=... first, or use --jwt-secret-file"))
-        })?;
-        redactor.add(&secret);
-        jwt::Signer::secret(algorithm, secret.as_bytes())?
-    } else if let Some(path) = &args.jwt_secret_file {
-        let secret = read_secret_file(path, "--jwt-secret-file")?;
-        redactor.add(&secret);
-        jwt::Signer::secret(algorithm, secret.as_bytes())?
-    } else if let Some(path) = &args.jwt_key_file {
+        })?
+    } else if let Some(path) = &options.secret_file {
+        read_secret_file(path, "--jwt-secret-file")?
+    } else if let Some(path) = &options.key_file {
         let pem = std::fs::read(path).map_err(|e| {
             Error::usage(format!(
                 "cannot read --jwt-key-file {}: {e}",
@@ -415,44 +613,17 @@ fn minted_jwt(
             ))
         })?;
         redactor.add_bytes(&pem);
-        jwt::Signer::pem(algorithm, &pem)?
+        return jwt::Signer::pem(algorithm, &pem);
     } else {
-        let secret =
-            from_dotenv(&args.env_secret_var, DEFAULT_SECRET_VAR, true)?.unwrap_or_default();
-        redactor.add(&secret);
-        jwt::Signer::secret(algorithm, secret.as_bytes())?
+        match dotenv {
+            Some(dotenv) => dotenv
+                .get(&options.env_secret_var, DEFAULT_SECRET_VAR, true)?
+                .unwrap_or_default(),
+            None => String::new(),
+        }
     };
-    if let Some(secret) = dotenv
-        .as_ref()
-        .and_then(|vars| vars.get(args.env_secret_var.as_deref().unwrap_or(DEFAULT_SECRET_VAR)))
-    {
-        redactor.add(secret);
-    }
-
-    let issuer = match &args.jwt_iss {
-        Some(issuer) => Some(issuer.clone()),
-        None => from_dotenv(&args.env_issuer_var, DEFAULT_ISSUER_VAR, false)?,
-    };
-    let audience = match &args.jwt_aud {
-        Some(audience) => Some(audience.clone()),
-        None => from_dotenv(&args.env_audience_var, DEFAULT_AUDIENCE_VAR, false)?,
-    };
-    let ttl = parse_duration("--jwt-ttl", &args.jwt_ttl)?;
-    if ttl.is_zero() {
-        return Err(Error::usage("--jwt-ttl must be greater than zero"));
-    }
-    let mut claims = jwt::ClaimSet::new(
-        args.jwt_sub.as_deref(),
-        issuer.as_deref(),
-        audience.as_deref(),
-        ttl,
-    );
-    for text in &args.jwt_claims {
-        claims.add(text)?;
-    }
-    let token = jwt::mint(&signer, &claims, now, uuid::Uuid::new_v4())?;
-    redactor.add(&token);
-    Ok(Some((token, signer.algorithm())))
+    redactor.add(&secret);
+    jwt::Signer::secret(algorithm, secret.as_bytes())
 }
 
 /// The variables of a dotenv file (comments, quotes and `export` as the app's loader

@@ -37,8 +37,9 @@ fn resolve_with(extra: &[&str], env: &[(&str, &str)], prompt: Option<&str>) -> R
     let answer = prompt.map(str::to_string);
     let ask = move |_: &str| answer.clone();
     let redactor = Redactor::default();
+    let options = crate::config::credential_options(&args)?;
     let credentials = resolve(
-        &args.auth,
+        &options,
         &given,
         Duration::from_secs(5),
         &lookup,

@@ -228,17 +228,6 @@ pub fn compare(
     (deltas, regressions)
 }
 
-/// Parses `--max-regression`: `10%`, `10` (both ten percent) or `0`.
-pub fn parse_percent(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%').trim();
-    match number.parse::<f64>() {
-        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
-        _ => Err(format!(
-            "--max-regression {text:?} is not a percentage; write it like 10%"
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,14 +386,5 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].metric, "rows_returned");
         assert_eq!(r[0].change_percent, None);
-    }
-
-    #[test]
-    fn percentages() {
-        assert_eq!(parse_percent("10%"), Ok(10.0));
-        assert_eq!(parse_percent(" 2.5 % "), Ok(2.5));
-        assert_eq!(parse_percent("0"), Ok(0.0));
-        assert!(parse_percent("-5%").is_err());
-        assert!(parse_percent("ten").is_err());
     }
 }

@@ -1,20 +1,34 @@
-//! pgcost.toml: what `pgcost check` measures, and its translation into one `AuditConfig`
-//! per endpoint. Each endpoint becomes the argument vector of a `pgcost audit` run, parsed
-//! by the same clap definition and validated by `AuditConfig::from_args`, so every audit
-//! flag (authentication included) means the same here as on the command line.
+//! pgcost.toml and the flags of `pgcost check`, validated into one `CheckConfig`: each
+//! endpoint becomes the options of one `pgcost audit` run, parsed by the same functions
+//! (`values`, `auth::configure`) and checked by the same `AuditConfig::from_options` as
+//! the flags, so every key means the same here as its flag does on the command line.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::budget::Budget;
-use crate::cli::{Cli, Command};
-use crate::config::AuditConfig;
+use super::previous_run::PreviousRun;
+use crate::auth::{self, CredentialOptions, JwtOptions, Redactor};
+use crate::cli::{
+    CheckArgs, CheckFormat, DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_JWT_TTL, DEFAULT_METHOD,
+    DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP, Format,
+};
+use crate::config::{AuditConfig, AuditOptions};
+use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
+use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
+use crate::values::{
+    header, parse_duration, parse_method, parse_percent, parse_positive_duration, parse_url,
+    read_body_file, read_cacert,
+};
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -66,7 +80,8 @@ pub struct Defaults {
     pub cacert: Option<PathBuf>,
 }
 
-/// `[auth]`: credentials, by variable name or file, never inline. See [`auth_flags`].
+/// `[auth]`: credentials, by variable name or file, never inline. See
+/// [`credential_options`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Auth {
@@ -129,11 +144,62 @@ pub struct Endpoint {
     pub audit: AuditConfig,
 }
 
-/// The validated file.
+/// The `--baseline` run, read before measuring.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    /// The path as given, for the report.
+    pub origin: String,
+    pub run: PreviousRun,
+}
+
+/// Everything `check::run` needs, already checked: the endpoints of the file and the
+/// flags of the command.
 #[derive(Debug, Clone)]
 pub struct CheckConfig {
     pub path: PathBuf,
     pub endpoints: Vec<Endpoint>,
+    pub format: CheckFormat,
+    pub output: Option<PathBuf>,
+    pub baseline: Option<Baseline>,
+    /// `--max-regression`, in percent.
+    pub max_regression_percent: Option<f64>,
+    pub write_baseline: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl CheckConfig {
+    /// Validates the flags, loads pgcost.toml and the baseline: every usage error comes
+    /// out here, before anything is measured.
+    pub fn from_args(args: &CheckArgs, env: EnvLookup<'_>) -> Result<CheckConfig> {
+        let max_regression_percent = args
+            .max_regression
+            .as_deref()
+            .map(parse_percent)
+            .transpose()?;
+        let overrides = Overrides {
+            base_url: args.base_url.clone(),
+            only: args.endpoints.clone(),
+        };
+        let endpoints = load(&args.config, &overrides, env)?;
+        // Read before measuring: a bad baseline should not cost a minute of waiting.
+        let baseline = match &args.baseline {
+            Some(path) => Some(Baseline {
+                origin: path.display().to_string(),
+                run: PreviousRun::load(path)?,
+            }),
+            None => None,
+        };
+        Ok(CheckConfig {
+            path: args.config.clone(),
+            endpoints,
+            format: args.format,
+            output: args.output.clone(),
+            baseline,
+            max_regression_percent,
+            write_baseline: args.write_baseline.clone(),
+            quiet: args.quiet,
+        })
+    }
 }
 
 /// What the command line overrides.
@@ -167,6 +233,14 @@ impl Source<'_> {
             None => Error::usage(format!("{}: {message}", self.origin)),
         }
     }
+
+    /// An error found in the file, without a position.
+    fn in_file(&self, e: Error) -> Error {
+        Error {
+            message: format!("{}: {}", self.origin, e.message),
+            ..e
+        }
+    }
 }
 
 /// Parses the text of a pgcost.toml; errors carry `origin:line:column`.
@@ -185,44 +259,14 @@ pub fn parse(text: &str, origin: &str) -> Result<File> {
         };
         source.at(e.span(), message).with_hint(hint)
     })?;
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     if file.endpoints.is_empty() {
         return Err(source
             .at(None, "there is no [[endpoint]] to check")
             .with_hint("add [[endpoint]] tables with name, method and path"));
     }
+    let mut seen = BTreeMap::new();
     for endpoint in &file.endpoints {
-        let name = endpoint.name.get_ref();
-        if name.trim().is_empty() {
-            return Err(source.at(Some(endpoint.name.span()), "an endpoint name is empty"));
-        }
-        if let Some(first) = seen.insert(name, endpoint.name.span().start) {
-            let (line, _) = source.position(first);
-            return Err(source.at(
-                Some(endpoint.name.span()),
-                format!("duplicate endpoint name {name:?} (first defined on line {line})"),
-            ));
-        }
-        let path = endpoint.path.get_ref();
-        if !path.starts_with('/') {
-            return Err(source
-                .at(
-                    Some(endpoint.path.span()),
-                    format!("path {path:?} must start with /"),
-                )
-                .with_hint("paths are appended to base_url, e.g. path = \"/api/v1/projects\""));
-        }
-        for metric in super::budget::Metric::ALL {
-            if metric.limit(&endpoint.budget).is_some_and(|v| v < 0.0) {
-                return Err(source.at(
-                    Some(endpoint.name.span()),
-                    format!(
-                        "endpoint {name:?}: budget.{} must not be negative",
-                        metric.name()
-                    ),
-                ));
-            }
-        }
+        check_endpoint(&source, endpoint, &mut seen)?;
     }
     if let Some(url) = &file.database.url
         && url
@@ -237,12 +281,65 @@ pub fn parse(text: &str, origin: &str) -> Result<File> {
     Ok(file)
 }
 
+/// One endpoint's name (set, and not seen before), path and budget; `seen` holds the
+/// names before it, with where each is defined.
+fn check_endpoint<'a>(
+    source: &Source<'_>,
+    endpoint: &'a EndpointTable,
+    seen: &mut BTreeMap<&'a str, usize>,
+) -> Result<()> {
+    let name = endpoint.name.get_ref();
+    if name.trim().is_empty() {
+        return Err(source.at(Some(endpoint.name.span()), "an endpoint name is empty"));
+    }
+    if let Some(first) = seen.insert(name, endpoint.name.span().start) {
+        let (line, _) = source.position(first);
+        return Err(source.at(
+            Some(endpoint.name.span()),
+            format!("duplicate endpoint name {name:?} (first defined on line {line})"),
+        ));
+    }
+    let path = endpoint.path.get_ref();
+    if !path.starts_with('/') {
+        return Err(source
+            .at(
+                Some(endpoint.path.span()),
+                format!("path {path:?} must start with /"),
+            )
+            .with_hint("paths are appended to base_url, e.g. path = \"/api/v1/projects\""));
+    }
+    for metric in super::budget::Metric::ALL {
+        if metric.limit(&endpoint.budget).is_some_and(|v| v < 0.0) {
+            return Err(source.at(
+                Some(endpoint.name.span()),
+                format!(
+                    "endpoint {name:?}: budget.{} must not be negative",
+                    metric.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a variable that must be set.
 fn read_var(key: &str, name: &str, env: EnvLookup<'_>) -> Result<String> {
     env(name).filter(|v| !v.is_empty()).ok_or_else(|| {
         Error::usage(format!("{key} names the variable {name}, which is not set"))
             .with_hint(format!("export {name}=... before running pgcost check"))
     })
+}
+
+/// Reads a variable that must be set and holds a secret; the value joins `secrets`.
+fn read_secret_var(
+    key: &str,
+    name: &str,
+    env: EnvLookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<String> {
+    let value = read_var(key, name, env)?;
+    secrets.push(value.clone());
+    Ok(value)
 }
 
 /// Replaces each `${NAME}` with the variable's value; the values are recorded as secrets.
@@ -261,8 +358,7 @@ fn expand_vars(
             Error::usage(format!("{what}: `${{` without a closing `}}`"))
                 .with_hint("write variables as ${NAME}")
         })?;
-        let value = read_var(what, &after[..end], env)?;
-        secrets.push(value.clone());
+        let value = read_secret_var(what, &after[..end], env, secrets)?;
         out.push_str(&value);
         rest = &after[end + 1..];
     }
@@ -270,117 +366,137 @@ fn expand_vars(
     Ok(out)
 }
 
-/// One `pgcost audit` flag that a key of `[auth]` stands for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AuthFlag {
-    pub key: &'static str,
-    pub flag: &'static str,
-    pub value: String,
+/// `[auth]` keys that exclude each other, as their flags do.
+const EXCLUSIVE_AUTH_KEYS: [(&str, &str); 4] = [
+    ("bearer_env", "bearer_file"),
+    ("jwt_secret_env", "jwt_secret_file"),
+    ("jwt_secret_env", "jwt_key_file"),
+    ("jwt_secret_file", "jwt_key_file"),
+];
+
+/// `[auth]` keys that need another, as their flags do.
+const DEPENDENT_AUTH_KEYS: [(&str, &str); 7] = [
+    ("basic_password_env", "basic_user"),
+    ("env_secret_var", "env_file"),
+    ("env_issuer_var", "env_file"),
+    ("env_audience_var", "env_file"),
+    ("login_url", "login_body_file"),
+    ("login_body_file", "login_url"),
+    ("login_token_pointer", "login_url"),
+];
+
+/// Refuses `[auth]` keys that exclude each other, or that miss the key they need.
+fn check_auth_keys(auth: &Auth) -> Result<()> {
+    let given: BTreeMap<&str, bool> = [
+        ("bearer_env", auth.bearer_env.is_some()),
+        ("bearer_file", auth.bearer_file.is_some()),
+        ("basic_user", auth.basic_user.is_some()),
+        ("basic_password_env", auth.basic_password_env.is_some()),
+        ("jwt_secret_env", auth.jwt_secret_env.is_some()),
+        ("jwt_secret_file", auth.jwt_secret_file.is_some()),
+        ("jwt_key_file", auth.jwt_key_file.is_some()),
+        ("env_file", auth.env_file.is_some()),
+        ("env_secret_var", auth.env_secret_var.is_some()),
+        ("env_issuer_var", auth.env_issuer_var.is_some()),
+        ("env_audience_var", auth.env_audience_var.is_some()),
+        ("login_url", auth.login_url.is_some()),
+        ("login_body_file", auth.login_body_file.is_some()),
+        ("login_token_pointer", auth.login_token_pointer.is_some()),
+    ]
+    .into();
+    for (a, b) in EXCLUSIVE_AUTH_KEYS {
+        if given[a] && given[b] {
+            return Err(Error::usage(format!(
+                "[auth] has both {a} and {b}; keep one"
+            )));
+        }
+    }
+    for (key, needed) in DEPENDENT_AUTH_KEYS {
+        if given[key] && !given[needed] {
+            return Err(Error::usage(format!(
+                "[auth] {key} is set without {needed}"
+            )));
+        }
+    }
+    Ok(())
 }
 
-/// `[auth]` as `pgcost audit` flags: the one place to adjust when those flags change.
-/// Secrets named by variable are read here and travel only in the internal argument
-/// vector, never on a command line that `ps` shows; they are added to `secrets`.
-pub fn auth_flags(
+/// `[auth] jwt_claims` as `KEY=VALUE` claims: a string as it is, anything else as JSON.
+fn jwt_claims(claims: &BTreeMap<String, toml::Value>) -> Result<Vec<String>> {
+    claims
+        .iter()
+        .map(|(claim, value)| {
+            let text = match value {
+                toml::Value::String(s) => s.clone(),
+                other => serde_json::to_string(other).map_err(|e| {
+                    Error::usage(format!("[auth] jwt_claims.{claim} cannot be a claim: {e}"))
+                })?,
+            };
+            Ok(format!("{claim}={text}"))
+        })
+        .collect()
+}
+
+/// `[auth]` as the credential options of `pgcost audit`: the one place to adjust when
+/// those options change. Secrets named by variable are read here (and added to
+/// `secrets`); relative paths are taken from `base_dir`, relative URLs from `base_url`.
+pub fn credential_options(
     auth: &Auth,
     base_url: &str,
-    file_path: &dyn Fn(&Path) -> String,
+    base_dir: &Path,
     env: EnvLookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<Vec<AuthFlag>> {
-    let mut flags = Vec::new();
-    let mut push = |key: &'static str, flag: &'static str, value: String| {
-        flags.push(AuthFlag { key, flag, value })
-    };
-    if let Some(name) = &auth.bearer_env {
-        let token = read_var("[auth] bearer_env", name, env)?;
-        secrets.push(token.clone());
-        push("bearer_env", "--bearer", token);
-    }
-    if let Some(path) = &auth.bearer_file {
-        push("bearer_file", "--bearer-file", file_path(path));
-    }
+) -> Result<CredentialOptions> {
+    check_auth_keys(auth)?;
+    let bearer = (auth.bearer_env.as_ref())
+        .map(|name| read_secret_var("[auth] bearer_env", name, env, secrets))
+        .transpose()?;
+    let mut cookies = Vec::new();
     for (cookie, name) in &auth.cookies_env {
-        let value = read_var("[auth] cookies_env", name, env)?;
-        secrets.push(value.clone());
-        push("cookies_env", "--cookie", format!("{cookie}={value}"));
+        let value = read_secret_var("[auth] cookies_env", name, env, secrets)?;
+        cookies.push(format!("{cookie}={value}"));
     }
-    match (&auth.basic_user, &auth.basic_password_env) {
-        // The password reaches `pgcost audit` as PGCOST_BASIC_PASSWORD (see `lookup`).
-        (Some(user), _) => push("basic_user", "--basic", user.clone()),
-        (None, Some(_)) => {
-            return Err(Error::usage(
-                "[auth] basic_password_env is set without basic_user",
-            ));
-        }
-        (None, None) => {}
+    if let Some(name) = &auth.basic_password_env {
+        read_secret_var("[auth] basic_password_env", name, env, secrets)?;
     }
-    let plain: [(&'static str, &'static str, &Option<String>); 9] = [
-        ("jwt_secret_env", "--jwt-secret-env", &auth.jwt_secret_env),
-        ("jwt_alg", "--jwt-alg", &auth.jwt_alg),
-        ("jwt_sub", "--jwt-sub", &auth.jwt_sub),
-        ("jwt_iss", "--jwt-iss", &auth.jwt_iss),
-        ("jwt_aud", "--jwt-aud", &auth.jwt_aud),
-        ("jwt_ttl", "--jwt-ttl", &auth.jwt_ttl),
-        ("env_secret_var", "--env-secret-var", &auth.env_secret_var),
-        ("env_issuer_var", "--env-issuer-var", &auth.env_issuer_var),
-        (
-            "env_audience_var",
-            "--env-audience-var",
-            &auth.env_audience_var,
-        ),
-    ];
-    for (key, flag, value) in plain {
-        if let Some(value) = value {
-            push(key, flag, value.clone());
-        }
+    if let Some(name) = &auth.jwt_secret_env {
+        read_var("[auth] jwt_secret_env", name, env)?;
     }
-    let files: [(&'static str, &'static str, &Option<PathBuf>); 4] = [
-        (
-            "jwt_secret_file",
-            "--jwt-secret-file",
-            &auth.jwt_secret_file,
-        ),
-        ("jwt_key_file", "--jwt-key-file", &auth.jwt_key_file),
-        ("env_file", "--env-file", &auth.env_file),
-        ("login_body_file", "--login-body", &auth.login_body_file),
-    ];
-    for (key, flag, path) in files {
-        if let Some(path) = path {
-            let path = file_path(path);
-            let value = if key == "login_body_file" {
-                format!("@{path}")
+    let ttl = auth.jwt_ttl.as_deref().unwrap_or(DEFAULT_JWT_TTL);
+    let in_dir = |path: &Option<PathBuf>| path.as_deref().map(|p| base_dir.join(p));
+    Ok(CredentialOptions {
+        bearer,
+        bearer_file: in_dir(&auth.bearer_file),
+        cookies,
+        basic: auth.basic_user.clone(),
+        basic_password_var: auth.basic_password_env.clone(),
+        jwt: JwtOptions {
+            secret_env: auth.jwt_secret_env.clone(),
+            secret_file: in_dir(&auth.jwt_secret_file),
+            key_file: in_dir(&auth.jwt_key_file),
+            alg: auth.jwt_alg.clone(),
+            sub: auth.jwt_sub.clone(),
+            iss: auth.jwt_iss.clone(),
+            aud: auth.jwt_aud.clone(),
+            claims: jwt_claims(&auth.jwt_claims)?,
+            ttl: parse_positive_duration("[auth] jwt_ttl", ttl)?,
+            env_file: in_dir(&auth.env_file),
+            env_secret_var: auth.env_secret_var.clone(),
+            env_issuer_var: auth.env_issuer_var.clone(),
+            env_audience_var: auth.env_audience_var.clone(),
+        },
+        login_url: auth.login_url.as_ref().map(|url| {
+            if url.starts_with('/') {
+                format!("{}{url}", base_url.trim_end_matches('/'))
             } else {
-                path
-            };
-            push(key, flag, value);
-        }
-    }
-    for (claim, value) in &auth.jwt_claims {
-        let text = match value {
-            toml::Value::String(s) => s.clone(),
-            other => serde_json::to_string(other).map_err(|e| {
-                Error::usage(format!("[auth] jwt_claims.{claim} cannot be a claim: {e}"))
-            })?,
-        };
-        push("jwt_claims", "--jwt-claim", format!("{claim}={text}"));
-    }
-    if let Some(url) = &auth.login_url {
-        let url = if url.starts_with('/') {
-            format!("{}{url}", base_url.trim_end_matches('/'))
-        } else {
-            url.clone()
-        };
-        push("login_url", "--login-url", url);
-    }
-    if let Some(pointer) = &auth.login_token_pointer {
-        push(
-            "login_token_pointer",
-            "--login-token-pointer",
-            pointer.clone(),
-        );
-    }
-    Ok(flags)
+                url.clone()
+            }
+        }),
+        login_body: in_dir(&auth.login_body_file).map(|p| format!("@{}", p.display())),
+        login_token_pointer: auth.login_token_pointer.clone(),
+        allow_status: Vec::new(),
+        compare_unauthenticated: false,
+    })
 }
 
 /// Replaces every secret in `text`.
@@ -393,40 +509,8 @@ fn scrub(text: &str, secrets: &[String]) -> String {
         })
 }
 
-/// A clap error about the internal argument vector, in pgcost.toml's terms.
-fn clap_error(
-    err: clap::Error,
-    origin: &str,
-    endpoint: &str,
-    keys: &BTreeMap<&str, String>,
-    secrets: &[String],
-) -> Error {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if err.kind() == ErrorKind::UnknownArgument
-        && let Some(ContextValue::String(arg)) = err.get(ContextKind::InvalidArg)
-        && let Some(key) = keys.get(arg.split('=').next().unwrap_or(arg))
-    {
-        return Error::usage(format!(
-            "{origin}: {key} needs `pgcost audit {arg}`, which this build of pgcost does not \
-             have"
-        ))
-        .with_hint("remove the key, or use a pgcost that has the flag");
-    }
-    let rendered = err.render().to_string();
-    let first = rendered.lines().next().unwrap_or("invalid settings");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    Error::usage(format!(
-        "{origin}: endpoint {endpoint:?}: {}",
-        scrub(first, secrets)
-    ))
-}
-
-fn header_name_eq(a: &str, b: &str) -> bool {
-    a.eq_ignore_ascii_case(b)
-}
-
 /// Loads and validates the file at `path`, and builds the selected endpoints.
-pub fn load(path: &Path, overrides: &Overrides, env: EnvLookup<'_>) -> Result<CheckConfig> {
+pub fn load(path: &Path, overrides: &Overrides, env: EnvLookup<'_>) -> Result<Vec<Endpoint>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::usage(format!("cannot read {}: {e}", path.display()))
             .with_hint("pass --config PATH, or run pgcost check where pgcost.toml is")
@@ -436,13 +520,21 @@ pub fn load(path: &Path, overrides: &Overrides, env: EnvLookup<'_>) -> Result<Ch
     let base_dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let endpoints = build(&file, &text, &origin, &base_dir, overrides, env)?;
-    Ok(CheckConfig {
-        path: path.to_path_buf(),
-        endpoints,
-    })
+        .unwrap_or(Path::new("."));
+    build(&file, &text, &origin, base_dir, overrides, env)
+}
+
+/// What every endpoint of the file shares, read once.
+struct Shared<'a> {
+    file: &'a File,
+    base_url: String,
+    base_dir: &'a Path,
+    db: Option<String>,
+    settle_timeout: Duration,
+    findings: Thresholds,
+    credentials: CredentialOptions,
+    /// Values read from variables: never printed.
+    secrets: Vec<String>,
 }
 
 /// Builds one `AuditConfig` per selected endpoint of a parsed file. Relative file paths
@@ -459,6 +551,34 @@ pub fn build(
         origin: origin.to_string(),
         text,
     };
+    check_selection(file, origin, overrides)?;
+    let base_url = base_url(file, &source, overrides)?;
+    let mut secrets = Vec::new();
+    let db = database(&file.database, &source, env, &mut secrets)?;
+    let credentials = credential_options(&file.auth, &base_url, base_dir, env, &mut secrets)
+        .map_err(|e| source.in_file(e))?;
+    let settle_timeout =
+        (file.defaults.settle_timeout.as_deref()).unwrap_or(DEFAULT_SETTLE_TIMEOUT);
+    let shared = Shared {
+        file,
+        base_dir,
+        db,
+        settle_timeout: parse_duration("[defaults] settle_timeout", settle_timeout)
+            .map_err(|e| source.in_file(e))?,
+        findings: findings(&file.thresholds).map_err(|e| source.in_file(e))?,
+        credentials,
+        base_url,
+        secrets,
+    };
+    file.endpoints
+        .iter()
+        .filter(|t| overrides.only.is_empty() || overrides.only.contains(t.name.get_ref()))
+        .map(|table| endpoint(&shared, table, origin, env))
+        .collect()
+}
+
+/// Refuses an `--endpoint` the file does not have.
+fn check_selection(file: &File, origin: &str, overrides: &Overrides) -> Result<()> {
     for wanted in &overrides.only {
         if !file.endpoints.iter().any(|e| e.name.get_ref() == wanted) {
             let names: Vec<&str> = file
@@ -472,6 +592,11 @@ pub fn build(
             );
         }
     }
+    Ok(())
+}
+
+/// `--base-url`, else the file's `base_url`: an http(s) URL.
+fn base_url(file: &File, source: &Source<'_>, overrides: &Overrides) -> Result<String> {
     let base_url = match (&overrides.base_url, &file.base_url) {
         (Some(url), _) => url.clone(),
         (None, Some(url)) => url.get_ref().clone(),
@@ -481,7 +606,7 @@ pub fn build(
                 .with_hint("add base_url = \"http://127.0.0.1:3000\", or pass --base-url"));
         }
     };
-    if let Err(e) = crate::values::parse_url(&base_url) {
+    if let Err(e) = parse_url(&base_url) {
         let span = match (&overrides.base_url, &file.base_url) {
             (None, Some(url)) => Some(url.span()),
             _ => None,
@@ -493,152 +618,148 @@ pub fn build(
             )
             .with_hint(e.hint.unwrap_or_default()));
     }
+    Ok(base_url)
+}
 
-    let mut secrets = Vec::new();
-    let db = match (&file.database.url, &file.database.url_env) {
-        (Some(_), Some(env_name)) => {
-            return Err(source.at(
-                Some(env_name.span()),
-                "[database] has both url and url_env; keep one",
-            ));
-        }
-        (Some(url), None) => Some(url.get_ref().clone()),
-        (None, Some(name)) => {
-            let value = read_var("[database] url_env", name.get_ref(), env).map_err(|e| Error {
-                message: format!("{origin}: {}", e.message),
-                ..e
-            })?;
-            secrets.push(value.clone());
-            Some(value)
-        }
-        (None, None) => None,
-    };
-    let file_path = |p: &Path| -> String {
-        if p.is_absolute() {
-            p.display().to_string()
-        } else {
-            base_dir.join(p).display().to_string()
-        }
-    };
-    let in_file = |e: Error| Error {
-        message: format!("{origin}: {}", e.message),
-        ..e
-    };
-    let auth = auth_flags(&file.auth, &base_url, &file_path, env, &mut secrets).map_err(in_file)?;
-    let basic_password = match &file.auth.basic_password_env {
-        Some(name) => {
-            let value = read_var("[auth] basic_password_env", name, env).map_err(in_file)?;
-            secrets.push(value.clone());
-            Some(value)
-        }
-        None => None,
-    };
-    // What `pgcost audit` reads from the environment, with [auth]'s password variable
-    // standing in for its own.
-    let lookup = |name: &str| -> Option<String> {
-        if name == "PGCOST_BASIC_PASSWORD" && basic_password.is_some() {
-            return basic_password.clone();
-        }
-        env(name)
-    };
-    let mut keys: BTreeMap<&str, String> = auth
-        .iter()
-        .map(|f| (f.flag, format!("[auth] {}", f.key)))
-        .collect();
-
-    let d = &file.defaults;
-    let mut endpoints = Vec::new();
-    for table in &file.endpoints {
-        let name = table.name.get_ref();
-        if !overrides.only.is_empty() && !overrides.only.contains(name) {
-            continue;
-        }
-        let mut argv: Vec<String> = vec!["pgcost".into(), "audit".into(), "--quiet".into()];
-        let mut arg = |flag: &str, value: String| {
-            argv.push(flag.to_string());
-            argv.push(value);
-        };
-        arg(
-            "--url",
-            format!("{}{}", base_url.trim_end_matches('/'), table.path.get_ref()),
-        );
-        if let Some(db) = &db {
-            arg("--db", db.clone());
-        }
-        if let Some(admin_db) = &file.database.admin_db {
-            arg("--admin-db", admin_db.clone());
-        }
-        if let Some(n) = table.requests.or(d.requests) {
-            arg("--requests", n.to_string());
-        }
-        if let Some(c) = table.concurrency.or(d.concurrency) {
-            arg("--concurrency", c.to_string());
-        }
-        if let Some(w) = table.warmup.or(d.warmup) {
-            arg("--warmup", w.to_string());
-        }
-        if let Some(method) = &table.method {
-            arg("--method", method.clone());
-        }
-        if let Some(t) = table.timeout.as_ref().or(d.timeout.as_ref()) {
-            arg("--timeout", t.clone());
-        }
-        if let Some(t) = &d.settle_timeout {
-            arg("--settle-timeout", t.clone());
-        }
-        let inherited = d
-            .headers
-            .iter()
-            .filter(|(k, _)| !table.headers.keys().any(|own| header_name_eq(own, k)));
-        for (header, value) in inherited.chain(&table.headers) {
-            let what = format!("endpoint {name:?}: header {header}");
-            let value = expand_vars(value, &what, env, &mut secrets).map_err(in_file)?;
-            arg("--header", format!("{header}: {value}"));
-        }
-        if let Some(body) = &table.body {
-            arg("--body", body.clone());
-        }
-        if let Some(path) = &table.body_file {
-            arg("--body-file", file_path(path));
-        }
-        for (threshold, value) in &file.thresholds {
-            arg("--threshold", format!("{threshold}={value}"));
-        }
-        for code in &table.allow_status {
-            arg("--allow-status", code.to_string());
-            keys.insert("--allow-status", format!("endpoint {name:?}: allow_status"));
-        }
-        for flag in &auth {
-            arg(flag.flag, flag.value.clone());
-        }
-        if let Some(path) = &d.cacert {
-            arg("--cacert", file_path(path));
-        }
-        if d.insecure {
-            argv.push("--insecure".into());
-        }
-        let cli = <Cli as clap::Parser>::try_parse_from(&argv)
-            .map_err(|e| clap_error(e, origin, name, &keys, &secrets))?;
-        let Command::Audit(args) = cli.command else {
-            unreachable!("the argument vector names the audit subcommand");
-        };
-        let audit = AuditConfig::from_args(&args, &lookup).map_err(|e| Error {
-            message: format!(
-                "{origin}: endpoint {name:?}: {}",
-                scrub(&e.message, &secrets)
-            ),
-            ..e
-        })?;
-        for secret in &secrets {
-            audit.auth.redactor.add(secret);
-        }
-        endpoints.push(Endpoint {
-            name: name.clone(),
-            budget: table.budget.clone(),
-            audit,
-        });
+/// `[database]`: the connection string, if the file gives one (a secret when it comes
+/// from a variable).
+fn database(
+    database: &Database,
+    source: &Source<'_>,
+    env: EnvLookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<Option<String>> {
+    match (&database.url, &database.url_env) {
+        (Some(_), Some(env_name)) => Err(source.at(
+            Some(env_name.span()),
+            "[database] has both url and url_env; keep one",
+        )),
+        (Some(url), None) => Ok(Some(url.get_ref().clone())),
+        (None, Some(name)) => read_secret_var("[database] url_env", name.get_ref(), env, secrets)
+            .map(Some)
+            .map_err(|e| source.in_file(e)),
+        (None, None) => Ok(None),
     }
-    Ok(endpoints)
+}
+
+/// `[thresholds]` over the default finding thresholds.
+fn findings(thresholds: &BTreeMap<String, f64>) -> Result<Thresholds> {
+    let pairs: Vec<(&str, f64)> = thresholds
+        .iter()
+        .map(|(name, value)| (name.as_str(), *value))
+        .collect();
+    crate::values::thresholds("[thresholds]", &pairs)
+}
+
+/// One endpoint, checked by the same constructor as the flags of `pgcost audit`. Its
+/// errors name the file and the endpoint, and never show a secret.
+fn endpoint(
+    shared: &Shared<'_>,
+    table: &EndpointTable,
+    origin: &str,
+    env: EnvLookup<'_>,
+) -> Result<Endpoint> {
+    let name = table.name.get_ref();
+    let mut secrets = shared.secrets.clone();
+    let redactor = Redactor::default();
+    let audit = audit_options(shared, table, env, &mut secrets).and_then(|options| {
+        secrets.iter().for_each(|secret| redactor.add(secret));
+        AuditConfig::from_options(options, redactor.clone(), env, &auth::prompt_on_terminal)
+    });
+    let audit = audit.map_err(|e| Error {
+        message: format!(
+            "{origin}: endpoint {name:?}: {}",
+            scrub(&redactor.scrub(&e.message), &secrets)
+        ),
+        ..e
+    })?;
+    Ok(Endpoint {
+        name: name.clone(),
+        budget: table.budget.clone(),
+        audit,
+    })
+}
+
+/// An endpoint's table over `[defaults]` and the file's shared values, as the options of
+/// one audit; what the file leaves out takes the default of the flag.
+fn audit_options(
+    shared: &Shared<'_>,
+    table: &EndpointTable,
+    env: EnvLookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<AuditOptions> {
+    let d = &shared.file.defaults;
+    let url = format!(
+        "{}{}",
+        shared.base_url.trim_end_matches('/'),
+        table.path.get_ref()
+    );
+    let (timeout_key, timeout) = match (&table.timeout, &d.timeout) {
+        (Some(t), _) => ("timeout", t.as_str()),
+        (None, Some(t)) => ("[defaults] timeout", t.as_str()),
+        (None, None) => ("--timeout", DEFAULT_TIMEOUT),
+    };
+    let request = RequestSpec {
+        url: parse_url(&url)?,
+        method: parse_method(table.method.as_deref().unwrap_or(DEFAULT_METHOD))?,
+        headers: headers(d, table, env, secrets)?,
+        body: body(table, shared.base_dir)?,
+        timeout: parse_positive_duration(timeout_key, timeout)?,
+    };
+    Ok(AuditOptions {
+        db: shared.db.clone(),
+        admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),
+        request,
+        requests: table.requests.or(d.requests).unwrap_or(DEFAULT_REQUESTS),
+        concurrency: (table.concurrency.or(d.concurrency)).unwrap_or(DEFAULT_CONCURRENCY),
+        warmup: table.warmup.or(d.warmup).unwrap_or(DEFAULT_WARMUP),
+        settle_timeout: shared.settle_timeout,
+        format: Format::Table,
+        output: None,
+        insecure: d.insecure,
+        cacert: (d.cacert.as_deref())
+            .map(|path| read_cacert("[defaults] cacert", &shared.base_dir.join(path)))
+            .transpose()?,
+        quiet: true,
+        findings: Some(shared.findings.clone()),
+        credentials: CredentialOptions {
+            allow_status: table.allow_status.clone(),
+            ..shared.credentials.clone()
+        },
+    })
+}
+
+/// `[defaults]` headers, those the endpoint names itself replaced, then the endpoint's,
+/// with `${VAR}` expanded.
+fn headers(
+    defaults: &Defaults,
+    table: &EndpointTable,
+    env: EnvLookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<HeaderMap> {
+    let inherited = defaults.headers.iter().filter(|(name, _)| {
+        !table
+            .headers
+            .keys()
+            .any(|own| own.eq_ignore_ascii_case(name))
+    });
+    let mut headers = HeaderMap::new();
+    for (name, value) in inherited.chain(&table.headers) {
+        let value = expand_vars(value, &format!("header {name}"), env, secrets)?;
+        let (name, value) = header(name, &value)?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
+/// The request body: `body`, or the contents of `body_file`.
+fn body(table: &EndpointTable, base_dir: &Path) -> Result<Option<Bytes>> {
+    match (&table.body, &table.body_file) {
+        (Some(_), Some(_)) => Err(Error::usage("has both body and body_file; keep one")),
+        (Some(text), None) => Ok(Some(Bytes::from(text.clone()))),
+        (None, Some(path)) => read_body_file("body_file", &base_dir.join(path)).map(Some),
+        (None, None) => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -860,7 +981,7 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
     }
 
     #[test]
-    fn auth_maps_to_audit_flags() {
+    fn auth_maps_to_the_credential_options_of_audit() {
         let auth = Auth {
             bearer_env: Some("API_TOKEN".into()),
             cookies_env: [("sid".to_string(), "OTHER".to_string())].into(),
@@ -877,24 +998,39 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             ..Auth::default()
         };
         let mut secrets = Vec::new();
-        let path = |p: &Path| Path::new("/repo").join(p).display().to_string();
-        let flags = auth_flags(&auth, "http://h:1/", &path, &env, &mut secrets).unwrap();
-        let got: Vec<(&str, &str)> = flags.iter().map(|f| (f.flag, f.value.as_str())).collect();
+        let options =
+            credential_options(&auth, "http://h:1/", Path::new("/repo"), &env, &mut secrets);
+        // jwt_secret_env and jwt_key_file exclude each other, as their flags do.
+        let err = options.err().unwrap();
         assert_eq!(
-            got,
-            vec![
-                ("--bearer", "tok-123456"),
-                ("--cookie", "sid=other-secret"),
-                ("--basic", "ann"),
-                ("--jwt-secret-env", "JWT_SECRET"),
-                ("--jwt-key-file", "/repo/keys/app.pem"),
-                ("--login-body", "@/etc/login.json"),
-                ("--jwt-claim", "org_id=1"),
-                ("--jwt-claim", "role=admin"),
-                ("--login-url", "http://h:1/login"),
-            ]
+            err.message,
+            "[auth] has both jwt_secret_env and jwt_key_file; keep one"
         );
+
+        let auth = Auth {
+            jwt_secret_env: None,
+            ..auth
+        };
+        let mut secrets = Vec::new();
+        let o = credential_options(&auth, "http://h:1/", Path::new("/repo"), &env, &mut secrets)
+            .unwrap();
+        assert_eq!(o.bearer.as_deref(), Some("tok-123456"));
+        assert_eq!(o.cookies, vec!["sid=other-secret"]);
+        assert_eq!(o.basic.as_deref(), Some("ann"));
+        assert_eq!(o.jwt.key_file, Some(PathBuf::from("/repo/keys/app.pem")));
+        assert_eq!(o.login_body.as_deref(), Some("@/etc/login.json"));
+        assert_eq!(o.jwt.claims, vec!["org_id=1", "role=admin"]);
+        assert_eq!(o.login_url.as_deref(), Some("http://h:1/login"));
+        assert_eq!(o.jwt.ttl, Duration::from_secs(3600));
         assert_eq!(secrets, vec!["tok-123456", "other-secret"]);
+
+        let auth = Auth {
+            jwt_secret_env: Some("JWT_SECRET".into()),
+            ..Auth::default()
+        };
+        let o = credential_options(&auth, "http://h:1/", Path::new("/repo"), &env, &mut secrets)
+            .unwrap();
+        assert_eq!(o.jwt.secret_env.as_deref(), Some("JWT_SECRET"));
     }
 
     #[test]
@@ -947,6 +1083,90 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             err.message.contains("NOT_SET, which is not set"),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn left_out_keys_take_the_defaults_of_the_flags() {
+        let text = "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n\
+                    [[endpoint]]\nname = \"a\"\npath = \"/a\"\n";
+        let from_file = built(text, &[]).unwrap().remove(0).audit;
+        let argv = [
+            "pgcost",
+            "audit",
+            "--url",
+            "http://h/a",
+            "--db",
+            "postgres://u@h/d",
+        ];
+        let crate::cli::Command::Audit(args) =
+            <crate::cli::Cli as clap::Parser>::parse_from(argv).command
+        else {
+            unreachable!("an audit command line")
+        };
+        let from_flags = AuditConfig::from_args_with_prompt(&args, &env, &|_| None).unwrap();
+        assert_eq!(
+            (from_file.requests, from_file.concurrency, from_file.warmup),
+            (
+                from_flags.requests,
+                from_flags.concurrency,
+                from_flags.warmup
+            )
+        );
+        assert_eq!(from_file.admin_db, from_flags.admin_db);
+        assert_eq!(from_file.request.method, from_flags.request.method);
+        assert_eq!(from_file.request.timeout, from_flags.request.timeout);
+        assert_eq!(from_file.settle_timeout, from_flags.settle_timeout);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let file = |extra: &str, endpoint: &str| {
+            format!(
+                "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n{extra}\n\
+                 [[endpoint]]\nname = \"a\"\npath = \"/a\"\n{endpoint}\n"
+            )
+        };
+        let e = error(&file("[defaults]\ntimeout = \"0s\"", ""));
+        assert_eq!(
+            e.message,
+            "pgcost.toml: endpoint \"a\": [defaults] timeout must be greater than zero"
+        );
+        let e = error(&file("", "timeout = \"soon\""));
+        assert!(
+            e.message
+                .starts_with("pgcost.toml: endpoint \"a\": timeout is not a duration"),
+            "{}",
+            e.message
+        );
+        let e = error(&file("[defaults]\nsettle_timeout = \"soon\"", ""));
+        assert!(
+            e.message
+                .starts_with("pgcost.toml: [defaults] settle_timeout is not a duration"),
+            "{}",
+            e.message
+        );
+        let e = error(&file("[thresholds]\nnope = 1", ""));
+        assert_eq!(
+            e.message,
+            "pgcost.toml: [thresholds]: unknown name \"nope\""
+        );
+        let e = error(&file("", "body = \"{}\"\nbody_file = \"b.json\""));
+        assert_eq!(
+            e.message,
+            "pgcost.toml: endpoint \"a\": has both body and body_file; keep one"
+        );
+        let e = error(&file("[auth]\nlogin_url = \"/login\"", ""));
+        assert_eq!(
+            e.message,
+            "pgcost.toml: [auth] login_url is set without login_body_file"
+        );
+        let e = error(&file("[auth]\njwt_secret_env = \"NOT_SET\"", ""));
+        assert!(
+            e.message
+                .starts_with("pgcost.toml: [auth] jwt_secret_env names the variable NOT_SET"),
+            "{}",
+            e.message
         );
     }
 

@@ -1,8 +1,10 @@
 //! `pgcost check`: measures every endpoint of pgcost.toml in one sequence of shared settle
 //! waits, holds each to its budget and to a baseline, and renders the verdict for CI.
 //!
-//! `config` reads pgcost.toml, `budget` and `previous_run` compare (pure), `render` turns the
-//! one `CheckReport` into a table, Markdown, JSON or JUnit; this module runs it all.
+//! `config` validates the flags and pgcost.toml into a `CheckConfig`, `budget` and
+//! `previous_run` compare (pure), `render` turns the one `CheckReport` into a table,
+//! Markdown, JSON or JUnit; this module runs it all: `CheckConfig::from_args` → `run` →
+//! `CheckReport` → `render` → exit code.
 
 pub mod budget;
 pub mod config;
@@ -10,7 +12,8 @@ pub mod previous_run;
 pub mod render;
 
 use std::io::Write;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -20,11 +23,11 @@ use crate::cli::CheckFormat;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::measure;
-use crate::output::{print_stdout, scrubbed, stop_on_ctrl_c, write_atomically};
+use crate::output::{emit, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use budget::{Breach, Budget, Delta, Figures, Regression};
-use config::{CheckConfig, Overrides};
+use config::CheckConfig;
 use previous_run::PreviousRun;
 
 /// Bumped whenever a key of the check document is renamed or removed.
@@ -188,18 +191,17 @@ pub fn evaluate(
 pub async fn measure(
     config: &CheckConfig,
     progress: &Progress,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    quiet: bool,
+    stop: Arc<AtomicBool>,
 ) -> Result<Vec<Measured>> {
     let audits: Vec<_> = config.endpoints.iter().map(|e| e.audit.clone()).collect();
     let total = audits.len();
-    if !quiet {
+    if !config.quiet {
         progress::status(&format!(
             "warming up {total} endpoint(s), then measuring each between shared settle waits"
         ));
     }
     let reports = measure::measure_sequence(&audits, progress, stop, |i| {
-        if !quiet {
+        if !config.quiet {
             let e = &config.endpoints[i];
             progress::status(&format!(
                 "measuring {}/{total} {}: {} {}",
@@ -223,72 +225,75 @@ pub async fn measure(
         .collect())
 }
 
-/// Appends the Markdown verdict to the GitHub Actions step summary.
-fn append_step_summary(path: &str, markdown: &str) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::usage(format!("cannot open GITHUB_STEP_SUMMARY {path}: {e}")))?;
-    writeln!(file, "{markdown}")
-        .map_err(|e| Error::usage(format!("cannot write GITHUB_STEP_SUMMARY {path}: {e}")))
-}
+/// Every secret of every endpoint, including tokens learned at login: never printed.
+struct Secrets(Vec<Redactor>);
 
-/// The command: load, measure, judge, render, and the exit code.
-pub async fn execute(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
-    let max_regression = args
-        .max_regression
-        .as_deref()
-        .map(budget::parse_percent)
-        .transpose()
-        .map_err(|message| Error::usage(message).with_hint("e.g. --max-regression 10%"))?;
-    let overrides = Overrides {
-        base_url: args.base_url.clone(),
-        only: args.endpoints.clone(),
-    };
-    let config = config::load(&args.config, &overrides, env)?;
-    // Read before measuring: a bad baseline should not cost a minute of waiting.
-    let baseline = match &args.baseline {
-        Some(path) => Some((path.display().to_string(), PreviousRun::load(path)?)),
-        None => None,
-    };
+impl Secrets {
+    fn of(config: &CheckConfig) -> Secrets {
+        Secrets(
+            config
+                .endpoints
+                .iter()
+                .map(|e| e.audit.auth.redactor.clone())
+                .collect(),
+        )
+    }
 
-    // Every secret of every endpoint, including tokens learned at login, never printed.
-    let redactors: Vec<Redactor> = config
-        .endpoints
-        .iter()
-        .map(|e| e.audit.auth.redactor.clone())
-        .collect();
-    let scrub = |text: &str| {
-        redactors
+    fn scrub(&self, text: &str) -> String {
+        self.0
             .iter()
             .fold(text.to_string(), |text, redactor| redactor.scrub(&text))
-    };
+    }
 
-    let progress = Progress::new(args.quiet);
+    fn error(&self, err: Error) -> Error {
+        self.0.iter().fold(err, scrubbed)
+    }
+}
+
+/// The command: validate, measure and judge, write the verdict, and the exit code.
+pub async fn execute(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let config = CheckConfig::from_args(args, env)?;
+    let secrets = Secrets::of(&config);
     let stop = stop_on_ctrl_c();
-    let measured = measure(&config, &progress, stop.clone(), args.quiet)
+    let report = run(&config, stop.clone())
         .await
-        .map_err(|e| redactors.iter().fold(e, scrubbed))?;
+        .map_err(|e| secrets.error(e))?;
     let interrupted = stop.load(Ordering::Relaxed);
-    let report = evaluate(
-        measured,
-        baseline.as_ref().map(|(origin, b)| (origin.as_str(), b)),
-        max_regression,
-    );
+    write_verdict(&config, &report, interrupted, env, &secrets)?;
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else {
+        report.exit_code()
+    })
+}
 
-    let text = scrub(&render::render(&report, args.format));
-    match &args.output {
-        Some(path) => {
-            write_atomically(path, &text)?;
-            progress::status(&scrub(&render::headline(&report)));
-        }
-        None => print_stdout(&text)?,
+/// Measures every endpoint and judges it: the one `CheckReport` of the run.
+pub async fn run(config: &CheckConfig, stop: Arc<AtomicBool>) -> Result<CheckReport> {
+    let progress = Progress::new(config.quiet);
+    let measured = measure(config, &progress, stop).await?;
+    let baseline = (config.baseline.as_ref()).map(|b| (b.origin.as_str(), &b.run));
+    Ok(evaluate(measured, baseline, config.max_regression_percent))
+}
+
+/// Writes the report where asked, the GitHub step summary and the next baseline.
+fn write_verdict(
+    config: &CheckConfig,
+    report: &CheckReport,
+    interrupted: bool,
+    env: EnvLookup<'_>,
+    secrets: &Secrets,
+) -> Result<()> {
+    emit(
+        config.output.as_deref(),
+        &secrets.scrub(&render::render(report, config.format)),
+    )?;
+    if config.output.is_some() {
+        progress::status(&secrets.scrub(&render::headline(report)));
     }
     if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
         && let Err(e) = append_step_summary(
             &path,
-            &scrub(&render::render(&report, CheckFormat::Markdown)),
+            &secrets.scrub(&render::render(report, CheckFormat::Markdown)),
         )
     {
         // The verdict is already out; a missing summary must not change the exit code.
@@ -301,22 +306,32 @@ pub async fn execute(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
             config.endpoints.len()
         ));
     }
-    if let Some(path) = &args.write_baseline {
-        if report.valid && !interrupted {
-            write_atomically(path, &scrub(&render::render(&report, CheckFormat::Json)))?;
-        } else {
+    match &config.write_baseline {
+        Some(path) if report.valid && !interrupted => write_atomically(
+            path,
+            &secrets.scrub(&render::render(report, CheckFormat::Json)),
+        ),
+        Some(path) => {
             progress::status(&format!(
                 "not writing the baseline {}: a run whose numbers are not all valid is no \
                  baseline",
                 path.display()
             ));
+            Ok(())
         }
+        None => Ok(()),
     }
-    Ok(if interrupted {
-        exit::INTERRUPTED
-    } else {
-        report.exit_code()
-    })
+}
+
+/// Appends the Markdown verdict to the GitHub Actions step summary.
+fn append_step_summary(path: &str, markdown: &str) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::usage(format!("cannot open GITHUB_STEP_SUMMARY {path}: {e}")))?;
+    writeln!(file, "{markdown}")
+        .map_err(|e| Error::usage(format!("cannot write GITHUB_STEP_SUMMARY {path}: {e}")))
 }
 
 #[cfg(test)]
