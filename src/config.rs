@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::HeaderMap;
 
-use crate::auth::{self, AuthConfig, CredentialOptions, JwtOptions, Prompt, Redactor};
+use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
 use crate::cli::AuditArgs;
 use crate::cli::Format;
 use crate::cost::findings::Thresholds;
@@ -97,7 +97,7 @@ impl AuditConfig {
             } else {
                 Some(parse_thresholds(&args.thresholds)?)
             },
-            credentials: credential_options(args)?,
+            credentials: CredentialOptions::from_args(args)?,
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -184,38 +184,6 @@ fn request_from_args(args: &AuditArgs) -> Result<RequestSpec> {
         headers,
         body,
         timeout: parse_positive_duration("--timeout", &args.timeout)?,
-    })
-}
-
-/// The credential flags (and `--allow-status`) as [`CredentialOptions`].
-pub fn credential_options(args: &AuditArgs) -> Result<CredentialOptions> {
-    let a = &args.auth;
-    Ok(CredentialOptions {
-        bearer: a.bearer.clone(),
-        bearer_file: a.bearer_file.clone(),
-        cookies: a.cookies.clone(),
-        basic: a.basic.clone(),
-        basic_password_var: None,
-        jwt: JwtOptions {
-            secret_env: a.jwt_secret_env.clone(),
-            secret_file: a.jwt_secret_file.clone(),
-            key_file: a.jwt_key_file.clone(),
-            alg: a.jwt_alg.clone(),
-            sub: a.jwt_sub.clone(),
-            iss: a.jwt_iss.clone(),
-            aud: a.jwt_aud.clone(),
-            claims: a.jwt_claims.clone(),
-            ttl: parse_positive_duration("--jwt-ttl", &a.jwt_ttl)?,
-            env_file: a.env_file.clone(),
-            env_secret_var: a.env_secret_var.clone(),
-            env_issuer_var: a.env_issuer_var.clone(),
-            env_audience_var: a.env_audience_var.clone(),
-        },
-        login_url: a.login_url.clone(),
-        login_body: a.login_body.clone(),
-        login_token_pointer: a.login_token_pointer.clone(),
-        allow_status: args.allow_status.clone(),
-        compare_unauthenticated: a.compare_unauthenticated,
     })
 }
 

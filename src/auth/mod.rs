@@ -19,9 +19,10 @@ use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 pub use login::{LoginSpec, Session};
 pub use redact::Redactor;
 
+use crate::cli::AuditArgs;
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::EnvLookup;
-use crate::values::{is_secret_header, parse_allowed_statuses};
+use crate::values::{is_secret_header, parse_allowed_statuses, parse_positive_duration};
 
 /// Holds the bearer token when no flag gives one.
 pub const BEARER_VAR: &str = "PGCOST_BEARER";
@@ -826,6 +827,40 @@ pub fn judge_expiry(
         )));
     }
     Ok(None)
+}
+
+impl CredentialOptions {
+    /// The credential flags of `pgcost audit` (and `--allow-status`).
+    pub fn from_args(args: &AuditArgs) -> Result<CredentialOptions> {
+        let a = &args.auth;
+        Ok(CredentialOptions {
+            bearer: a.bearer.clone(),
+            bearer_file: a.bearer_file.clone(),
+            cookies: a.cookies.clone(),
+            basic: a.basic.clone(),
+            basic_password_var: None,
+            jwt: JwtOptions {
+                secret_env: a.jwt_secret_env.clone(),
+                secret_file: a.jwt_secret_file.clone(),
+                key_file: a.jwt_key_file.clone(),
+                alg: a.jwt_alg.clone(),
+                sub: a.jwt_sub.clone(),
+                iss: a.jwt_iss.clone(),
+                aud: a.jwt_aud.clone(),
+                claims: a.jwt_claims.clone(),
+                ttl: parse_positive_duration("--jwt-ttl", &a.jwt_ttl)?,
+                env_file: a.env_file.clone(),
+                env_secret_var: a.env_secret_var.clone(),
+                env_issuer_var: a.env_issuer_var.clone(),
+                env_audience_var: a.env_audience_var.clone(),
+            },
+            login_url: a.login_url.clone(),
+            login_body: a.login_body.clone(),
+            login_token_pointer: a.login_token_pointer.clone(),
+            allow_status: args.allow_status.clone(),
+            compare_unauthenticated: a.compare_unauthenticated,
+        })
+    }
 }
 
 #[cfg(test)]

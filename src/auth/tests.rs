@@ -37,7 +37,7 @@ fn resolve_with(extra: &[&str], env: &[(&str, &str)], prompt: Option<&str>) -> R
     let answer = prompt.map(str::to_string);
     let ask = move |_: &str| answer.clone();
     let redactor = Redactor::default();
-    let options = crate::config::credential_options(&args)?;
+    let options = CredentialOptions::from_args(&args)?;
     let credentials = resolve(
         &options,
         &given,
