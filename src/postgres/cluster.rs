@@ -266,14 +266,15 @@ impl Cluster {
         }
     }
 
-    /// Stops the server (fast shutdown) and deletes the directory. Idempotent.
+    /// Stops the server and deletes the directory. Idempotent. The shutdown is immediate:
+    /// the directory is deleted next, so the shutdown checkpoint of a fast one is wasted.
     pub fn stop(&mut self) {
         if self.running {
             let _ = self
                 .command("pg_ctl")
                 .arg("-D")
                 .arg(self.data_dir())
-                .args(["-m", "fast", "-w", "-t", "30", "stop"])
+                .args(["-m", "immediate", "-w", "-t", "30", "stop"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
