@@ -289,7 +289,12 @@ async fn plans_of_the_findings() {
     for (report, query, plan_line, column) in expected {
         assert_valid(report);
         // Only the app's statement in the window: the EXPLAINs came after the last one.
-        assert_eq!(report.per_request.statements, Some(1.0), "{:?}", report.statements);
+        assert_eq!(
+            report.per_request.statements,
+            Some(1.0),
+            "{:?}",
+            report.statements
+        );
         assert_eq!(report.statements[0].query, query);
         assert!(
             !report.warnings.iter().any(|w| w.contains("plans skipped")),
@@ -298,7 +303,8 @@ async fn plans_of_the_findings() {
         );
         let statement_plan = report.statements[0].plan.as_deref().expect("a plan");
         assert!(
-            statement_plan.contains("Seq Scan on plan_orders") && statement_plan.contains(plan_line),
+            statement_plan.contains("Seq Scan on plan_orders")
+                && statement_plan.contains(plan_line),
             "PG {major}: {statement_plan}"
         );
         let finding = report

@@ -52,7 +52,11 @@ pub struct IndexProposal {
 impl IndexProposal {
     /// The same index as `hypopg_create_index` takes it: no `CONCURRENTLY`.
     pub fn hypothetical(&self) -> String {
-        format!("CREATE INDEX ON {} ({})", self.table, self.columns.join(", "))
+        format!(
+            "CREATE INDEX ON {} ({})",
+            self.table,
+            self.columns.join(", ")
+        )
     }
 }
 
@@ -69,16 +73,14 @@ pub struct Wanted {
 /// plan). Each text once, in the order first met.
 pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
     let mut wanted: Vec<Wanted> = Vec::new();
-    let mut add = |query: &str, propose_index: bool| match wanted
-        .iter_mut()
-        .find(|w| w.query == query)
-    {
-        Some(w) => w.propose_index |= propose_index,
-        None => wanted.push(Wanted {
-            query: query.to_string(),
-            propose_index,
-        }),
-    };
+    let mut add =
+        |query: &str, propose_index: bool| match wanted.iter_mut().find(|w| w.query == query) {
+            Some(w) => w.propose_index |= propose_index,
+            None => wanted.push(Wanted {
+                query: query.to_string(),
+                propose_index,
+            }),
+        };
     for report in reports {
         for finding in &report.findings {
             if let Some(query) = &finding.query {
@@ -181,7 +183,9 @@ fn collect_scans(
 ) {
     if node.node_type == "Seq Scan"
         && let Some(table) = &node.relation
-        && let Some(&size) = pages.get(table).or_else(|| pages.get(&format!("public.{table}")))
+        && let Some(&size) = pages
+            .get(table)
+            .or_else(|| pages.get(&format!("public.{table}")))
         && size >= min_pages
     {
         scans.push(SeqScan {
@@ -208,12 +212,15 @@ fn collect_scans(
 /// rows with them); otherwise the filter's columns, equality columns first.
 pub fn propose_index(scans: &[SeqScan]) -> Option<IndexProposal> {
     let mut scans: Vec<&SeqScan> = scans.iter().collect();
-    scans.sort_by(|a, b| b.pages.cmp(&a.pages));
+    scans.sort_by_key(|s| std::cmp::Reverse(s.pages));
     scans.into_iter().find_map(proposal)
 }
 
 fn proposal(scan: &SeqScan) -> Option<IndexProposal> {
-    let filter = scan.filter.as_deref().map(|f| filter_columns(f, &scan.alias));
+    let filter = scan
+        .filter
+        .as_deref()
+        .map(|f| filter_columns(f, &scan.alias));
     let (columns, replaces) = match &scan.top_n_sort {
         Some(keys) => {
             let sort = sort_columns(keys, &scan.alias)?;
@@ -426,7 +433,10 @@ mod tests {
             "Relation Name": "plan_orders", "Schema": "public", "Alias": "o"}]}]}}]"#;
 
     fn pages() -> BTreeMap<String, i64> {
-        BTreeMap::from([("public.plan_orders".to_string(), 393), ("public.tiny".into(), 1)])
+        BTreeMap::from([
+            ("public.plan_orders".to_string(), 393),
+            ("public.tiny".into(), 1),
+        ])
     }
 
     #[test]
@@ -443,15 +453,25 @@ mod tests {
         );
         assert_eq!(index.columns, vec!["customer_ref"]);
         assert_eq!(index.verified, None);
-        assert_eq!(index.hypothetical(), "CREATE INDEX ON public.plan_orders (customer_ref)");
-        assert!(index.replaces.starts_with("Seq Scan on public.plan_orders (393 pages)"));
+        assert_eq!(
+            index.hypothetical(),
+            "CREATE INDEX ON public.plan_orders (customer_ref)"
+        );
+        assert!(
+            index
+                .replaces
+                .starts_with("Seq Scan on public.plan_orders (393 pages)")
+        );
     }
 
     #[test]
     fn a_top_n_sort_under_a_limit_proposes_the_sort_key() {
         let root = parse(PAGE).unwrap();
         let scans = seq_scans(&root, &pages(), 8);
-        assert_eq!(scans[0].top_n_sort, Some(vec!["o.created_at DESC".to_string()]));
+        assert_eq!(
+            scans[0].top_n_sort,
+            Some(vec!["o.created_at DESC".to_string()])
+        );
         let index = propose_index(&scans).unwrap();
         assert_eq!(index.columns, vec!["created_at"]);
         assert_eq!(
@@ -463,7 +483,8 @@ mod tests {
 
     #[test]
     fn equality_columns_come_before_the_sort_key_and_ranges() {
-        let filter = "((o.tenant_id = $1) AND (o.created_at > $2) AND ((o.status)::text = 'x'::text))";
+        let filter =
+            "((o.tenant_id = $1) AND (o.created_at > $2) AND ((o.status)::text = 'x'::text))";
         assert_eq!(
             filter_columns(filter, "o"),
             FilterColumns {
@@ -525,7 +546,10 @@ mod tests {
             "Index Name": "<13543>btree_plan_orders_created_at"}]}}]"#;
         let root = parse(used).unwrap();
         assert!(uses_index(&root, "<13543>btree_plan_orders_created_at"));
-        assert!(!uses_index(&parse(PAGE).unwrap(), "<13543>btree_plan_orders_created_at"));
+        assert!(!uses_index(
+            &parse(PAGE).unwrap(),
+            "<13543>btree_plan_orders_created_at"
+        ));
         assert!(parse("[]").is_err());
         assert!(parse("not json").is_err());
     }

@@ -509,7 +509,10 @@ async fn reports_with_plans(
     progress: &Progress,
     stop: &AtomicBool,
 ) -> Vec<Report> {
-    let reports: Vec<Report> = windows.iter().map(|w| w.report(&Plans::default())).collect();
+    let reports: Vec<Report> = windows
+        .iter()
+        .map(|w| w.report(&Plans::default()))
+        .collect();
     let wanted = plan::wanted(&reports);
     let Some(first) = windows.first() else {
         return reports;

@@ -242,9 +242,16 @@ fn plan_text(f: &Finding, width: usize) -> String {
         let _ = writeln!(
             out,
             "{}",
-            suggestion_paragraph(&format!("Index ({check}), instead of {}:", index.replaces), width)
+            suggestion_paragraph(
+                &format!("Index ({check}), instead of {}:", index.replaces),
+                width
+            )
         );
-        let _ = writeln!(out, "{}", suggestion_paragraph(&format!("    {}", index.statement), width));
+        let _ = writeln!(
+            out,
+            "{}",
+            suggestion_paragraph(&format!("    {}", index.statement), width)
+        );
     }
     if let Some(plan) = &f.plan {
         let _ = writeln!(out, "   plan:");

@@ -97,7 +97,9 @@ impl TestDb {
         ))
         .await
         .unwrap();
-        app.batch_execute("VACUUM ANALYZE plan_orders").await.unwrap();
+        app.batch_execute("VACUUM ANALYZE plan_orders")
+            .await
+            .unwrap();
     }
 
     pub async fn connect(&self, dbname: &str) -> tokio_postgres::Client {
