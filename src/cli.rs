@@ -193,6 +193,11 @@ pub struct AuditArgs {
     #[arg(long)]
     pub no_findings: bool,
 
+    /// Do not fetch the plans (EXPLAIN, never run) of the findings' and the top statements
+    /// after the measured window.
+    #[arg(long)]
+    pub no_plans: bool,
+
     /// Change a finding threshold, NAME=VALUE (repeatable), e.g.
     /// collection_min_rows_per_call=20. Names are listed in docs/findings.md.
     #[arg(long = "threshold", value_name = "NAME=VALUE")]

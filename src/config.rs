@@ -38,6 +38,9 @@ pub struct AuditConfig {
     pub quiet: bool,
     /// `None` with `--no-findings`.
     pub findings: Option<Thresholds>,
+    /// Fetch the plans of the findings' and the top statements after the last window
+    /// (false with `--no-plans`).
+    pub plans: bool,
     /// Credentials, accepted statuses and the secrets to keep out of the output.
     pub auth: AuthConfig,
 }
@@ -61,6 +64,7 @@ pub struct AuditOptions {
     pub cacert: Option<Vec<u8>>,
     pub quiet: bool,
     pub findings: Option<Thresholds>,
+    pub plans: bool,
     pub credentials: CredentialOptions,
 }
 
@@ -97,6 +101,7 @@ impl AuditConfig {
             } else {
                 Some(parse_thresholds(&args.thresholds)?)
             },
+            plans: !args.no_plans,
             credentials: CredentialOptions::from_args(args)?,
         };
         Self::from_options(options, Redactor::default(), env, prompt)
@@ -138,6 +143,7 @@ impl AuditConfig {
             cacert: options.cacert,
             quiet: options.quiet,
             findings: options.findings,
+            plans: options.plans,
             auth,
         })
     }

@@ -233,3 +233,93 @@ async fn connection_per_request_endpoint() {
     assert_eq!(small.seq_scans, 1.0);
     assert_eq!(small.seq_rows_read, SMALL as f64);
 }
+
+/// The audit configuration of `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
+fn audit_config(db: &TestDb, url: String, extra: &[&str]) -> pgcost::config::AuditConfig {
+    let db_url = db.url();
+    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
+    argv.extend(extra);
+    let pgcost::cli::Command::Audit(args) =
+        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    else {
+        unreachable!("argv starts with audit")
+    };
+    pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap()
+}
+
+/// Plans on every major (GENERIC_PLAN from 16, PREPARE and EXPLAIN EXECUTE before): two
+/// endpoints measured in one sequence, as `check` does, and the plans fetched after the
+/// last window, so that neither window counts a statement of theirs. Each endpoint's
+/// seq_scan_heavy finding carries its plan, which names the scan, and the index it calls
+/// for: the filtered column, and the sort key of a top-N sort under a LIMIT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_of_the_findings() {
+    let db = TestDb::start().await;
+    db.seed_plan_orders().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let args = ["-n", "40", "-c", "2"];
+    let configs = [
+        audit_config(&db, app.url("/plans/filter"), &args),
+        audit_config(&db, app.url("/plans/page"), &args),
+    ];
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progress = pgcost::progress::Progress::hidden();
+    let reports = pgcost::measure::run_sequence(&configs, &progress, stop, |_| {})
+        .await
+        .unwrap();
+    let [filter, page] = reports.as_slice() else {
+        panic!("two reports")
+    };
+    let major = checked_major(filter.target.server_version_num);
+
+    let expected = [
+        (
+            filter,
+            "SELECT id, total FROM plan_orders WHERE customer_ref = $1",
+            "Filter: (customer_ref = $1)",
+            "customer_ref",
+        ),
+        (
+            page,
+            "SELECT id, total FROM plan_orders ORDER BY created_at DESC LIMIT $1",
+            "Sort Key: created_at DESC",
+            "created_at",
+        ),
+    ];
+    for (report, query, plan_line, column) in expected {
+        assert_valid(report);
+        // Only the app's statement in the window: the EXPLAINs came after the last one.
+        assert_eq!(
+            report.per_request.statements,
+            Some(1.0),
+            "{:?}",
+            report.statements
+        );
+        assert_eq!(report.statements[0].query, query);
+        assert!(
+            !report.warnings.iter().any(|w| w.contains("plans skipped")),
+            "{:?}",
+            report.warnings
+        );
+        let statement_plan = report.statements[0].plan.as_deref().expect("a plan");
+        assert!(
+            statement_plan.contains("Seq Scan on plan_orders")
+                && statement_plan.contains(plan_line),
+            "PG {major}: {statement_plan}"
+        );
+        let finding = report
+            .findings
+            .iter()
+            .find(|f| f.kind == pgcost::cost::findings::FindingKind::SeqScanHeavy)
+            .unwrap_or_else(|| panic!("PG {major}: no seq_scan_heavy in {:?}", report.findings));
+        assert_eq!(finding.query.as_deref(), Some(query));
+        assert_eq!(finding.plan.as_deref(), Some(statement_plan));
+        let index = finding.index.as_ref().expect("an index proposal");
+        assert_eq!(index.columns, vec![column.to_string()]);
+        assert_eq!(
+            index.statement,
+            format!("CREATE INDEX CONCURRENTLY ON public.plan_orders ({column});")
+        );
+        assert_eq!(index.verified, None, "no hypopg in the test cluster");
+    }
+}

@@ -1,12 +1,13 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
 //! them, their deltas, the per-request `Report` and its headline figures, the
-//! unauthenticated comparison, and the findings.
+//! unauthenticated comparison, the findings, and what the statements' plans say.
 
 pub mod counters;
 pub mod delta;
 pub mod figures;
 pub mod findings;
 pub mod load;
+pub mod plan;
 pub mod report;
 pub mod snapshot;
 pub mod text;

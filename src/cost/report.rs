@@ -10,6 +10,7 @@ use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, s
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LatencySummary, LoadResult, latency_ms};
+use crate::cost::plan::{self, Plans};
 use crate::cost::unauthenticated;
 
 /// Bumped whenever a key is renamed or removed.
@@ -159,6 +160,10 @@ pub struct StatementRow {
     pub blocks_per_request: f64,
     /// This statement's part of the request's returned rows, from 0 to 1.
     pub share_of_rows_returned: f64,
+    /// The plan Postgres would use, as `EXPLAIN` prints it; null when not fetched (only
+    /// the findings' statements and the top three by buffers touched get one).
+    #[serde(default)]
+    pub plan: Option<String>,
 }
 
 /// One table's counter growth per request.
@@ -249,6 +254,8 @@ pub struct Context {
     /// With `--compare-unauthenticated`: the report of the same burst sent without
     /// credentials, to set beside this one.
     pub unauthenticated: Option<Report>,
+    /// The plans fetched after the last window, if any (see `cost::plan`).
+    pub plans: Plans,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -341,13 +348,15 @@ impl Report {
             pool: context.pool,
             baseline,
         };
-        match &context.findings {
+        let mut report = match &context.findings {
             Some(thresholds) => Report {
                 findings: findings::analyze(&report, thresholds),
                 ..report
             },
             None => report,
-        }
+        };
+        plan::attach(&mut report, &context.plans);
+        report
     }
 }
 
@@ -479,6 +488,7 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
             } else {
                 0.0
             },
+            plan: None,
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -570,6 +580,7 @@ pub(crate) mod tests {
             pool: Pool::default(),
             findings: None,
             unauthenticated: None,
+            plans: Plans::default(),
         }
     }
 

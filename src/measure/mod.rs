@@ -3,6 +3,10 @@
 //!
 //! The phases are public, so that consecutive endpoints can share their settle waits: the
 //! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
+//!
+//! After the last window has closed, the plans of the statements the reports name are
+//! fetched (`postgres::plans`), and each report is built again, from the same inputs,
+//! with them: outside every window, so that the EXPLAINs never land in a measured delta.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,12 +17,14 @@ use crate::auth::{self, login};
 use crate::config::AuditConfig;
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
+use crate::cost::plan::{self, Plans};
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::cost::unauthenticated;
 use crate::error::{Error, Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
+use crate::postgres::plans;
 use crate::postgres::settle::{self, Outcome, Rules};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
@@ -153,7 +159,12 @@ pub async fn measure(
     if !config.auth.compare_unauthenticated {
         return run(&config, progress, stop).await;
     }
-    let anonymous = run(&config.without_credentials(), progress, stop.clone()).await?;
+    // Plans only after the authenticated run, the last window.
+    let anonymous = AuditConfig {
+        plans: false,
+        ..config.without_credentials()
+    };
+    let anonymous = run(&anonymous, progress, stop.clone()).await?;
     if stop.load(Ordering::Relaxed) {
         return Ok(unauthenticated::interrupted(anonymous));
     }
@@ -372,9 +383,9 @@ impl Meter {
         }
     }
 
-    /// The report of the window between two boundaries, set beside the `unauthenticated`
-    /// run's report when there is one. Pure once the boundaries are read.
-    pub fn report(
+    /// What the report of the window between two boundaries is built from, set beside the
+    /// `unauthenticated` run's report when there is one. Pure once the boundaries are read.
+    pub fn window(
         &self,
         config: &AuditConfig,
         opened: &Boundary,
@@ -382,7 +393,7 @@ impl Meter {
         closed: &Boundary,
         interrupted: bool,
         unauthenticated: Option<Report>,
-    ) -> Report {
+    ) -> Window {
         let source = &self.source;
         let mut window = window_delta(opened, closed);
         if let Some(own) = &closed.own_footprint {
@@ -412,8 +423,13 @@ impl Meter {
             },
             findings: config.findings.clone(),
             unauthenticated,
+            plans: Plans::default(),
         };
-        Report::build(&window, &burst.load, context)
+        Window {
+            delta: window,
+            load: burst.load.clone(),
+            context,
+        }
     }
 
     fn target(&self, config: &AuditConfig) -> Target {
@@ -464,6 +480,60 @@ impl Meter {
     }
 }
 
+/// Everything one endpoint's report is built from: it can be built again, with the same
+/// result, once the plans are known.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub delta: WindowDelta,
+    pub load: LoadResult,
+    pub context: Context,
+}
+
+impl Window {
+    /// The report, with `plans` attached.
+    pub fn report(&self, plans: &Plans) -> Report {
+        let context = Context {
+            plans: plans.clone(),
+            ..self.context.clone()
+        };
+        Report::build(&self.delta, &self.load, context)
+    }
+}
+
+/// Builds the reports of the measured windows; when `config` asks for plans and the run
+/// was not interrupted, fetches the plans the reports need (the last window is closed, so
+/// nothing lands in a measured delta) and builds the reports again with them.
+async fn reports_with_plans(
+    config: &AuditConfig,
+    windows: &[Window],
+    progress: &Progress,
+    stop: &AtomicBool,
+) -> Vec<Report> {
+    let reports: Vec<Report> = windows
+        .iter()
+        .map(|w| w.report(&Plans::default()))
+        .collect();
+    let wanted = plan::wanted(&reports);
+    let Some(first) = windows.first() else {
+        return reports;
+    };
+    if !config.plans || stop.load(Ordering::Relaxed) || wanted.is_empty() {
+        return reports;
+    }
+    let pages = plan::table_pages(&reports);
+    let settings = plans::Settings {
+        server_version_num: first.context.target.server_version_num,
+        pages: &pages,
+        min_pages: (config.findings.as_ref())
+            .map(|t| t.seq_scan_min_pages)
+            .unwrap_or_else(|| crate::cost::findings::Thresholds::default().seq_scan_min_pages),
+    };
+    let spinner = progress.spinner(format!("fetching {} plan(s)", wanted.len()));
+    let plans = plans::fetch(&config.db, &wanted, &settings).await;
+    spinner.finish_and_clear();
+    windows.iter().map(|w| w.report(&plans)).collect()
+}
+
 /// The delta between the opening boundary's start snapshot and the closing boundary's end
 /// snapshot, each with the tables read at its boundary.
 fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
@@ -498,7 +568,8 @@ async fn run_beside(
     stop: Arc<AtomicBool>,
 ) -> Result<Report> {
     let configs = std::slice::from_ref(config);
-    let mut reports = sequence(configs, vec![unauthenticated], progress, stop, |_| {}).await?;
+    let windows = sequence(configs, vec![unauthenticated], progress, &stop, |_| {}).await?;
+    let mut reports = reports_with_plans(config, &windows, progress, &stop).await;
     Ok(reports.pop().expect("one report per endpoint"))
 }
 
@@ -514,18 +585,22 @@ pub async fn run_sequence(
     before_burst: impl FnMut(usize),
 ) -> Result<Vec<Report>> {
     let unauthenticated = vec![None; configs.len()];
-    sequence(configs, unauthenticated, progress, stop, before_burst).await
+    let windows = sequence(configs, unauthenticated, progress, &stop, before_burst).await?;
+    match configs.first() {
+        Some(first) => Ok(reports_with_plans(first, &windows, progress, &stop).await),
+        None => Ok(Vec::new()),
+    }
 }
 
-/// [`run_sequence`], with the report of each endpoint's unauthenticated run, if any, to
-/// set beside its own.
+/// [`run_sequence`] up to the reports: what each endpoint's report is built from, with the
+/// report of its unauthenticated run, if any, to set beside its own.
 async fn sequence(
     configs: &[AuditConfig],
     unauthenticated: Vec<Option<Report>>,
     progress: &Progress,
-    stop: Arc<AtomicBool>,
+    stop: &Arc<AtomicBool>,
     mut before_burst: impl FnMut(usize),
-) -> Result<Vec<Report>> {
+) -> Result<Vec<Window>> {
     let Some(first) = configs.first() else {
         return Ok(Vec::new());
     };
@@ -543,24 +618,24 @@ async fn sequence(
     let mut meter = Meter::open(first, progress).await?;
     let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
     for (config, driver) in configs.iter().zip(&drivers) {
-        warm_up(config, driver, progress, &stop).await?;
+        warm_up(config, driver, progress, stop).await?;
     }
 
-    let mut reports = Vec::with_capacity(configs.len());
+    let mut windows = Vec::with_capacity(configs.len());
     let warmed_up = Instant::now();
     let mut opened = meter
-        .boundary(false, true, false, progress, &stop, warmed_up)
+        .boundary(false, true, false, progress, stop, warmed_up)
         .await?;
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated);
     for (i, ((config, driver), unauthenticated)) in endpoints.enumerate() {
         before_burst(i);
-        let burst = meter.burst(config, driver, progress, &stop).await;
+        let burst = meter.burst(config, driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let last = interrupted || i + 1 == configs.len();
         let closed = meter
-            .boundary(true, !last, interrupted, progress, &stop, burst.ended)
+            .boundary(true, !last, interrupted, progress, stop, burst.ended)
             .await?;
-        reports.push(meter.report(
+        windows.push(meter.window(
             config,
             &opened,
             &burst,
@@ -574,7 +649,7 @@ async fn sequence(
         }
         opened = closed;
     }
-    Ok(reports)
+    Ok(windows)
 }
 
 /// Samples the target's client backends while the burst runs (admin mode only: in target

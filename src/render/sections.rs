@@ -224,7 +224,41 @@ fn finding_text(number: usize, f: &Finding, width: usize) -> String {
     for paragraph in f.suggestion.lines() {
         let _ = writeln!(out, "{}", suggestion_paragraph(paragraph, width));
     }
+    out.push_str(&plan_text(f, width));
     out.push('\n');
+    out
+}
+
+/// The index the plan calls for, and the plan itself, under a finding; nothing when the
+/// plan was not fetched.
+fn plan_text(f: &Finding, width: usize) -> String {
+    let mut out = String::new();
+    if let Some(index) = &f.index {
+        let check = match index.verified {
+            Some(true) => "hypopg: the planner would use it",
+            Some(false) => "hypopg: the planner would not use it",
+            None => "unverified: install hypopg in the target database to check",
+        };
+        let _ = writeln!(
+            out,
+            "{}",
+            suggestion_paragraph(
+                &format!("Index ({check}), instead of {}:", index.replaces),
+                width
+            )
+        );
+        let _ = writeln!(
+            out,
+            "{}",
+            suggestion_paragraph(&format!("    {}", index.statement), width)
+        );
+    }
+    if let Some(plan) = &f.plan {
+        let _ = writeln!(out, "   plan:");
+        for line in plan.lines() {
+            let _ = writeln!(out, "     {line}");
+        }
+    }
     out
 }
 

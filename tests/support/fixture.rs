@@ -71,6 +71,30 @@ async fn vary(State(app): State<App>) -> Reply {
     Ok("ok".into())
 }
 
+/// A filter on the unindexed `customer_ref` of `plan_orders` (seeded by
+/// `TestDb::seed_plan_orders`): a sequential scan of every row to return five.
+async fn plans_filter(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached("SELECT id, total FROM plan_orders WHERE customer_ref = $1")
+        .await
+        .map_err(fail)?;
+    let rows = client.query(&stmt, &[&"c42"]).await.map_err(fail)?;
+    Ok(rows.len().to_string())
+}
+
+/// A page of the newest `plan_orders`, with no index on `created_at`: a top-N sort over
+/// every row to return 25.
+async fn plans_page(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached("SELECT id, total FROM plan_orders ORDER BY created_at DESC LIMIT 25")
+        .await
+        .map_err(fail)?;
+    let rows = client.query(&stmt, &[]).await.map_err(fail)?;
+    Ok(rows.len().to_string())
+}
+
 /// Always rejects, before any database work.
 async fn denied() -> (StatusCode, &'static str) {
     (StatusCode::UNAUTHORIZED, "no token")
@@ -218,6 +242,8 @@ impl Fixture {
             .route("/perms-naive", get(perms_naive))
             .route("/perms-exists", get(perms_exists))
             .route("/n-plus-one", get(n_plus_one))
+            .route("/plans/filter", get(plans_filter))
+            .route("/plans/page", get(plans_page))
             .merge(auth_routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -18,6 +18,9 @@ pub const GRANTS_PER_GROUP: i64 = 60;
 /// The seeded target database.
 pub const DB: &str = "app";
 
+/// Rows of `plan_orders` ([`TestDb::seed_plan_orders`]).
+pub const PLAN_ORDERS: i64 = 50_000;
+
 /// A cluster with database `app` seeded, and pg_stat_statements in `postgres` and `app`.
 pub struct TestDb {
     pub cluster: Cluster,
@@ -78,6 +81,25 @@ impl TestDb {
 
     pub fn url(&self) -> String {
         self.cluster.url(DB)
+    }
+
+    /// `plan_orders`: [`PLAN_ORDERS`] rows, 5 per `customer_ref`, indexed by `id` only, for
+    /// the fixture's `/plans/...` endpoints.
+    pub async fn seed_plan_orders(&self) {
+        let app = self.connect(DB).await;
+        app.batch_execute(&format!(
+            "CREATE TABLE plan_orders (id int PRIMARY KEY, customer_ref text NOT NULL,
+                                       total int NOT NULL, created_at timestamptz NOT NULL);
+             INSERT INTO plan_orders
+               SELECT g, 'c' || (g % {}), g % 100, '2024-01-01'::timestamptz + g * interval '1 min'
+               FROM generate_series(1, {PLAN_ORDERS}) g;",
+            PLAN_ORDERS / 5
+        ))
+        .await
+        .unwrap();
+        app.batch_execute("VACUUM ANALYZE plan_orders")
+            .await
+            .unwrap();
     }
 
     pub async fn connect(&self, dbname: &str) -> tokio_postgres::Client {

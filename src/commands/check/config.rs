@@ -78,6 +78,9 @@ pub struct Defaults {
     pub insecure: bool,
     /// A CA certificate (PEM) to trust for an https base URL.
     pub cacert: Option<PathBuf>,
+    /// Fetch the plans of the findings' and the top statements after the last endpoint
+    /// (default true).
+    pub plans: Option<bool>,
 }
 
 /// `[auth]`: credentials, by variable name or file, never inline. See
@@ -722,6 +725,7 @@ fn audit_options(
             .transpose()?,
         quiet: true,
         findings: Some(shared.findings.clone()),
+        plans: d.plans.unwrap_or(true),
         credentials: CredentialOptions {
             allow_status: table.allow_status.clone(),
             ..shared.credentials.clone()

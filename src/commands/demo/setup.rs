@@ -174,6 +174,7 @@ pub fn audit_config(
         cacert: None,
         quiet: true,
         findings: Some(Thresholds::default()),
+        plans: true,
         auth: Default::default(),
     })
 }

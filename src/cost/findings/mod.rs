@@ -270,6 +270,13 @@ pub struct Finding {
     /// Round trips to Postgres the fix would save, per request (a new connection counts
     /// as one, though its set-up takes several).
     pub round_trips_per_request: f64,
+    /// The plan Postgres would use for `query`, as `EXPLAIN` prints it; null when not
+    /// fetched (`--no-plans`, no `query`, or a role that may not read the tables).
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// seq_scan_heavy: the index the plan calls for; null when none was made.
+    #[serde(default)]
+    pub index: Option<crate::cost::plan::IndexProposal>,
 }
 
 impl Finding {
@@ -284,6 +291,8 @@ impl Finding {
             unparsed: false,
             avoidable_rows_per_request: 0.0,
             round_trips_per_request: 0.0,
+            plan: None,
+            index: None,
         }
     }
 }

@@ -28,6 +28,7 @@ fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow
         mean_exec_ms: 0.1,
         blocks_per_request: 1.0,
         share_of_rows_returned: 0.0,
+        plan: None,
     }
 }
 

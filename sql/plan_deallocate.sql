@@ -1,0 +1,3 @@
+/* pgcost */
+-- Prepared statements outlive a rollback.
+DEALLOCATE pgcost_plan

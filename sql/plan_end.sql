@@ -1,0 +1,3 @@
+/* pgcost */
+-- Ends the plan's transaction: nothing it did is kept.
+ROLLBACK

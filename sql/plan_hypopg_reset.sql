@@ -1,0 +1,3 @@
+/* pgcost */
+-- Hypothetical indexes outlive a rollback: drop them.
+SELECT hypopg_reset()
