@@ -106,7 +106,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "15s", value_name = "DURATION")]
     pub cache_ttl: String,
 
-    /// Output format: table, or json shaped as {"pipelines": {"naive": REPORT, ...}}.
+    /// Output format: table, json shaped as {"pipelines": {"naive": REPORT, ...}}, or html.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -320,6 +320,8 @@ pub enum Format {
     Json,
     /// GitHub-flavoured Markdown, for a pull-request comment.
     Markdown,
+    /// One self-contained HTML page with charts (inline CSS and SVG, nothing fetched).
+    Html,
 }
 
 /// Output formats of `pgcost check --format`.
@@ -333,4 +335,6 @@ pub enum CheckFormat {
     Json,
     /// JUnit XML: each endpoint a testcase, each breach a failure.
     Junit,
+    /// One self-contained HTML page: every endpoint against its budget, as charts.
+    Html,
 }
