@@ -42,6 +42,19 @@ pub enum Command {
     /// Measure every endpoint of pgcost.toml and hold each to its budget (and to a
     /// baseline): the pre-merge check for CI.
     Check(CheckArgs),
+    /// Print a shell completion script, e.g. `pgcost completions bash >
+    /// ~/.local/share/bash-completion/completions/pgcost`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), covering every subcommand, e.g. `pgcost man >
+    /// /usr/local/share/man/man1/pgcost.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
