@@ -37,7 +37,7 @@ fn every_shell_gets_a_script() {
     ] {
         let script = stdout(&["completions", shell]);
         assert!(script.contains(marker), "{shell}: {marker} missing");
-        assert!(script.contains("--settle-timeout"), "{shell}");
+        assert!(script.contains("settle-timeout"), "{shell}");
     }
 }
 
@@ -47,7 +47,10 @@ fn an_unknown_shell_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("invalid value 'tcsh'"), "{stderr}");
-    assert!(stderr.contains("bash"), "the possible values are listed: {stderr}");
+    assert!(
+        stderr.contains("bash"),
+        "the possible values are listed: {stderr}"
+    );
 }
 
 #[test]
@@ -60,7 +63,12 @@ fn the_man_page_covers_every_subcommand() {
         assert!(page.contains(&heading), "{heading} missing");
     }
     // Options of each subcommand, not only the top-level list; roff escapes the dashes.
-    for flag in ["\\-\\-url", "\\-\\-config", "\\-\\-serve", "\\-\\-write\\-baseline"] {
+    for flag in [
+        "\\-\\-url",
+        "\\-\\-config",
+        "\\-\\-serve",
+        "\\-\\-write\\-baseline",
+    ] {
         assert!(page.contains(flag), "{flag} missing");
     }
     assert!(page.contains("Exit codes"), "the exit codes");

@@ -82,7 +82,13 @@ fn load(page: &Path, width: u32) -> Loaded {
     let captured = run(&[format!("--screenshot={}", shot.display())]);
     let console = [&dumped.stderr, &captured.stderr]
         .iter()
-        .flat_map(|log| String::from_utf8_lossy(log).into_owned().lines().map(String::from).collect::<Vec<_>>())
+        .flat_map(|log| {
+            String::from_utf8_lossy(log)
+                .into_owned()
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
         .filter(|line| line.contains(":CONSOLE"))
         .collect();
     Loaded {
@@ -143,24 +149,38 @@ fn external_references(html: &str, allowed: &[&str]) -> Vec<String> {
         text = text.replace(a, "");
     }
     let lower = text.to_ascii_lowercase();
-    ["src=", "href=", "url(", "@import", "http://", "https://", "//fonts", "cdn"]
-        .into_iter()
-        .filter_map(|needle| {
-            let at = lower.find(needle)?;
-            Some(lower[at..(at + 80).min(lower.len())].to_string())
-        })
-        .collect()
+    [
+        "src=", "href=", "url(", "@import", "http://", "https://", "//fonts", "cdn",
+    ]
+    .into_iter()
+    .filter_map(|needle| {
+        let at = lower.find(needle)?;
+        Some(lower[at..(at + 80).min(lower.len())].to_string())
+    })
+    .collect()
 }
 
 /// The checks every page must pass in the browser; returns what it loaded at 1280 px.
 fn assert_renders(name: &str, html: &str, allowed_text: &[&str], charts: usize) -> Loaded {
     assert!(html.len() < 1_000_000, "{name}: {} bytes", html.len());
-    assert_eq!(external_references(html, allowed_text), Vec::<String>::new(), "{name}");
+    assert_eq!(
+        external_references(html, allowed_text),
+        Vec::<String>::new(),
+        "{name}"
+    );
     let page = keep_dir().join(format!("{name}.html"));
     std::fs::write(&page, html).unwrap();
     let desktop = load(&page, 1280);
-    assert_eq!(desktop.console, Vec::<String>::new(), "{name}: console messages");
-    assert_eq!(desktop.dom.matches("<svg").count(), charts, "{name}: charts in the DOM");
+    assert_eq!(
+        desktop.console,
+        Vec::<String>::new(),
+        "{name}: console messages"
+    );
+    assert_eq!(
+        desktop.dom.matches("<svg").count(),
+        charts,
+        "{name}: charts in the DOM"
+    );
     assert!(!desktop.screenshot.is_blank(), "{name}: blank screenshot");
     assert_eq!(desktop.screenshot.width, 1280);
     // The charts were painted: the first series colour (Okabe–Ito blue) fills bars.
@@ -236,9 +256,20 @@ async fn audit_html_of_the_fixture_renders_in_chromium() {
     // The binary writes the same page with -o.
     let out = keep_dir().join("audit-cli.html");
     let mut cmd = pgcost();
-    cmd.args(["audit", "--url", &url, "--db", &db.url(), "--quiet", "-n", "20", "-c", "2"])
-        .args(["--format", "html", "-o"])
-        .arg(&out);
+    cmd.args([
+        "audit",
+        "--url",
+        &url,
+        "--db",
+        &db.url(),
+        "--quiet",
+        "-n",
+        "20",
+        "-c",
+        "2",
+    ])
+    .args(["--format", "html", "-o"])
+    .arg(&out);
     run_blocking(cmd).success();
     let written = std::fs::read_to_string(&out).unwrap();
     assert!(written.starts_with("<!DOCTYPE html>"), "{}", &written[..40]);
@@ -297,8 +328,14 @@ fn check_page(naive: &Report, exists: &Report) {
     let dom = assert_renders("check", &html, &urls, 5).dom;
     assert!(dom.contains("✗ over budget"));
     assert!(dom.contains("✓ passed"));
-    assert!(dom.contains(&format!(">{:.2}<", (rows / 2.0).floor())), "the budget");
-    assert!(dom.contains(&format!(">{rows:.2}<")), "the baseline and the actual");
+    assert!(
+        dom.contains(&format!(">{:.2}<", (rows / 2.0).floor())),
+        "the budget"
+    );
+    assert!(
+        dom.contains(&format!(">{rows:.2}<")),
+        "the baseline and the actual"
+    );
 }
 
 /// The demo page, with the fixture's naive and EXISTS gates as pipelines.

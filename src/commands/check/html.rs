@@ -113,14 +113,13 @@ fn metric_chart(report: &CheckReport, metric: Metric) -> Option<BarChart> {
             values: baseline,
         });
     }
-    let unit = if metric == Metric::P95Ms {
-        "ms"
-    } else {
-        "per request"
+    let (name, unit) = match metric {
+        Metric::P95Ms => ("p95 latency", "ms"),
+        _ => (metric.label(), "per request"),
     };
     Some(BarChart {
-        title: format!("{} ({unit}) per endpoint", metric.label()),
-        axis: format!("{} ({unit})", metric.label()),
+        title: format!("{name} ({unit}) per endpoint"),
+        axis: format!("{name} ({unit})"),
         categories: report.endpoints.iter().map(|e| e.name.clone()).collect(),
         series,
         limits: budgets.iter().any(Option::is_some).then(|| Series {

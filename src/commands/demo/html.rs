@@ -27,7 +27,11 @@ pub fn render(demo: &DemoReport) -> String {
     let pipelines = demo.all();
     let reasons: Vec<String> = pipelines
         .iter()
-        .flat_map(|(p, r)| r.invalid_reasons.iter().map(move |x| format!("{}: {x}", p.name())))
+        .flat_map(|(p, r)| {
+            r.invalid_reasons
+                .iter()
+                .map(move |x| format!("{}: {x}", p.name()))
+        })
         .collect();
     let warnings: Vec<String> = pipelines
         .iter()
@@ -55,7 +59,7 @@ pub fn render(demo: &DemoReport) -> String {
         (verdict(demo.valid(), "all three pipelines were measured validly", &reasons, &warnings))
         section {
             h2 { "The three pipelines side by side" }
-            div.columns { @for chart in charts { div { (chart.render()) } } }
+            @for chart in charts { (chart.render()) }
             (grid_table(&comparison(demo)))
         }
         h2 { "The naive pipeline" }

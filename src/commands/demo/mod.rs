@@ -21,8 +21,8 @@ use crate::output;
 use crate::progress::Progress;
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
-pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 pub use html::render as render_html;
+pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 pub use view::render_comparison;
 
 /// `pgcost demo`'s flags, checked.

@@ -9,7 +9,7 @@ use super::{grid_table, page, strip, verdict};
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 use crate::render::sections;
-use crate::render::{Exporter, figure, status_line, verdict_line};
+use crate::render::{Exporter, figure, status_line};
 
 /// Statements in the share chart; the table below it has them all.
 const STATEMENTS_CHARTED: usize = 12;
@@ -25,12 +25,13 @@ impl Exporter for HtmlExporter {
 
 /// The whole audit, as the body of a page (the demo shows three of these).
 fn audit_body(r: &Report) -> Markup {
+    let label = format!("{} {}", r.target.method, r.target.url);
     html! {
         header {
             h1 { "What one request costs Postgres: " code { (r.target.method) " " (r.target.url) } }
             p.meta { (load_sentence(r)) }
         }
-        (verdict(r.valid, &verdict_line(r), &r.invalid_reasons, &r.warnings))
+        (verdict(r.valid, &label, &r.invalid_reasons, &r.warnings))
         (strip(&headline(r)))
         (statements(r))
         (latency(r))

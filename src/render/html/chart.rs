@@ -81,7 +81,7 @@ impl BarChart {
             figure.chart {
                 figcaption { (self.title) }
                 (legend_markup(&legend))
-                (PreEscaped(svg))
+                div.plot { (PreEscaped(svg)) }
                 @if let Some(note) = &self.note { p.note { (note) } }
                 details {
                     summary { "The numbers behind this chart" }
@@ -147,7 +147,8 @@ impl BarChart {
             chart
                 .configure_mesh()
                 .disable_y_mesh()
-                .light_line_style(GRID)
+                .light_line_style(TRANSPARENT)
+                .x_label_formatter(&|v| axis_number(*v))
                 .bold_line_style(GRID)
                 .axis_style(INK)
                 .label_style(FONT)
@@ -256,7 +257,8 @@ pub fn latency_curve(title: &str, points: &[CurvePoint], requests: u64, note: &s
             )?;
         chart
             .configure_mesh()
-            .light_line_style(GRID)
+            .light_line_style(TRANSPARENT)
+            .y_label_formatter(&|v| axis_number(*v))
             .bold_line_style(GRID)
             .axis_style(INK)
             .label_style(FONT)
@@ -280,7 +282,7 @@ pub fn latency_curve(title: &str, points: &[CurvePoint], requests: u64, note: &s
     html! {
         figure.chart {
             figcaption { (title) }
-            (PreEscaped(svg))
+            div.plot { (PreEscaped(svg)) }
             p.note { (note) }
             details {
                 summary { "The numbers behind this chart" }
@@ -309,6 +311,12 @@ fn percentile_label(percentile: f64) -> String {
     }
 }
 
+/// An axis label: `20`, `2.5`, `0.25`, without trailing zeros.
+fn axis_number(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Colour swatches with names, in HTML so that they wrap on a phone.
 pub fn legend_markup(entries: &[(String, String)]) -> Markup {
     html! {
@@ -324,7 +332,7 @@ pub fn legend_markup(entries: &[(String, String)]) -> Markup {
 
 /// A round upper bound for an axis that ends at `max`, a little above it.
 fn nice_top(max: f64) -> f64 {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
     let target = max * 1.08;
@@ -341,7 +349,10 @@ type DrawResult = Result<(), Box<dyn std::error::Error>>;
 /// Draws on an SVG canvas `WIDTH` wide and returns the element, sized by the stylesheet
 /// (its `viewBox` keeps the proportions). A drawing error leaves a note instead of a chart:
 /// the numbers are in the table beside it either way.
-fn draw(height: u32, paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult) -> String {
+fn draw(
+    height: u32,
+    paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> String {
     let mut svg = String::new();
     let outcome = {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -349,7 +360,11 @@ fn draw(height: u32, paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> 
     };
     match outcome {
         // The namespace is implied inside HTML; dropping it keeps the file free of URLs.
-        Ok(()) => svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, r#" role="img""#, 1),
+        Ok(()) => svg.replacen(
+            r#" xmlns="http://www.w3.org/2000/svg""#,
+            r#" role="img""#,
+            1,
+        ),
         Err(err) => format!("<p class=\"note\">The chart could not be drawn: {err}</p>"),
     }
 }
@@ -364,6 +379,14 @@ mod tests {
         assert_eq!(nice_top(301.0), 400.0);
         assert_eq!(nice_top(1.0), 1.2);
         assert_eq!(nice_top(93.0), 120.0);
+    }
+
+    #[test]
+    fn axis_numbers_drop_trailing_zeros() {
+        assert_eq!(axis_number(20.0), "20");
+        assert_eq!(axis_number(2.5), "2.5");
+        assert_eq!(axis_number(0.25), "0.25");
+        assert_eq!(axis_number(0.0), "0");
     }
 
     #[test]

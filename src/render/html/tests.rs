@@ -27,7 +27,7 @@ fn cut_between(text: &str, open: &str, close: &str) -> String {
         };
         out.push_str(&rest[..start]);
         out.push_str(open);
-        out.push_str("…");
+        out.push('…');
         out.push_str(close);
         rest = &rest[start + length + close.len()..];
     }
@@ -62,7 +62,11 @@ fn audit_page_is_self_contained_and_holds_the_figures() {
     // The measured URL is the one http:// in the page, shown as text.
     let without_target = html.replace(&report.target.url, "");
     assert_eq!(external_references(&without_target), Vec::<String>::new());
-    assert_eq!(html.matches("<svg").count(), 4, "share, latency, tables, findings");
+    assert_eq!(
+        html.matches("<svg").count(),
+        4,
+        "share, latency, tables, findings"
+    );
     assert_eq!(html.matches("<figcaption>").count(), 4);
     for figure in [
         // statements, rows read and rows returned per request
@@ -71,7 +75,7 @@ fn audit_page_is_self_contained_and_holds_the_figures() {
         ">321.00<",
         // the first finding's kind
         "collection_to_boolean",
-        "VALID: GET http://127.0.0.1:1/x",
+        "✓ VALID: GET http://127.0.0.1:1/x<",
     ] {
         assert!(html.contains(figure), "{figure} missing");
     }
