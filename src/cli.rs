@@ -42,6 +42,19 @@ pub enum Command {
     /// Measure every endpoint of pgcost.toml and hold each to its budget (and to a
     /// baseline): the pre-merge check for CI.
     Check(CheckArgs),
+    /// Print a shell completion script, e.g. `pgcost completions bash >
+    /// ~/.local/share/bash-completion/completions/pgcost`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), covering every subcommand, e.g. `pgcost man >
+    /// /usr/local/share/man/man1/pgcost.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -106,7 +119,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "15s", value_name = "DURATION")]
     pub cache_ttl: String,
 
-    /// Output format: table, or json shaped as {"pipelines": {"naive": REPORT, ...}}.
+    /// Output format: table, json shaped as {"pipelines": {"naive": REPORT, ...}}, or html.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -325,6 +338,8 @@ pub enum Format {
     Json,
     /// GitHub-flavoured Markdown, for a pull-request comment.
     Markdown,
+    /// One self-contained HTML page with charts (inline CSS and SVG, nothing fetched).
+    Html,
 }
 
 /// Output formats of `pgcost check --format`.
@@ -338,4 +353,6 @@ pub enum CheckFormat {
     Json,
     /// JUnit XML: each endpoint a testcase, each breach a failure.
     Junit,
+    /// One self-contained HTML page: every endpoint against its budget, as charts.
+    Html,
 }

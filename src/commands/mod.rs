@@ -3,7 +3,9 @@
 
 pub mod audit;
 pub mod check;
+pub mod completions;
 pub mod demo;
+pub mod man;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -15,5 +17,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => audit::execute(&args, &env).await,
         Command::Demo(args) => demo::execute(&args).await,
         Command::Check(args) => check::execute(&args, &env).await,
+        Command::Completions(args) => completions::execute(&args),
+        Command::Man => man::execute(),
     }
 }

@@ -69,6 +69,36 @@ pub fn latency_ms(histogram: &Histogram<u64>) -> LatencySummary {
     }
 }
 
+/// The percentiles of the latency curve (`load.latency_percentiles_ms`): dense toward the
+/// tail, as an HDR percentile plot draws them; 0 is the fastest request, 100 the slowest.
+pub const CURVE_PERCENTILES: [f64; 12] = [
+    0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0,
+];
+
+/// One point of the latency curve.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencyPoint {
+    /// 0 to 100.
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// The latency at each of [`CURVE_PERCENTILES`], in milliseconds, from the same histogram
+/// as [`latency_ms`]; empty when nothing was recorded. A percentile finer than the sample
+/// count can resolve (99.99 of 200 requests) is the slowest request, as in the histogram.
+pub fn latency_curve_ms(histogram: &Histogram<u64>) -> Vec<LatencyPoint> {
+    if histogram.is_empty() {
+        return Vec::new();
+    }
+    CURVE_PERCENTILES
+        .iter()
+        .map(|&percentile| LatencyPoint {
+            percentile,
+            ms: histogram.value_at_percentile(percentile) as f64 / 1000.0,
+        })
+        .collect()
+}
+
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencySummary {
@@ -94,6 +124,15 @@ mod tests {
         assert!((s.p95 - 950.0).abs() < 1.0, "{s:?}");
         assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
         assert!((s.max - 1000.0).abs() < 1.0, "{s:?}");
+        let curve = latency_curve_ms(&h);
+        let at = |p: f64| curve.iter().find(|c| c.percentile == p).unwrap().ms;
+        assert_eq!(curve.len(), CURVE_PERCENTILES.len());
+        assert!((at(0.0) - 1.0).abs() < 0.01, "{curve:?}");
+        assert!((at(50.0) - s.p50).abs() < 1e-9, "{curve:?}");
+        assert!((at(99.0) - s.p99).abs() < 1e-9, "{curve:?}");
+        assert!((at(100.0) - s.max).abs() < 1.0, "{curve:?}");
+        assert!(curve.windows(2).all(|w| w[0].ms <= w[1].ms), "{curve:?}");
+        assert!(latency_curve_ms(&new_histogram()).is_empty());
     }
 
     fn with_statuses(statuses: &[(u16, u64)]) -> LoadResult {

@@ -9,7 +9,7 @@ use crate::cost::counters::DatabaseCounters;
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Thresholds};
-use crate::cost::load::{LatencySummary, LoadResult, latency_ms};
+use crate::cost::load::{LatencyPoint, LatencySummary, LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::plan::{self, Plans};
 use crate::cost::unauthenticated;
 
@@ -93,6 +93,11 @@ pub struct Load {
     /// Transport errors per kind: timeout, connect, body, redirect, request, other.
     pub errors: BTreeMap<String, u64>,
     pub latency_ms: LatencySummary,
+    /// The latency curve: the latency at each percentile of
+    /// [`CURVE_PERCENTILES`](crate::cost::load::CURVE_PERCENTILES), in ms. Empty in reports
+    /// written before it existed.
+    #[serde(default)]
+    pub latency_percentiles_ms: Vec<LatencyPoint>,
 }
 
 /// How long the tool waited for Postgres to publish the counters.
@@ -458,6 +463,7 @@ impl Load {
                 .collect(),
             errors: load.errors.clone(),
             latency_ms: latency_ms(&load.latency_us),
+            latency_percentiles_ms: latency_curve_ms(&load.latency_us),
         }
     }
 }

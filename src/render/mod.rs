@@ -2,10 +2,12 @@
 //! views share; the table and Markdown views only draw them. The one JSON writer lives
 //! here too, for every command.
 
+pub mod html;
 mod markdown;
 mod sections;
 mod table;
 
+pub use html::HtmlExporter;
 pub use markdown::{MarkdownExporter, markdown_table};
 pub use sections::{Grid, findings_text};
 pub use table::{TableExporter, terminal_table};
@@ -31,6 +33,7 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Table => Box::new(TableExporter),
         Format::Json => Box::new(JsonExporter),
         Format::Markdown => Box::new(MarkdownExporter),
+        Format::Html => Box::new(HtmlExporter),
     }
 }
 
@@ -90,7 +93,7 @@ mod tests {
     use crate::cost::report::Context;
     use crate::cost::report::tests::{context, load, stmt};
 
-    fn sample() -> Report {
+    pub(crate) fn sample() -> Report {
         build(context(200))
     }
 

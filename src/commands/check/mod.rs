@@ -8,6 +8,7 @@
 
 pub mod budget;
 pub mod config;
+mod html;
 pub mod previous_run;
 pub mod render;
 

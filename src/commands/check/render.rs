@@ -16,6 +16,7 @@ pub fn render(report: &CheckReport, format: CheckFormat) -> String {
         CheckFormat::Markdown => markdown(report),
         CheckFormat::Json => crate::render::json(report),
         CheckFormat::Junit => junit(report),
+        CheckFormat::Html => super::html::render(report),
     }
 }
 
@@ -74,7 +75,7 @@ fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
     }
 }
 
-fn plain(text: &str) -> String {
+pub(super) fn plain(text: &str) -> String {
     text.to_string()
 }
 
@@ -181,15 +182,15 @@ fn findings_summary(e: &EndpointResult) -> Option<String> {
 }
 
 /// Why an endpoint did not pass, in words.
-struct Problem<'a> {
-    endpoint: &'a str,
-    status: Status,
-    text: String,
+pub(super) struct Problem<'a> {
+    pub endpoint: &'a str,
+    pub status: Status,
+    pub text: String,
 }
 
 /// Every breach, regression and reason not to trust the figures, endpoint by endpoint;
 /// `code` marks up the statement of a forbidden finding.
-fn problems<'a>(
+pub(super) fn problems<'a>(
     endpoints: impl IntoIterator<Item = &'a EndpointResult>,
     code: impl Fn(&str) -> String,
 ) -> Vec<Problem<'a>> {

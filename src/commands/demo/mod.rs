@@ -3,6 +3,7 @@
 //! is removed afterwards, also on Ctrl-C or on error.
 
 pub mod api;
+mod html;
 mod setup;
 mod view;
 
@@ -20,6 +21,7 @@ use crate::output;
 use crate::progress::Progress;
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
+pub use html::render as render_html;
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 pub use view::render_comparison;
 
@@ -40,8 +42,8 @@ impl DemoConfig {
         let cache_ttl = parse_duration("--cache-ttl", &args.cache_ttl)?;
         check_counts(args.requests, args.concurrency)?;
         if args.format == Format::Markdown {
-            return Err(Error::usage("pgcost demo prints table or json")
-                .with_hint("use --format table or --format json"));
+            return Err(Error::usage("pgcost demo prints table, json or html")
+                .with_hint("use --format table, --format json or --format html"));
         }
         Ok(DemoConfig {
             serve: args.serve,
@@ -106,6 +108,7 @@ async fn run(config: &DemoConfig) -> Result<i32> {
     drop(env);
     let text = match config.format {
         Format::Json => crate::render::json(&report),
+        Format::Html => render_html(&report),
         _ => render_comparison(&report),
     };
     output::emit(config.output.as_deref(), &text)?;

@@ -52,7 +52,7 @@ pub fn render_comparison(demo: &DemoReport) -> String {
 }
 
 /// One row per metric, one column per pipeline.
-fn comparison(demo: &DemoReport) -> Grid {
+pub(super) fn comparison(demo: &DemoReport) -> Grid {
     let header = ["GET /api/v1/projects?limit=20", "naive", "exists", "cached"];
     let rows = METRICS
         .iter()

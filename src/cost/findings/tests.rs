@@ -87,6 +87,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             status: [("200".to_string(), REQUESTS)].into(),
             errors: BTreeMap::new(),
             latency_ms: LatencySummary::default(),
+            latency_percentiles_ms: Vec::new(),
         },
         settle: Settle {
             before_seconds: 0.5,

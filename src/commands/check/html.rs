@@ -1,0 +1,132 @@
+//! The check's HTML page: every endpoint against its budget, one chart per figure, with
+//! the baseline beside this run and the budget drawn as a line; then what failed.
+
+use maud::{Markup, html};
+
+use super::budget::{Figures, Metric};
+use super::render::{headline, plain, problems};
+use super::{CheckReport, EndpointResult, Status};
+use crate::render::html::chart::{BarChart, Series};
+use crate::render::html::{page, verdict};
+
+pub fn render(report: &CheckReport) -> String {
+    let title = headline(report);
+    let body = html! {
+        header { h1 { (title) } }
+        (verdict(report.valid, &title, &not_valid(report), &[]))
+        (status_table(report))
+        section {
+            h2 { "Figures against their budgets" }
+            @if let Some(file) = &report.baseline {
+                p.note { "Baseline: " code { (file) } }
+            }
+            @for metric in Metric::ALL {
+                @if let Some(chart) = metric_chart(report, metric) { (chart.render()) }
+            }
+        }
+    };
+    page(&title, body)
+}
+
+/// Why figures cannot be trusted, each prefixed by its endpoint.
+fn not_valid(report: &CheckReport) -> Vec<String> {
+    problems(&report.endpoints, plain)
+        .into_iter()
+        .filter(|p| p.status == Status::NotValid)
+        .map(|p| format!("{}: {}", p.endpoint, p.text))
+        .collect()
+}
+
+fn status_name(status: Status) -> (&'static str, &'static str) {
+    match status {
+        Status::OverBudget => ("over_budget", "✗ over budget"),
+        Status::Regressed => ("regressed", "↗ regressed"),
+        Status::NotValid => ("not_valid", "! not valid"),
+        Status::Passed => ("passed", "✓ passed"),
+    }
+}
+
+/// One row per endpoint: its status and everything that did not pass.
+fn status_table(report: &CheckReport) -> Markup {
+    html! {
+        section {
+            h2 { "Endpoints" }
+            div.scroll {
+                table.sortable {
+                    thead { tr { th { "endpoint" } th { "status" } th { "what did not pass" } } }
+                    tbody { @for e in &report.endpoints { (status_row(e)) } }
+                }
+            }
+        }
+    }
+}
+
+fn status_row(e: &EndpointResult) -> Markup {
+    let (class, label) = status_name(e.status());
+    let problems = problems([e], plain);
+    html! {
+        tr {
+            td { (e.name) br; code { (e.report.target.method) " " (e.report.target.url) } }
+            td { span class=(format!("badge status-{class}")) { (label) } }
+            td {
+                @if problems.is_empty() { "—" }
+                @if let Some(note) = &e.baseline_note { (note) }
+                ul { @for p in &problems { li { (p.text) } } }
+            }
+        }
+    }
+}
+
+/// One figure across the endpoints: this run, the baseline when there is one, and each
+/// endpoint's budget. `None` when no endpoint has the figure.
+fn metric_chart(report: &CheckReport, metric: Metric) -> Option<BarChart> {
+    let actual: Vec<Option<f64>> = report
+        .endpoints
+        .iter()
+        .map(|e| metric.of(&Figures::of(&e.report)))
+        .collect();
+    if actual.iter().all(Option::is_none) {
+        return None;
+    }
+    let baseline: Vec<Option<f64>> = report
+        .endpoints
+        .iter()
+        .map(|e| {
+            e.deltas
+                .iter()
+                .find(|d| d.metric == metric.name())
+                .map(|d| d.baseline)
+        })
+        .collect();
+    let budgets: Vec<Option<f64>> = report
+        .endpoints
+        .iter()
+        .map(|e| metric.limit(&e.budget))
+        .collect();
+    let mut series = vec![Series {
+        name: "this run".into(),
+        values: actual,
+    }];
+    if baseline.iter().any(Option::is_some) {
+        series.push(Series {
+            name: "baseline".into(),
+            values: baseline,
+        });
+    }
+    let (name, unit) = match metric {
+        Metric::P95Ms => ("p95 latency", "ms"),
+        _ => (metric.label(), "per request"),
+    };
+    Some(BarChart {
+        title: format!("{name} ({unit}) per endpoint"),
+        axis: format!("{name} ({unit})"),
+        categories: report.endpoints.iter().map(|e| e.name.clone()).collect(),
+        series,
+        limits: budgets.iter().any(Option::is_some).then(|| Series {
+            name: "budget".into(),
+            values: budgets,
+        }),
+        note: Some("A bar past its endpoint's budget line is over budget.".into()),
+        decimals: 2,
+    })
+}
