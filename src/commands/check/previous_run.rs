@@ -1,11 +1,13 @@
 //! Previous runs (`--baseline FILE`): a `pgcost check` or a `pgcost audit` JSON document,
-//! reduced to the per-request figures of each endpoint it measured.
+//! reduced to the per-request figures, statements and findings of each endpoint it
+//! measured.
 
 use std::path::Path;
 
 use serde::Deserialize;
 
 use super::budget::Figures;
+use super::statement_diff::{self, FindingRef, StatementFigures};
 use crate::error::{Error, Result};
 
 /// One endpoint of a previous run.
@@ -18,6 +20,11 @@ pub struct Entry {
     pub path: String,
     pub valid: bool,
     pub figures: Figures,
+    /// Whether pg_stat_statements was read: without it there are no statements to diff.
+    pub statements_available: bool,
+    /// One per normalized text.
+    pub statements: Vec<StatementFigures>,
+    pub findings: Vec<FindingRef>,
 }
 
 /// Every endpoint of a previous run.
@@ -34,6 +41,27 @@ struct ReportKeys {
     target: TargetKeys,
     per_request: PerRequestKeys,
     load: LoadKeys,
+    #[serde(default)]
+    statements: Vec<StatementKeys>,
+    #[serde(default)]
+    findings: Vec<FindingKeys>,
+}
+
+#[derive(Deserialize)]
+struct StatementKeys {
+    query: String,
+    queryid: Option<String>,
+    calls_per_request: f64,
+    rows_per_call: f64,
+}
+
+// Kind and severity as text: a kind a newer version added still loads.
+#[derive(Deserialize)]
+struct FindingKeys {
+    kind: String,
+    severity: String,
+    query: Option<String>,
+    table: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -98,7 +126,53 @@ impl Entry {
                 // rps and the median latency are not among the figures check compares.
                 ..Figures::default()
             },
+            statements_available: report.per_request.statements.is_some(),
+            statements: statement_diff::merge(report.statements.into_iter().map(|s| {
+                StatementFigures {
+                    query: s.query,
+                    queryid: s.queryid,
+                    calls_per_request: s.calls_per_request,
+                    rows_per_call: s.rows_per_call,
+                }
+            })),
+            findings: (report.findings.into_iter())
+                .map(|f| FindingRef::new(&f.kind, &f.severity, f.query, f.table))
+                .collect(),
         }
+    }
+}
+
+/// `origin:line:column` of the first `"key"` in `text`, or `origin` alone.
+fn position(text: &str, origin: &str, key: &str) -> String {
+    match text.find(&format!("\"{key}\"")) {
+        Some(offset) => {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("{origin}:{line}:{column}")
+        }
+        None => origin.to_string(),
+    }
+}
+
+/// Refuses a document of another schema version: its keys may mean other things. A
+/// document without one is left to the shape check.
+fn check_schema_version(value: &serde_json::Value, text: &str, origin: &str) -> Result<()> {
+    let expected = u64::from(if value.get("endpoints").is_some() {
+        super::SCHEMA_VERSION
+    } else {
+        crate::cost::report::SCHEMA_VERSION
+    });
+    match value.get("schema_version") {
+        None => Ok(()),
+        Some(v) if v.as_u64() == Some(expected) => Ok(()),
+        Some(v) => Err(Error::usage(format!(
+            "--baseline {}: schema version {v}, but this pgcost reads schema version {expected}",
+            position(text, origin, "schema_version")
+        ))
+        .with_hint(
+            "write the baseline again with this version of pgcost: pgcost check --write-baseline FILE",
+        )),
     }
 }
 
@@ -115,6 +189,7 @@ impl PreviousRun {
             ))
             .with_hint("pass a file written by --write-baseline or by --format json")
         };
+        check_schema_version(&value, text, origin)?;
         let entries = if value.get("endpoints").is_some() {
             let doc: CheckKeys =
                 serde_json::from_value(value).map_err(|e| shape_error(e, "check"))?;
