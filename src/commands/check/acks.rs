@@ -106,7 +106,9 @@ pub fn apply(
                 ack.kind,
                 which.join(", ")
             ))
-            .with_hint("name one finding: use its fingerprint, or a longer part of its statement"));
+            .with_hint(
+                "name one finding: use its fingerprint, or a longer part of its statement",
+            ));
         }
         for &j in &matched {
             covered_by[j].get_or_insert(i);
@@ -172,7 +174,14 @@ mod tests {
     fn dates_are_strict_calendar_days() {
         assert_eq!(day("2027-03-01").to_string(), "2027-03-01");
         assert_eq!(day("2028-02-29").to_string(), "2028-02-29");
-        for bad in ["2027-3-01", "27-03-01", "2027/03/01", "2027-03-01T00:00", "soon", ""] {
+        for bad in [
+            "2027-3-01",
+            "27-03-01",
+            "2027/03/01",
+            "2027-03-01T00:00",
+            "soon",
+            "",
+        ] {
             let e = parse_date(bad).unwrap_err();
             assert!(e.contains("YYYY-MM-DD"), "{bad}: {e}");
         }
@@ -186,7 +195,11 @@ mod tests {
         let f = findings();
         let acks = [
             ack(FindingKind::CollectionToBoolean, Some("group_grants"), None),
-            ack(FindingKind::NPlusOne, Some(&f[2].fingerprint), Some("2027-03-01")),
+            ack(
+                FindingKind::NPlusOne,
+                Some(&f[2].fingerprint),
+                Some("2027-03-01"),
+            ),
         ];
         let (covered, statuses) = apply(&acks, &f, day("2027-02-28")).unwrap();
         assert_eq!(covered, vec![Some(0), None, Some(1)]);

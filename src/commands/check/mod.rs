@@ -9,6 +9,7 @@
 pub mod acks;
 pub mod budget;
 pub mod config;
+pub mod diff_view;
 pub mod previous_run;
 pub mod render;
 pub mod statement_diff;
@@ -243,7 +244,9 @@ fn judge(
             &findings,
         ));
     }
-    verdict.breaches.extend(acks.iter().filter(|a| a.expired).map(budget::expired));
+    verdict
+        .breaches
+        .extend(acks.iter().filter(|a| a.expired).map(budget::expired));
     Ok(EndpointResult {
         name: m.name,
         budget: m.budget,

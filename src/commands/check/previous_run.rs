@@ -306,4 +306,68 @@ mod tests {
         );
         assert!(e.hint.unwrap().contains("--write-baseline"));
     }
+
+    #[test]
+    fn a_baseline_of_another_schema_version_is_a_usage_error() {
+        let doc = "{\n  \"schema_version\": 2,\n  \"valid\": true,\n  \"endpoints\": []\n}";
+        let e = PreviousRun::parse(doc, "main.json").unwrap_err();
+        assert_eq!(
+            e.message,
+            "--baseline main.json:2:3: schema version 2, but this pgcost reads schema version 1"
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.hint.unwrap().contains("--write-baseline"));
+        let mut audit = report_json("http://h/x", 100);
+        audit["schema_version"] = serde_json::json!(7);
+        let e = PreviousRun::parse(&audit.to_string(), "a.json").unwrap_err();
+        assert!(e.message.contains("schema version 7"), "{}", e.message);
+    }
+
+    #[test]
+    fn statements_and_findings_are_read_back_with_their_fingerprints() {
+        use crate::cost::findings::{Thresholds, analyze};
+        use crate::cost::report::tests::stmt;
+        let delta = crate::cost::delta::WindowDelta {
+            database: crate::cost::delta::DatabaseDelta {
+                xact_commit: 200,
+                sessions: Some(0),
+                ..Default::default()
+            },
+            statements: vec![
+                stmt(
+                    1,
+                    "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1",
+                    200,
+                    200 * 300,
+                ),
+                stmt(2, "SELECT id FROM projects WHERE id = $1", 400, 400),
+            ],
+            ..Default::default()
+        };
+        let mut r =
+            crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), context(100));
+        r.findings = analyze(&r, &Thresholds::default());
+        let b = PreviousRun::parse(&JsonExporter.render(&r), "a.json").unwrap();
+        let e = &b.entries[0];
+        assert!(e.statements_available);
+        let got: Vec<(&str, Option<&str>, f64, f64)> = e
+            .statements
+            .iter()
+            .map(|s| {
+                (
+                    s.query.as_str(),
+                    s.queryid.as_deref(),
+                    s.calls_per_request,
+                    s.rows_per_call,
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 2);
+        assert!(got.contains(&("SELECT id FROM projects WHERE id = $1", Some("2"), 4.0, 1.0)));
+        let naive = got.iter().find(|s| s.0.contains("group_grants")).unwrap();
+        assert_eq!((naive.1, naive.2, naive.3), (Some("1"), 2.0, 300.0));
+        let expected: Vec<_> = r.findings.iter().map(FindingRef::of).collect();
+        assert!(!expected.is_empty());
+        assert_eq!(e.findings, expected);
+    }
 }

@@ -189,7 +189,9 @@ pub fn diff(
     for s in &now {
         match find(&before, &s.query) {
             None => out.added.push(change(None, Some(s))),
-            Some(b) if (s.calls_per_request - b.calls_per_request).abs() + EPSILON >= CALLS_CHANGE => {
+            Some(b)
+                if (s.calls_per_request - b.calls_per_request).abs() + EPSILON >= CALLS_CHANGE =>
+            {
                 out.calls_changed.push(change(Some(&b), Some(s)))
             }
             Some(_) => {}
@@ -200,7 +202,8 @@ pub fn diff(
             out.removed.push(change(Some(b), None));
         }
     }
-    let has = |list: &[FindingRef], f: &FindingRef| list.iter().any(|o| o.fingerprint == f.fingerprint);
+    let has =
+        |list: &[FindingRef], f: &FindingRef| list.iter().any(|o| o.fingerprint == f.fingerprint);
     out.new_findings = (current_findings.iter())
         .filter(|f| !has(baseline_findings, f))
         .cloned()
@@ -240,16 +243,36 @@ mod tests {
     #[test]
     fn fingerprints_are_the_kind_and_a_hash_of_the_normalized_text() {
         let a = fingerprint("n_plus_one", Some("SELECT label FROM small WHERE id = $1"));
-        let b = fingerprint("n_plus_one", Some("SELECT label\n  FROM small WHERE id = $1 "));
+        let b = fingerprint(
+            "n_plus_one",
+            Some("SELECT label\n  FROM small WHERE id = $1 "),
+        );
         assert_eq!(a, b, "whitespace does not matter");
         // sha256("SELECT label FROM small WHERE id = $1"), first 8 bytes (sha256sum agrees):
         // fixed forever, since baselines and acknowledgements store it.
         assert_eq!(a, "n_plus_one:f20df6701a5fecf9");
-        assert_ne!(a, fingerprint("collection_to_boolean", Some("SELECT label FROM small WHERE id = $1")));
-        assert_ne!(a, fingerprint("n_plus_one", Some("SELECT label FROM small WHERE id = $2")));
+        assert_ne!(
+            a,
+            fingerprint(
+                "collection_to_boolean",
+                Some("SELECT label FROM small WHERE id = $1")
+            )
+        );
+        assert_ne!(
+            a,
+            fingerprint("n_plus_one", Some("SELECT label FROM small WHERE id = $2"))
+        );
         assert_eq!(fingerprint("round_trips", None), "round_trips");
-        let f = FindingRef::new("seq_scan_heavy", "medium", None, Some("public.items".into()));
-        assert_eq!(f.fingerprint, fingerprint("seq_scan_heavy", Some("public.items")));
+        let f = FindingRef::new(
+            "seq_scan_heavy",
+            "medium",
+            None,
+            Some("public.items".into()),
+        );
+        assert_eq!(
+            f.fingerprint,
+            fingerprint("seq_scan_heavy", Some("public.items"))
+        );
         assert_eq!(f.subject(), Some("public.items"));
     }
 
@@ -285,7 +308,10 @@ mod tests {
             vec!["SELECT name FROM items\n WHERE id = $1", "BEGIN"]
         );
         let c = &d.calls_changed[0];
-        assert_eq!((c.baseline_calls_per_request, c.calls_per_request), (Some(1.0), Some(2.0)));
+        assert_eq!(
+            (c.baseline_calls_per_request, c.calls_per_request),
+            (Some(1.0), Some(2.0))
+        );
         assert!(!d.is_empty());
         assert!(diff(&before, &before, &[], &[]).is_empty());
     }
@@ -301,16 +327,36 @@ mod tests {
         assert_eq!(merged[0].calls_per_request, 4.0);
         assert_eq!(merged[0].rows_per_call, 4.0);
         assert_eq!(merged[0].queryid.as_deref(), Some("1"));
-        let d = diff(&[s("SELECT a FROM t", "1", 3.0, 4.0)], &merge(vec![]), &[], &[]);
+        let d = diff(
+            &[s("SELECT a FROM t", "1", 3.0, 4.0)],
+            &merge(vec![]),
+            &[],
+            &[],
+        );
         assert_eq!(d.removed.len(), 1);
     }
 
     #[test]
     fn new_and_resolved_findings_by_fingerprint() {
-        let naive = FindingRef::new("collection_to_boolean", "high", Some("SELECT g.action FROM g".into()), None);
-        let n1 = FindingRef::new("n_plus_one", "medium", Some("SELECT label FROM small WHERE id = $1".into()), None);
+        let naive = FindingRef::new(
+            "collection_to_boolean",
+            "high",
+            Some("SELECT g.action FROM g".into()),
+            None,
+        );
+        let n1 = FindingRef::new(
+            "n_plus_one",
+            "medium",
+            Some("SELECT label FROM small WHERE id = $1".into()),
+            None,
+        );
         let rt = FindingRef::new("round_trips", "low", None, None);
-        let d = diff(&[], &[], &[naive.clone(), rt.clone()], &[n1.clone(), rt.clone()]);
+        let d = diff(
+            &[],
+            &[],
+            &[naive.clone(), rt.clone()],
+            &[n1.clone(), rt.clone()],
+        );
         assert_eq!(d.new_findings, vec![n1]);
         assert_eq!(d.resolved_findings, vec![naive]);
         assert!(d.added.is_empty() && d.removed.is_empty());
