@@ -296,6 +296,9 @@ fn check_page(naive: &Report, exists: &Report) {
             regressions,
             deltas,
             baseline_note: None,
+            statement_diff: None,
+            findings: Vec::new(),
+            acks: Vec::new(),
             report: report.clone(),
         }
     };

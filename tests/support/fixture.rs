@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
@@ -162,6 +162,34 @@ async fn n_plus_one(State(app): State<App>) -> Reply {
     Ok(labels.len().to_string())
 }
 
+/// A page whose statements change between versions, for the statement diff of
+/// `check --baseline`. By default: one lookup in `small` and one in `items`. With `?v=2`:
+/// the lookup in `items` twice, and a new count of `small`.
+async fn evolve(State(app): State<App>, RawQuery(query): RawQuery) -> Reply {
+    let v2 = query.as_deref() == Some("v=2");
+    let client = app.pool.get().await.map_err(fail)?;
+    let small = client
+        .prepare_cached("SELECT label FROM small WHERE id = $1")
+        .await
+        .map_err(fail)?;
+    let item = client
+        .prepare_cached("SELECT name FROM items WHERE id = $1")
+        .await
+        .map_err(fail)?;
+    client.query(&small, &[&1i32]).await.map_err(fail)?;
+    for _ in 0..if v2 { 2 } else { 1 } {
+        client.query(&item, &[&7i32]).await.map_err(fail)?;
+    }
+    if v2 {
+        let count = client
+            .prepare_cached("SELECT count(*) FROM small")
+            .await
+            .map_err(fail)?;
+        client.query(&count, &[]).await.map_err(fail)?;
+    }
+    Ok("ok".into())
+}
+
 /// Answers after two seconds, without database work.
 async fn slow() -> StatusCode {
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
@@ -244,6 +272,7 @@ impl Fixture {
             .route("/n-plus-one", get(n_plus_one))
             .route("/plans/filter", get(plans_filter))
             .route("/plans/page", get(plans_page))
+            .route("/evolve", get(evolve))
             .merge(auth_routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

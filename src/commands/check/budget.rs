@@ -3,8 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::FindingStatus;
+use super::acks::AckStatus;
+use super::statement_diff::{FindingRef, StatementDiff};
 pub use crate::cost::figures::Figures;
-use crate::cost::findings::FindingKind;
+use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::report::Report;
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
@@ -30,6 +33,14 @@ pub struct Budget {
     /// Finding kinds that must not appear.
     #[serde(default)]
     pub forbid: Vec<FindingKind>,
+    /// Most statements the baseline did not have (`0`: the statement set is frozen).
+    /// Judged only against a baseline that has the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_statements: Option<u64>,
+    /// Fail on a finding of at least this severity that the baseline did not have and
+    /// that is not acknowledged. Judged only against a baseline that has the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on_findings: Option<Severity>,
 }
 
 /// A per-request figure that budgets and baselines compare.
@@ -168,6 +179,87 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
     verdict
 }
 
+/// The limits on the statement set, against the baseline: `new_statements` on the
+/// statements the baseline did not have, `fail_on_findings` on new findings at or above
+/// the severity that no acknowledgement covers. Without a statement diff (no baseline
+/// for the endpoint), neither applies.
+pub fn statement_set(
+    budget: &Budget,
+    diff: Option<&StatementDiff>,
+    findings: &[FindingStatus],
+) -> Vec<Breach> {
+    let mut breaches = Vec::new();
+    let Some(diff) = diff else {
+        return breaches;
+    };
+    if let Some(limit) = budget.new_statements
+        && diff.added.len() as u64 > limit
+    {
+        breaches.push(Breach {
+            metric: "new_statements".into(),
+            actual: diff.added.len() as f64,
+            budget: limit as f64,
+            detail: diff.added.first().map(|s| s.query.clone()),
+        });
+    }
+    if let Some(threshold) = budget.fail_on_findings {
+        let at_or_above = |severity: &str| {
+            severity
+                .parse::<Severity>()
+                .is_ok_and(|s| rank(s) <= rank(threshold))
+        };
+        let failing: Vec<&FindingStatus> = findings
+            .iter()
+            .filter(|f| f.new == Some(true) && f.acknowledged.is_none())
+            .filter(|f| at_or_above(&f.finding.severity))
+            .collect();
+        if let Some(first) = failing.first() {
+            breaches.push(Breach {
+                metric: "fail_on_findings".into(),
+                actual: failing.len() as f64,
+                budget: 0.0,
+                detail: Some(finding_text(&first.finding)),
+            });
+        }
+    }
+    breaches
+}
+
+/// `kind (severity): statement`, to name a finding in one line.
+pub fn finding_text(f: &FindingRef) -> String {
+    match f.subject() {
+        Some(subject) => format!("{} ({}): {subject}", f.kind, f.severity),
+        None => format!("{} ({})", f.kind, f.severity),
+    }
+}
+
+/// High first.
+fn rank(severity: Severity) -> usize {
+    Severity::ALL
+        .iter()
+        .position(|s| *s == severity)
+        .unwrap_or(Severity::ALL.len())
+}
+
+/// An acknowledgement whose date has come fails the check, with its reason.
+pub fn expired(ack: &AckStatus) -> Breach {
+    let what = match &ack.statement {
+        Some(statement) => format!("{} {statement:?}", ack.kind),
+        None => ack.kind.clone(),
+    };
+    Breach {
+        metric: "ack_expired".into(),
+        actual: 1.0,
+        budget: 0.0,
+        detail: Some(format!(
+            "{what} at {} expired on {}: {}",
+            ack.at,
+            ack.expires.as_deref().unwrap_or("?"),
+            ack.reason
+        )),
+    }
+}
+
 /// How one figure moved against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delta {
@@ -271,6 +363,7 @@ mod tests {
             rows_returned: Some(301.0),
             p95_ms: Some(10.0),
             forbid: vec![FindingKind::NPlusOne],
+            ..Budget::default()
         };
         assert_eq!(check(&budget, &r), BudgetVerdict::default());
         assert_eq!(check(&Budget::default(), &r), BudgetVerdict::default());
@@ -287,6 +380,7 @@ mod tests {
             rows_returned: None,
             p95_ms: Some(0.5),
             forbid: vec![FindingKind::CollectionToBoolean],
+            ..Budget::default()
         };
         let verdict = check(&budget, &r);
         assert!(verdict.unchecked.is_empty());

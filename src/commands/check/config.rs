@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::acks::{Ack, parse_date};
 use super::budget::Budget;
 use super::previous_run::PreviousRun;
 use crate::auth::{self, CredentialOptions, JwtOptions, Redactor};
@@ -21,7 +22,7 @@ use crate::cli::{
     DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP, Format,
 };
 use crate::config::{AuditConfig, AuditOptions};
-use crate::cost::findings::Thresholds;
+use crate::cost::findings::{FindingKind, Thresholds};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
@@ -137,6 +138,21 @@ pub struct EndpointTable {
     pub allow_status: Vec<u16>,
     #[serde(default)]
     pub budget: Budget,
+    /// `[[endpoint.ack]]`: findings acknowledged with a reason.
+    #[serde(default)]
+    pub ack: Vec<AckTable>,
+}
+
+/// One `[[endpoint.ack]]`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckTable {
+    pub kind: Spanned<FindingKind>,
+    /// A finding fingerprint, or a substring of its normalized statement (or table).
+    pub statement: Option<Spanned<String>>,
+    pub reason: Spanned<String>,
+    /// `YYYY-MM-DD`.
+    pub expires: Option<Spanned<String>>,
 }
 
 /// An endpoint ready to measure.
@@ -145,6 +161,7 @@ pub struct Endpoint {
     pub name: String,
     pub budget: Budget,
     pub audit: AuditConfig,
+    pub acks: Vec<Ack>,
 }
 
 /// The `--baseline` run, read before measuring.
@@ -153,6 +170,41 @@ pub struct Baseline {
     /// The path as given, for the report.
     pub origin: String,
     pub run: PreviousRun,
+}
+
+impl Baseline {
+    /// Refuses the baseline of another endpoint set: one in which none of the endpoints
+    /// to check is found (by name, or by method, path and query for an audit report).
+    /// Some missing is normal (an endpoint added on the branch); all missing is the wrong
+    /// file.
+    pub fn check_endpoints(&self, endpoints: &[Endpoint]) -> Result<()> {
+        let found = endpoints.iter().any(|e| {
+            let request = &e.audit.request;
+            (self.run)
+                .find(&e.name, request.method.as_str(), request.url.as_str())
+                .is_some()
+        });
+        if found || endpoints.is_empty() {
+            return Ok(());
+        }
+        let names = |names: Vec<String>| names.join(", ");
+        let theirs: Vec<String> = (self.run.entries.iter())
+            .map(|e| {
+                e.name
+                    .clone()
+                    .unwrap_or_else(|| format!("{} {}", e.method, e.path))
+            })
+            .collect();
+        Err(Error::usage(format!(
+            "--baseline {} is the baseline of another endpoint set: it has {}, none of {}",
+            self.origin,
+            names(theirs),
+            names(endpoints.iter().map(|e| e.name.clone()).collect())
+        ))
+        .with_hint(
+            "pass the baseline written by pgcost check --write-baseline with this pgcost.toml",
+        ))
+    }
 }
 
 /// Everything `check::run` needs, already checked: the endpoints of the file and the
@@ -186,10 +238,14 @@ impl CheckConfig {
         let endpoints = load(&args.config, &overrides, env)?;
         // Read before measuring: a bad baseline should not cost a minute of waiting.
         let baseline = match &args.baseline {
-            Some(path) => Some(Baseline {
-                origin: path.display().to_string(),
-                run: PreviousRun::load(path)?,
-            }),
+            Some(path) => {
+                let baseline = Baseline {
+                    origin: path.display().to_string(),
+                    run: PreviousRun::load(path)?,
+                };
+                baseline.check_endpoints(&endpoints)?;
+                Some(baseline)
+            }
             None => None,
         };
         Ok(CheckConfig {
@@ -311,6 +367,7 @@ fn check_endpoint<'a>(
             )
             .with_hint("paths are appended to base_url, e.g. path = \"/api/v1/projects\""));
     }
+    acks(source, endpoint)?;
     for metric in super::budget::Metric::ALL {
         if metric.limit(&endpoint.budget).is_some_and(|v| v < 0.0) {
             return Err(source.at(
@@ -323,6 +380,48 @@ fn check_endpoint<'a>(
         }
     }
     Ok(())
+}
+
+/// An endpoint's `[[endpoint.ack]]` tables, validated: a reason, a real date.
+fn acks(source: &Source<'_>, endpoint: &EndpointTable) -> Result<Vec<Ack>> {
+    let name = endpoint.name.get_ref();
+    endpoint
+        .ack
+        .iter()
+        .map(|table| {
+            if table.reason.get_ref().trim().is_empty() {
+                return Err(source
+                    .at(Some(table.reason.span()), format!("endpoint {name:?}: an ack's reason is empty"))
+                    .with_hint("say why the finding is accepted for now, e.g. reason = \"fixed in #123\""));
+            }
+            let expires = (table.expires.as_ref())
+                .map(|date| {
+                    parse_date(date.get_ref()).map_err(|e| {
+                        source
+                            .at(Some(date.span()), format!("endpoint {name:?}: ack expires {e}"))
+                            .with_hint("write the date as expires = \"2027-03-01\"")
+                    })
+                })
+                .transpose()?;
+            if let Some(statement) = &table.statement
+                && statement.get_ref().trim().is_empty()
+            {
+                return Err(source.at(
+                    Some(statement.span()),
+                    format!("endpoint {name:?}: an ack's statement is empty; leave it out to acknowledge every finding of the kind"),
+                ));
+            }
+            let span = (table.statement.as_ref()).map_or(table.kind.span(), |s| s.span());
+            let (line, column) = source.position(span.start);
+            Ok(Ack {
+                kind: *table.kind.get_ref(),
+                statement: table.statement.as_ref().map(|s| s.get_ref().clone()),
+                reason: table.reason.get_ref().clone(),
+                expires,
+                at: format!("{}:{line}:{column}", source.origin),
+            })
+        })
+        .collect()
 }
 
 /// Reads a variable that must be set.
@@ -576,7 +675,11 @@ pub fn build(
     file.endpoints
         .iter()
         .filter(|t| overrides.only.is_empty() || overrides.only.contains(t.name.get_ref()))
-        .map(|table| endpoint(&shared, table, origin, env))
+        .map(|table| {
+            let mut endpoint = endpoint(&shared, table, origin, env)?;
+            endpoint.acks = acks(&source, table)?;
+            Ok(endpoint)
+        })
         .collect()
 }
 
@@ -680,6 +783,7 @@ fn endpoint(
         name: name.clone(),
         budget: table.budget.clone(),
         audit,
+        acks: Vec::new(),
     })
 }
 
@@ -1224,5 +1328,120 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             "Bearer eyJ.demo.token"
         );
         assert_eq!(endpoints[1].budget.statements, Some(6.0));
+    }
+}
+
+#[cfg(test)]
+mod ack_tests {
+    use super::*;
+
+    fn file(acks: &str) -> String {
+        format!(
+            "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n\
+             [[endpoint]]\nname = \"a\"\npath = \"/a\"\n{acks}"
+        )
+    }
+
+    fn built(text: &str) -> Result<Vec<Endpoint>> {
+        let file = parse(text, "pgcost.toml")?;
+        build(
+            &file,
+            text,
+            "pgcost.toml",
+            Path::new("/repo"),
+            &Overrides::default(),
+            &|_| None,
+        )
+    }
+
+    #[test]
+    fn acks_are_read_with_where_they_are_written() {
+        let text = file(
+            "[[endpoint.ack]]\nkind = \"collection_to_boolean\"\nstatement = \"group_grants\"\n\
+             reason = \"fixed in #123\"\nexpires = \"2027-03-01\"\n\
+             [[endpoint.ack]]\nkind = \"round_trips\"\nreason = \"one round trip per check\"\n",
+        );
+        let acks = built(&text).unwrap().remove(0).acks;
+        assert_eq!(acks.len(), 2);
+        assert_eq!(acks[0].kind, FindingKind::CollectionToBoolean);
+        assert_eq!(acks[0].statement.as_deref(), Some("group_grants"));
+        assert_eq!(acks[0].expires.unwrap().to_string(), "2027-03-01");
+        assert_eq!(acks[0].at, "pgcost.toml:9:13");
+        assert_eq!(acks[1].statement, None);
+        assert_eq!(acks[1].at, "pgcost.toml:13:8");
+    }
+
+    #[test]
+    fn bad_acks_are_usage_errors_with_file_line_and_column() {
+        let cases = [
+            (
+                "[[endpoint.ack]]\nstatement = \"x\"\nreason = \"r\"\n",
+                "pgcost.toml:7:1: missing field `kind`",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"slow\"\nreason = \"r\"\n",
+                "pgcost.toml:8:8: unknown variant `slow`",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"n_plus_one\"\n",
+                "pgcost.toml:7:1: missing field `reason`",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"n_plus_one\"\nreason = \" \"\n",
+                "pgcost.toml:9:10: endpoint \"a\": an ack's reason is empty",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"n_plus_one\"\nreason = \"r\"\nexpires = \"next march\"\n",
+                "pgcost.toml:10:11: endpoint \"a\": ack expires \"next march\" is not a date in the form YYYY-MM-DD",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"n_plus_one\"\nreason = \"r\"\nexpires = \"2027-02-30\"\n",
+                "pgcost.toml:10:11: endpoint \"a\": ack expires \"2027-02-30\" is not a calendar day",
+            ),
+            (
+                "[[endpoint.ack]]\nkind = \"n_plus_one\"\nreason = \"r\"\nexpires = 2027-03-01\n",
+                "pgcost.toml:10:11: invalid type",
+            ),
+        ];
+        for (acks, message) in cases {
+            let e = built(&file(acks)).unwrap_err();
+            assert!(e.message.starts_with(message), "{acks}: {}", e.message);
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn a_baseline_of_another_endpoint_set_is_a_usage_error() {
+        let endpoints = built(&file("")).unwrap();
+        let doc = |names: &[&str]| {
+            let endpoints: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    format!(
+                        r#"{{"name": "{n}", "report": {{"valid": true, "target": {{"method": "GET", "url": "http://h/{n}"}},
+                        "per_request": {{"transactions": 1, "statements": 1, "rows_read": 1, "rows_returned": 1}},
+                        "load": {{"latency_ms": {{"p95": 1}}}}}}}}"#
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"schema_version": 1, "endpoints": [{}]}}"#,
+                endpoints.join(",")
+            )
+        };
+        let baseline = |names: &[&str]| Baseline {
+            origin: "main.json".into(),
+            run: PreviousRun::parse(&doc(names), "main.json").unwrap(),
+        };
+        // One endpoint in common is enough: the others were added or removed.
+        baseline(&["a", "b"]).check_endpoints(&endpoints).unwrap();
+        let e = baseline(&["x", "y"])
+            .check_endpoints(&endpoints)
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "--baseline main.json is the baseline of another endpoint set: it has x, y, none of a"
+        );
+        assert_eq!(e.exit_code(), 2);
     }
 }

@@ -6,11 +6,14 @@
 //! Markdown, JSON or JUnit; this module runs it all: `CheckConfig::from_args` → `run` →
 //! `CheckReport` → `render` → exit code.
 
+pub mod acks;
 pub mod budget;
 pub mod config;
+pub mod diff_view;
 mod html;
 pub mod previous_run;
 pub mod render;
+pub mod statement_diff;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -27,9 +30,11 @@ use crate::measure;
 use crate::output::{emit, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
+use acks::{Ack, AckStatus};
 use budget::{Breach, Budget, Delta, Figures, Regression};
 use config::CheckConfig;
-use previous_run::PreviousRun;
+use previous_run::{Entry, PreviousRun};
+use statement_diff::{FindingRef, StatementDiff};
 
 /// Bumped whenever a key of the check document is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -67,8 +72,30 @@ pub struct EndpointResult {
     pub deltas: Vec<Delta>,
     /// Why there is no comparison with the baseline, when one was given.
     pub baseline_note: Option<String>,
+    /// Statements and findings against the baseline, when it has this endpoint and
+    /// both runs read pg_stat_statements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_diff: Option<StatementDiff>,
+    /// Every finding of the report, with its fingerprint, whether it is new against the
+    /// baseline, and its acknowledgement.
+    #[serde(default)]
+    pub findings: Vec<FindingStatus>,
+    /// Every `[[endpoint.ack]]` of the endpoint and what it matched.
+    #[serde(default)]
+    pub acks: Vec<AckStatus>,
     /// The full audit report (see the audit keys in docs/json.md).
     pub report: Report,
+}
+
+/// One finding of an endpoint, as check judges it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingStatus {
+    #[serde(flatten)]
+    pub finding: FindingRef,
+    /// Whether the baseline lacked it; null without a comparison.
+    pub new: Option<bool>,
+    /// The reason of the acknowledgement that covers it, if one does.
+    pub acknowledged: Option<String>,
 }
 
 /// How an endpoint came out, worst first.
@@ -127,54 +154,24 @@ pub struct Measured {
     pub name: String,
     pub budget: Budget,
     pub report: Report,
+    /// Its `[[endpoint.ack]]` tables.
+    pub acks: Vec<Ack>,
 }
 
-/// Judges each measured endpoint against its budget and the baseline. Pure.
+/// Judges each measured endpoint against its budget, the baseline and its
+/// acknowledgements (expired from `today` on). Pure. An acknowledgement whose statement
+/// matches more than one finding is a usage error.
 pub fn evaluate(
     measured: Vec<Measured>,
     baseline: Option<(&str, &PreviousRun)>,
     max_regression_percent: Option<f64>,
-) -> CheckReport {
-    let endpoints: Vec<EndpointResult> = measured
+    today: time::Date,
+) -> Result<CheckReport> {
+    let endpoints = measured
         .into_iter()
-        .map(|m| {
-            let verdict = if m.report.valid {
-                budget::check(&m.budget, &m.report)
-            } else {
-                Default::default()
-            };
-            let (mut deltas, mut regressions, mut baseline_note) = (Vec::new(), Vec::new(), None);
-            if let Some((_, baseline)) = baseline {
-                match baseline.find(&m.name, &m.report.target.method, &m.report.target.url) {
-                    None => baseline_note = Some("not in the baseline".into()),
-                    Some(entry) if !entry.valid => {
-                        baseline_note = Some("not valid in the baseline".into())
-                    }
-                    Some(_) if !m.report.valid => {
-                        baseline_note = Some("not compared: this run is not valid".into())
-                    }
-                    Some(entry) => {
-                        (deltas, regressions) = budget::compare(
-                            &entry.figures,
-                            &Figures::of(&m.report),
-                            max_regression_percent,
-                        );
-                    }
-                }
-            }
-            EndpointResult {
-                name: m.name,
-                budget: m.budget,
-                breaches: verdict.breaches,
-                unchecked: verdict.unchecked,
-                regressions,
-                deltas,
-                baseline_note,
-                report: m.report,
-            }
-        })
-        .collect();
-    CheckReport {
+        .map(|m| judge(m, baseline.map(|(_, b)| b), max_regression_percent, today))
+        .collect::<Result<Vec<EndpointResult>>>()?;
+    Ok(CheckReport {
         schema_version: SCHEMA_VERSION,
         valid: endpoints.iter().all(EndpointResult::trusted),
         passed: endpoints
@@ -183,7 +180,87 @@ pub fn evaluate(
         baseline: baseline.map(|(origin, _)| origin.to_string()),
         max_regression_percent,
         endpoints,
+    })
+}
+
+/// One endpoint: its budget, the baseline's figures, statements and findings, and its
+/// acknowledgements.
+fn judge(
+    m: Measured,
+    baseline: Option<&PreviousRun>,
+    max_regression_percent: Option<f64>,
+    today: time::Date,
+) -> Result<EndpointResult> {
+    let mut verdict = if m.report.valid {
+        budget::check(&m.budget, &m.report)
+    } else {
+        Default::default()
+    };
+    let (mut deltas, mut regressions, mut baseline_note) = (Vec::new(), Vec::new(), None);
+    let mut compared: Option<&Entry> = None;
+    if let Some(baseline) = baseline {
+        match baseline.find(&m.name, &m.report.target.method, &m.report.target.url) {
+            None => baseline_note = Some("not in the baseline".into()),
+            Some(entry) if !entry.valid => baseline_note = Some("not valid in the baseline".into()),
+            Some(_) if !m.report.valid => {
+                baseline_note = Some("not compared: this run is not valid".into())
+            }
+            Some(entry) => {
+                (deltas, regressions) = budget::compare(
+                    &entry.figures,
+                    &Figures::of(&m.report),
+                    max_regression_percent,
+                );
+                compared = Some(entry);
+            }
+        }
     }
+    let current: Vec<FindingRef> = m.report.findings.iter().map(FindingRef::of).collect();
+    let statement_diff = compared
+        .filter(|entry| entry.statements_available && m.report.per_request.statements.is_some())
+        .map(|entry| {
+            statement_diff::diff(
+                &entry.statements,
+                &statement_diff::statements_of(&m.report.statements),
+                &entry.findings,
+                &current,
+            )
+        });
+    let (covered_by, acks) = acks::apply(&m.acks, &current, today)?;
+    let findings: Vec<FindingStatus> = current
+        .into_iter()
+        .zip(covered_by)
+        .map(|(finding, ack)| FindingStatus {
+            new: compared.map(|entry| {
+                !(entry.findings.iter()).any(|f| f.fingerprint == finding.fingerprint)
+            }),
+            acknowledged: ack.map(|i| m.acks[i].reason.clone()),
+            finding,
+        })
+        .collect();
+    if m.report.valid {
+        verdict.breaches.extend(budget::statement_set(
+            &m.budget,
+            statement_diff.as_ref(),
+            &findings,
+        ));
+    }
+    verdict
+        .breaches
+        .extend(acks.iter().filter(|a| a.expired).map(budget::expired));
+    Ok(EndpointResult {
+        name: m.name,
+        budget: m.budget,
+        breaches: verdict.breaches,
+        unchecked: verdict.unchecked,
+        regressions,
+        deltas,
+        baseline_note,
+        statement_diff,
+        findings,
+        acks,
+        report: m.report,
+    })
 }
 
 /// Logs in where asked, then measures the endpoints of `config` in one sequence: N + 1
@@ -222,6 +299,7 @@ pub async fn measure(
             name: e.name.clone(),
             budget: e.budget.clone(),
             report,
+            acks: e.acks.clone(),
         })
         .collect())
 }
@@ -273,7 +351,12 @@ pub async fn run(config: &CheckConfig, stop: Arc<AtomicBool>) -> Result<CheckRep
     let progress = Progress::new(config.quiet);
     let measured = measure(config, &progress, stop).await?;
     let baseline = (config.baseline.as_ref()).map(|b| (b.origin.as_str(), &b.run));
-    Ok(evaluate(measured, baseline, config.max_regression_percent))
+    evaluate(
+        measured,
+        baseline,
+        config.max_regression_percent,
+        acks::today(),
+    )
 }
 
 /// Writes the report where asked, the GitHub step summary and the next baseline.

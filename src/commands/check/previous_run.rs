@@ -1,11 +1,13 @@
 //! Previous runs (`--baseline FILE`): a `pgcost check` or a `pgcost audit` JSON document,
-//! reduced to the per-request figures of each endpoint it measured.
+//! reduced to the per-request figures, statements and findings of each endpoint it
+//! measured.
 
 use std::path::Path;
 
 use serde::Deserialize;
 
 use super::budget::Figures;
+use super::statement_diff::{self, FindingRef, StatementFigures};
 use crate::error::{Error, Result};
 
 /// One endpoint of a previous run.
@@ -18,6 +20,11 @@ pub struct Entry {
     pub path: String,
     pub valid: bool,
     pub figures: Figures,
+    /// Whether pg_stat_statements was read: without it there are no statements to diff.
+    pub statements_available: bool,
+    /// One per normalized text.
+    pub statements: Vec<StatementFigures>,
+    pub findings: Vec<FindingRef>,
 }
 
 /// Every endpoint of a previous run.
@@ -34,6 +41,27 @@ struct ReportKeys {
     target: TargetKeys,
     per_request: PerRequestKeys,
     load: LoadKeys,
+    #[serde(default)]
+    statements: Vec<StatementKeys>,
+    #[serde(default)]
+    findings: Vec<FindingKeys>,
+}
+
+#[derive(Deserialize)]
+struct StatementKeys {
+    query: String,
+    queryid: Option<String>,
+    calls_per_request: f64,
+    rows_per_call: f64,
+}
+
+// Kind and severity as text: a kind a newer version added still loads.
+#[derive(Deserialize)]
+struct FindingKeys {
+    kind: String,
+    severity: String,
+    query: Option<String>,
+    table: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -98,7 +126,53 @@ impl Entry {
                 // rps and the median latency are not among the figures check compares.
                 ..Figures::default()
             },
+            statements_available: report.per_request.statements.is_some(),
+            statements: statement_diff::merge(report.statements.into_iter().map(|s| {
+                StatementFigures {
+                    query: s.query,
+                    queryid: s.queryid,
+                    calls_per_request: s.calls_per_request,
+                    rows_per_call: s.rows_per_call,
+                }
+            })),
+            findings: (report.findings.into_iter())
+                .map(|f| FindingRef::new(&f.kind, &f.severity, f.query, f.table))
+                .collect(),
         }
+    }
+}
+
+/// `origin:line:column` of the first `"key"` in `text`, or `origin` alone.
+fn position(text: &str, origin: &str, key: &str) -> String {
+    match text.find(&format!("\"{key}\"")) {
+        Some(offset) => {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("{origin}:{line}:{column}")
+        }
+        None => origin.to_string(),
+    }
+}
+
+/// Refuses a document of another schema version: its keys may mean other things. A
+/// document without one is left to the shape check.
+fn check_schema_version(value: &serde_json::Value, text: &str, origin: &str) -> Result<()> {
+    let expected = u64::from(if value.get("endpoints").is_some() {
+        super::SCHEMA_VERSION
+    } else {
+        crate::cost::report::SCHEMA_VERSION
+    });
+    match value.get("schema_version") {
+        None => Ok(()),
+        Some(v) if v.as_u64() == Some(expected) => Ok(()),
+        Some(v) => Err(Error::usage(format!(
+            "--baseline {}: schema version {v}, but this pgcost reads schema version {expected}",
+            position(text, origin, "schema_version")
+        ))
+        .with_hint(
+            "write the baseline again with this version of pgcost: pgcost check --write-baseline FILE",
+        )),
     }
 }
 
@@ -115,6 +189,7 @@ impl PreviousRun {
             ))
             .with_hint("pass a file written by --write-baseline or by --format json")
         };
+        check_schema_version(&value, text, origin)?;
         let entries = if value.get("endpoints").is_some() {
             let doc: CheckKeys =
                 serde_json::from_value(value).map_err(|e| shape_error(e, "check"))?;
@@ -230,5 +305,69 @@ mod tests {
             e.message
         );
         assert!(e.hint.unwrap().contains("--write-baseline"));
+    }
+
+    #[test]
+    fn a_baseline_of_another_schema_version_is_a_usage_error() {
+        let doc = "{\n  \"schema_version\": 2,\n  \"valid\": true,\n  \"endpoints\": []\n}";
+        let e = PreviousRun::parse(doc, "main.json").unwrap_err();
+        assert_eq!(
+            e.message,
+            "--baseline main.json:2:3: schema version 2, but this pgcost reads schema version 1"
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.hint.unwrap().contains("--write-baseline"));
+        let mut audit = report_json("http://h/x", 100);
+        audit["schema_version"] = serde_json::json!(7);
+        let e = PreviousRun::parse(&audit.to_string(), "a.json").unwrap_err();
+        assert!(e.message.contains("schema version 7"), "{}", e.message);
+    }
+
+    #[test]
+    fn statements_and_findings_are_read_back_with_their_fingerprints() {
+        use crate::cost::findings::{Thresholds, analyze};
+        use crate::cost::report::tests::stmt;
+        let delta = crate::cost::delta::WindowDelta {
+            database: crate::cost::delta::DatabaseDelta {
+                xact_commit: 200,
+                sessions: Some(0),
+                ..Default::default()
+            },
+            statements: vec![
+                stmt(
+                    1,
+                    "SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1",
+                    200,
+                    200 * 300,
+                ),
+                stmt(2, "SELECT id FROM projects WHERE id = $1", 400, 400),
+            ],
+            ..Default::default()
+        };
+        let mut r =
+            crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), context(100));
+        r.findings = analyze(&r, &Thresholds::default());
+        let b = PreviousRun::parse(&JsonExporter.render(&r), "a.json").unwrap();
+        let e = &b.entries[0];
+        assert!(e.statements_available);
+        let got: Vec<(&str, Option<&str>, f64, f64)> = e
+            .statements
+            .iter()
+            .map(|s| {
+                (
+                    s.query.as_str(),
+                    s.queryid.as_deref(),
+                    s.calls_per_request,
+                    s.rows_per_call,
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 2);
+        assert!(got.contains(&("SELECT id FROM projects WHERE id = $1", Some("2"), 4.0, 1.0)));
+        let naive = got.iter().find(|s| s.0.contains("group_grants")).unwrap();
+        assert_eq!((naive.1, naive.2, naive.3), (Some("1"), 2.0, 300.0));
+        let expected: Vec<_> = r.findings.iter().map(FindingRef::of).collect();
+        assert!(!expected.is_empty());
+        assert_eq!(e.findings, expected);
     }
 }

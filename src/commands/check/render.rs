@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::budget::{Breach, Delta, Figures, Metric, Regression};
+use super::diff_view;
 use super::{CheckReport, EndpointResult, Status};
 use crate::cli::CheckFormat;
 use crate::cost::findings::{FindingKind, Severity};
@@ -54,8 +55,21 @@ fn percent(change_percent: Option<f64>) -> String {
 
 /// A breach in words; `code` marks up the statement of a forbidden finding.
 fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
-    match &b.detail {
-        None => format!(
+    let detail = b.detail.as_deref().unwrap_or_default();
+    match (b.metric.as_str(), &b.detail) {
+        ("new_statements", _) => format!(
+            "{} new statement(s), budget {}: {}",
+            b.actual,
+            limit(b.budget),
+            code(&one_line(detail, 60))
+        ),
+        ("fail_on_findings", _) => format!(
+            "{} new finding(s) at fail_on_findings severity or above: {}",
+            b.actual,
+            code(&one_line(detail, 60))
+        ),
+        ("ack_expired", _) => format!("acknowledgement expired: {}", one_line(detail, 200)),
+        (_, None) => format!(
             "{} {:.2} {}, budget {}",
             b.metric,
             b.actual,
@@ -66,7 +80,7 @@ fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
             },
             limit(b.budget)
         ),
-        Some(detail) => format!(
+        (_, Some(detail)) => format!(
             "forbidden finding {} ({} found): {}",
             b.metric,
             b.actual,
@@ -249,6 +263,8 @@ fn markdown(report: &CheckReport) -> String {
         markdown_problems(report),
         format!("{}\n\n", markdown_table(&markdown_endpoints(report))),
         format!("<sub>{}</sub>\n\n", markdown_note(report)),
+        diff_view::markdown(report),
+        markdown_acknowledgements(report),
         markdown_findings(report),
     ]
     .concat()
@@ -323,6 +339,20 @@ fn markdown_note(report: &CheckReport) -> String {
     note
 }
 
+/// Acknowledged findings and acknowledgements that match nothing.
+fn markdown_acknowledgements(report: &CheckReport) -> String {
+    let code = |sql: &str| format!("`{}`", sql.replace('`', "'"));
+    let lines: Vec<String> = (report.endpoints.iter())
+        .flat_map(|e| diff_view::acknowledgements(e, code))
+        .map(|line| format!("- {line}"))
+        .collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("#### Acknowledgements\n\n{}\n\n", lines.join("\n"))
+    }
+}
+
 fn markdown_findings(report: &CheckReport) -> String {
     let lines: Vec<String> = findings(report)
         .into_iter()
@@ -363,7 +393,11 @@ fn table(report: &CheckReport) -> String {
     if let Some(baseline) = &report.baseline {
         let title = format!("Against the baseline {baseline}");
         out.push_str(&table_list(&title, report.endpoints.iter().map(against)));
+        let title = format!("Statements against the baseline {baseline}");
+        out.push_str(&table_list(&title, diff_view::table(report).into_iter()));
     }
+    let acks = (report.endpoints.iter()).flat_map(|e| diff_view::acknowledgements(e, plain));
+    out.push_str(&table_list("Acknowledgements", acks));
     out
 }
 

@@ -54,6 +54,7 @@ fn budget(statements: f64, rows_read: f64) -> Budget {
         rows_returned: Some(400.0),
         p95_ms: Some(50.0),
         forbid: vec![FindingKind::CollectionToBoolean],
+        ..Budget::default()
     }
 }
 
@@ -62,7 +63,26 @@ fn measured(name: &str, report: Report, budget: Budget) -> Measured {
         name: name.into(),
         budget,
         report,
+        acks: Vec::new(),
     }
+}
+
+/// The day the hand-built runs are judged on.
+const TODAY: &str = "2027-01-15";
+
+/// Judges on [`TODAY`]; these runs have no acknowledgement that could be ambiguous.
+fn evaluate(
+    measured: Vec<Measured>,
+    baseline: Option<(&str, &PreviousRun)>,
+    max_regression_percent: Option<f64>,
+) -> CheckReport {
+    super::evaluate(
+        measured,
+        baseline,
+        max_regression_percent,
+        acks::parse_date(TODAY).unwrap(),
+    )
+    .unwrap()
 }
 
 fn naive() -> Measured {
@@ -376,4 +396,291 @@ fn junit_is_well_formed_with_a_failure_per_breach() {
     assert_eq!(cases[2].1.len(), 4);
     assert_eq!(cases[3].1[0][0], "error");
     assert!(cases[3].1[0][2].contains("were 401"));
+}
+
+/// A run of `naive` (judged on [`TODAY`]) with these acknowledgements.
+fn naive_with(
+    acks: Vec<acks::Ack>,
+    budget: Budget,
+    baseline: Option<&PreviousRun>,
+) -> Result<CheckReport> {
+    let mut m = naive();
+    m.budget = budget;
+    m.acks = acks;
+    super::evaluate(
+        vec![m],
+        baseline.map(|b| ("baseline.json", b)),
+        None,
+        acks::parse_date(TODAY).unwrap(),
+    )
+}
+
+fn ack(kind: FindingKind, statement: Option<&str>, expires: Option<&str>) -> acks::Ack {
+    acks::Ack {
+        kind,
+        statement: statement.map(str::to_string),
+        reason: "fixed in #123; the rewrite ships next release".into(),
+        expires: expires.map(|d| acks::parse_date(d).unwrap()),
+        at: "pgcost.toml:30:13".into(),
+    }
+}
+
+/// A baseline in which naive was the exists pipeline: the listing only, 6 per request.
+fn naive_baseline() -> PreviousRun {
+    let before = evaluate(
+        vec![measured(
+            "naive",
+            report("/naive/p", 6, 39, 25, false),
+            Budget::default(),
+        )],
+        None,
+        None,
+    );
+    PreviousRun::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
+}
+
+#[test]
+fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
+    let b = naive_baseline();
+    let frozen = Budget {
+        new_statements: Some(0),
+        ..Budget::default()
+    };
+    let run = naive_with(vec![], frozen, Some(&b)).unwrap();
+    assert_eq!(run.exit_code(), 1);
+    let e = &run.endpoints[0];
+    let diff = e.statement_diff.as_ref().unwrap();
+    assert_eq!(diff.added.len(), 1);
+    assert!(
+        diff.added[0]
+            .query
+            .starts_with("SELECT g.action FROM group_grants")
+    );
+    assert_eq!(diff.added[0].calls_per_request, Some(1.0));
+    assert!(diff.removed.is_empty());
+    // The listing ran 6 times per request, now 9.
+    assert_eq!(diff.calls_changed.len(), 1);
+    let c = &diff.calls_changed[0];
+    assert!(c.query.starts_with("SELECT id, name FROM projects"));
+    assert_eq!(
+        (c.baseline_calls_per_request, c.calls_per_request),
+        (Some(6.0), Some(9.0))
+    );
+    let kinds: Vec<&str> = diff.new_findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["collection_to_boolean"]);
+    assert_eq!(
+        e.breaches
+            .iter()
+            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .collect::<Vec<_>>(),
+        vec![("new_statements", 1.0, 0.0)]
+    );
+
+    let table = render(&run, CheckFormat::Table);
+    assert!(
+        table.contains("- naive: 1 new statement(s), budget 0: SELECT g.action"),
+        "{table}"
+    );
+    assert!(
+        table.contains("\nStatements against the baseline baseline.json\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("- naive: + SELECT g.action FROM group_grants g JOIN"),
+        "{table}"
+    );
+    let print = &run.endpoints[0].findings[0].finding.fingerprint;
+    assert!(
+        table.contains(&format!(
+            "- naive: + new finding {print} collection_to_boolean (high): SELECT"
+        )),
+        "{table}"
+    );
+    assert!(
+        table.contains("- naive: ~ SELECT id, name FROM projects WHERE tenant_id = $1 ORDE… (6.00 → 9.00 per request)"),
+        "{table}"
+    );
+    let markdown = render(&run, CheckFormat::Markdown);
+    assert!(markdown.contains("```diff\n@@ naive @@\n+ SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1 (1.00 per request)\n"), "{markdown}");
+    assert!(markdown.contains("\n- SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2 (6.00 per request)\n+ SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2 (9.00 per request)\n"), "{markdown}");
+    let json: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    let diff = &json["endpoints"][0]["statement_diff"];
+    assert_eq!(diff["added"][0]["calls_per_request"], 1.0);
+    assert_eq!(diff["calls_changed"][0]["baseline_calls_per_request"], 6.0);
+    assert_eq!(diff["new_findings"][0]["kind"], "collection_to_boolean");
+    assert!(diff["added"][0]["queryid"].is_string());
+
+    // Against itself: no statement change, and the frozen set passes.
+    let same = PreviousRun::parse(&render(&run, CheckFormat::Json), "same.json").unwrap();
+    let frozen = Budget {
+        new_statements: Some(0),
+        ..Budget::default()
+    };
+    let run = naive_with(vec![], frozen, Some(&same)).unwrap();
+    assert_eq!(run.exit_code(), 0);
+    assert!(run.endpoints[0].statement_diff.as_ref().unwrap().is_empty());
+    assert!(render(&run, CheckFormat::Table).contains("- naive: no statement change\n"));
+    assert!(render(&run, CheckFormat::Markdown).contains("@@ naive: no statement change @@"));
+}
+
+#[test]
+fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
+    let b = naive_baseline();
+    let strict = Budget {
+        fail_on_findings: Some(crate::cost::findings::Severity::High),
+        ..Budget::default()
+    };
+    let run = naive_with(vec![], strict.clone(), Some(&b)).unwrap();
+    assert_eq!(run.exit_code(), 1);
+    let breach = &run.endpoints[0].breaches[0];
+    assert_eq!(
+        (breach.metric.as_str(), breach.actual),
+        ("fail_on_findings", 1.0)
+    );
+    assert!(
+        breach
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("collection_to_boolean (high): SELECT g.action")
+    );
+    // round_trips was in the baseline too: not new, not failing.
+    let new: Vec<(&str, Option<bool>)> = run.endpoints[0]
+        .findings
+        .iter()
+        .map(|f| (f.finding.kind.as_str(), f.new))
+        .collect();
+    assert_eq!(
+        new,
+        vec![
+            ("collection_to_boolean", Some(true)),
+            ("round_trips", Some(false))
+        ]
+    );
+
+    // Acknowledged: shown with its reason, and it passes.
+    let acked = vec![ack(
+        FindingKind::CollectionToBoolean,
+        Some("group_grants"),
+        Some("2027-03-01"),
+    )];
+    let run = naive_with(acked, strict.clone(), Some(&b)).unwrap();
+    assert_eq!(run.exit_code(), 0, "{:?}", run.endpoints[0].breaches);
+    let f = &run.endpoints[0].findings[0];
+    assert_eq!(
+        f.acknowledged.as_deref(),
+        Some("fixed in #123; the rewrite ships next release")
+    );
+    let table = render(&run, CheckFormat::Table);
+    assert!(
+        table.contains(&format!(
+            "\nAcknowledgements\n- naive acknowledged: collection_to_boolean SELECT g.action FROM group_grants g JOIN group_… ({}): fixed in #123",
+            f.finding.fingerprint
+        )),
+        "{table}"
+    );
+    let markdown = render(&run, CheckFormat::Markdown);
+    assert!(
+        markdown.contains(
+            "#### Acknowledgements\n\n- naive acknowledged: collection_to_boolean `SELECT g.action"
+        ),
+        "{markdown}"
+    );
+    // By fingerprint, the same.
+    let by_print = vec![ack(
+        FindingKind::CollectionToBoolean,
+        Some(&f.finding.fingerprint),
+        None,
+    )];
+    assert_eq!(
+        naive_with(by_print, strict, Some(&b)).unwrap().exit_code(),
+        0
+    );
+
+    // Without a baseline, the statement-set limits do not apply.
+    let frozen = Budget {
+        new_statements: Some(0),
+        fail_on_findings: Some(crate::cost::findings::Severity::Low),
+        ..Budget::default()
+    };
+    let run = naive_with(vec![], frozen, None).unwrap();
+    assert_eq!(run.exit_code(), 0);
+    assert!(run.endpoints[0].statement_diff.is_none());
+    assert_eq!(run.endpoints[0].findings[0].new, None);
+}
+
+#[test]
+fn an_expired_acknowledgement_fails_with_its_reason() {
+    let acked = vec![ack(
+        FindingKind::CollectionToBoolean,
+        Some("group_grants"),
+        Some(TODAY),
+    )];
+    let run = naive_with(acked, Budget::default(), None).unwrap();
+    assert_eq!(run.exit_code(), 1);
+    let e = &run.endpoints[0];
+    assert!(
+        e.findings[0].acknowledged.is_some(),
+        "still shown as acknowledged"
+    );
+    assert!(e.acks[0].expired);
+    assert_eq!(e.breaches.len(), 1);
+    assert_eq!(e.breaches[0].metric, "ack_expired");
+    let table = render(&run, CheckFormat::Table);
+    assert!(
+        table.contains(
+            "- naive: acknowledgement expired: collection_to_boolean \"group_grants\" at pgcost.toml:30:13 expired on 2027-01-15: fixed in #123; the rewrite ships next release\n"
+        ),
+        "{table}"
+    );
+    let junit = render(&run, CheckFormat::Junit);
+    assert!(
+        junit.contains("over budget: acknowledgement expired: collection_to_boolean"),
+        "{junit}"
+    );
+}
+
+#[test]
+fn an_acknowledgement_that_matches_nothing_is_reported() {
+    let stale = vec![ack(
+        FindingKind::NPlusOne,
+        Some("SELECT label FROM small"),
+        None,
+    )];
+    let run = naive_with(stale, Budget::default(), None).unwrap();
+    assert_eq!(run.exit_code(), 0);
+    assert!(run.endpoints[0].acks[0].matched.is_empty());
+    let table = render(&run, CheckFormat::Table);
+    assert!(
+        table.contains("- naive ack n_plus_one SELECT label FROM small at pgcost.toml:30:13 matches no finding: delete it\n"),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    assert_eq!(
+        json["endpoints"][0]["acks"][0]["matched"],
+        serde_json::json!([])
+    );
+    assert_eq!(json["endpoints"][0]["acks"][0]["at"], "pgcost.toml:30:13");
+}
+
+#[test]
+fn an_acknowledgement_that_matches_two_findings_is_a_usage_error() {
+    // Both findings of naive (collection_to_boolean and round_trips) are of other kinds;
+    // the permission query and the listing both contain "SELECT".
+    let mut m = naive();
+    m.report.findings.push(m.report.findings[0].clone());
+    m.report.findings[1].query = Some("SELECT g.action FROM group_grants g WHERE g.id = $1".into());
+    m.acks = vec![ack(
+        FindingKind::CollectionToBoolean,
+        Some("group_grants"),
+        None,
+    )];
+    let e = super::evaluate(vec![m], None, None, acks::parse_date(TODAY).unwrap()).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.message
+            .starts_with("pgcost.toml:30:13: the ack statement \"group_grants\" matches 2"),
+        "{}",
+        e.message
+    );
 }
