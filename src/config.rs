@@ -40,6 +40,8 @@ pub struct AuditConfig {
     pub findings: Option<Thresholds>,
     /// Credentials, accepted statuses and the secrets to keep out of the output.
     pub auth: AuthConfig,
+    /// Times a window in which app connections opened or closed is measured again.
+    pub retries: u32,
 }
 
 /// One audit's options, each value parsed on its own (and named, in its errors, as its
@@ -62,6 +64,7 @@ pub struct AuditOptions {
     pub quiet: bool,
     pub findings: Option<Thresholds>,
     pub credentials: CredentialOptions,
+    pub retries: u32,
 }
 
 impl AuditConfig {
@@ -98,6 +101,7 @@ impl AuditConfig {
                 Some(parse_thresholds(&args.thresholds)?)
             },
             credentials: CredentialOptions::from_args(args)?,
+            retries: args.retries,
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -139,6 +143,7 @@ impl AuditConfig {
             quiet: options.quiet,
             findings: options.findings,
             auth,
+            retries: options.retries,
         })
     }
 

@@ -45,6 +45,10 @@ pub struct Report {
     /// with this one, and the difference. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::cost::unauthenticated::Baseline>,
+    /// Windows measured and discarded before this one, because app connections opened or
+    /// closed in them.
+    #[serde(default)]
+    pub windows: crate::cost::churn::Windows,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -249,6 +253,8 @@ pub struct Context {
     /// With `--compare-unauthenticated`: the report of the same burst sent without
     /// credentials, to set beside this one.
     pub unauthenticated: Option<Report>,
+    /// Windows discarded before this one (connection churn).
+    pub windows: crate::cost::churn::Windows,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -340,6 +346,7 @@ impl Report {
             findings: Vec::new(),
             pool: context.pool,
             baseline,
+            windows: context.windows,
         };
         match &context.findings {
             Some(thresholds) => Report {
@@ -570,6 +577,7 @@ pub(crate) mod tests {
             pool: Pool::default(),
             findings: None,
             unauthenticated: None,
+            windows: Default::default(),
         }
     }
 

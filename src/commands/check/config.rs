@@ -78,6 +78,11 @@ pub struct Defaults {
     pub insecure: bool,
     /// A CA certificate (PEM) to trust for an https base URL.
     pub cacert: Option<PathBuf>,
+    /// Times a window with connection churn is measured again (`--retries`).
+    pub retries: Option<u32>,
+    /// Accept endpoints that answer the same without the credentials
+    /// (`--allow-anonymous-equal`).
+    pub allow_anonymous_equal: Option<bool>,
 }
 
 /// `[auth]`: credentials, by variable name or file, never inline. See
@@ -132,6 +137,9 @@ pub struct EndpointTable {
     /// Statuses this endpoint answers on purpose (`--allow-status`).
     #[serde(default)]
     pub allow_status: Vec<u16>,
+    /// This endpoint is public: the same answer without credentials is accepted
+    /// (`--allow-anonymous-equal`).
+    pub allow_anonymous_equal: Option<bool>,
     #[serde(default)]
     pub budget: Budget,
 }
@@ -496,6 +504,7 @@ pub fn credential_options(
         login_token_pointer: auth.login_token_pointer.clone(),
         allow_status: Vec::new(),
         compare_unauthenticated: false,
+        allow_anonymous_equal: false,
     })
 }
 
@@ -724,8 +733,12 @@ fn audit_options(
         findings: Some(shared.findings.clone()),
         credentials: CredentialOptions {
             allow_status: table.allow_status.clone(),
+            allow_anonymous_equal: (table.allow_anonymous_equal)
+                .or(d.allow_anonymous_equal)
+                .unwrap_or(false),
             ..shared.credentials.clone()
         },
+        retries: d.retries.unwrap_or(crate::cli::DEFAULT_RETRIES),
     })
 }
 

@@ -175,5 +175,6 @@ pub fn audit_config(
         quiet: true,
         findings: Some(Thresholds::default()),
         auth: Default::default(),
+        retries: crate::cli::DEFAULT_RETRIES,
     })
 }
