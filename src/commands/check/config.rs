@@ -1130,6 +1130,25 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
         assert_eq!(from_file.request.method, from_flags.request.method);
         assert_eq!(from_file.request.timeout, from_flags.request.timeout);
         assert_eq!(from_file.settle_timeout, from_flags.settle_timeout);
+        assert_eq!(from_file.retries, from_flags.retries);
+        assert_eq!(
+            from_file.auth.allow_anonymous_equal,
+            from_flags.auth.allow_anonymous_equal
+        );
+    }
+
+    #[test]
+    fn retries_and_public_endpoints_come_from_defaults_or_the_endpoint() {
+        let text = "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n\
+                    [defaults]\nretries = 5\nallow_anonymous_equal = true\n\
+                    [[endpoint]]\nname = \"a\"\npath = \"/a\"\n\
+                    [[endpoint]]\nname = \"b\"\npath = \"/b\"\nallow_anonymous_equal = false\n";
+        let endpoints = built(text, &[]).unwrap();
+        let seen: Vec<(u32, bool)> = endpoints
+            .iter()
+            .map(|e| (e.audit.retries, e.audit.auth.allow_anonymous_equal))
+            .collect();
+        assert_eq!(seen, [(5, true), (5, false)]);
     }
 
     #[test]
