@@ -22,11 +22,12 @@ pub struct Note {
     pub warning: Option<String>,
 }
 
-/// Compares the answer `with` the credentials to the one `without` them. The same status
-/// and an identical body mean the credentials are ignored, unless `allow_equal`
-/// (`--allow-anonymous-equal`, for an endpoint that really is public).
+/// Compares the answer `with` the credentials to the one `without` them. The same
+/// successful status (2xx or 3xx) and an identical body mean the credentials are ignored,
+/// unless `allow_equal` (`--allow-anonymous-equal`, for an endpoint that really is public).
+/// The same rejection or error either way is the burst's to report, by its status.
 pub fn judge(with: &Answer, without: &Answer, allow_equal: bool) -> Note {
-    if with != without {
+    if with != without || !(200..400).contains(&with.status) {
         return Note::default();
     }
     let seen = format!(
