@@ -318,8 +318,8 @@ pub struct AuthArgs {
     #[arg(long)]
     pub compare_unauthenticated: bool,
 
-    /// Accept an endpoint that answers the same without the credentials (same status,
-    /// identical body). Without this flag such a run is not valid (exit 3): an app that
+    /// Accept an endpoint that answers the same without the credentials (the same 2xx or
+    /// 3xx status, an identical body). Without this flag such a run is not valid (exit 3): an app that
     /// serves an unknown key as anonymous would be measured on its anonymous path. Before
     /// the warm-up, one request is sent with the credentials and one without.
     #[arg(long)]
