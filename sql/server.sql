@@ -11,4 +11,8 @@ SELECT current_setting('server_version_num')::int AS version_num,
        current_setting('max_connections')::int AS max_connections,
        current_setting('track_counts')::bool AS track_counts,
        coalesce(current_setting('compute_query_id', true), 'auto') AS compute_query_id,
-       current_user::text AS role
+       current_user::text AS role,
+       -- BEGIN and COMMIT are statements only when utility statements are tracked.
+       (coalesce(current_setting('pg_stat_statements.track_utility', true), 'off') = 'on'
+        AND coalesce(current_setting('pg_stat_statements.track', true), 'none') <> 'none')
+         AS tracks_utility

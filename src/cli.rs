@@ -21,6 +21,7 @@ pub const DEFAULT_METHOD: &str = "GET";
 pub const DEFAULT_TIMEOUT: &str = "30s";
 pub const DEFAULT_SETTLE_TIMEOUT: &str = "30s";
 pub const DEFAULT_JWT_TTL: &str = "1h";
+pub const DEFAULT_RETRIES: u32 = 2;
 
 /// What one HTTP request costs the Postgres behind it, measured exactly.
 #[derive(Debug, Parser)]
@@ -222,6 +223,13 @@ pub struct AuditArgs {
     #[arg(long = "allow-status", value_name = "CODE")]
     pub allow_status: Vec<u16>,
 
+    /// Measure a window again, up to N times, when an app connection opened or closed in
+    /// it (a connection age limit, idle reaping, a pool growing): the report is the clean
+    /// window, and says how many were discarded. A connection per request is a cost, not
+    /// churn, and is never retried.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RETRIES)]
+    pub retries: u32,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -327,6 +335,13 @@ pub struct AuthArgs {
     /// authentication costs: the difference between the two runs.
     #[arg(long)]
     pub compare_unauthenticated: bool,
+
+    /// Accept an endpoint that answers the same without the credentials (the same 2xx or
+    /// 3xx status, an identical body). Without this flag such a run is not valid (exit 3): an app that
+    /// serves an unknown key as anonymous would be measured on its anonymous path. Before
+    /// the warm-up, one request is sent with the credentials and one without.
+    #[arg(long)]
+    pub allow_anonymous_equal: bool,
 }
 
 /// Output formats of `--format`.

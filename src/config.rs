@@ -43,6 +43,8 @@ pub struct AuditConfig {
     pub plans: bool,
     /// Credentials, accepted statuses and the secrets to keep out of the output.
     pub auth: AuthConfig,
+    /// Times a window in which app connections opened or closed is measured again.
+    pub retries: u32,
 }
 
 /// One audit's options, each value parsed on its own (and named, in its errors, as its
@@ -66,6 +68,7 @@ pub struct AuditOptions {
     pub findings: Option<Thresholds>,
     pub plans: bool,
     pub credentials: CredentialOptions,
+    pub retries: u32,
 }
 
 impl AuditConfig {
@@ -103,6 +106,7 @@ impl AuditConfig {
             },
             plans: !args.no_plans,
             credentials: CredentialOptions::from_args(args)?,
+            retries: args.retries,
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -145,6 +149,7 @@ impl AuditConfig {
             findings: options.findings,
             plans: options.plans,
             auth,
+            retries: options.retries,
         })
     }
 

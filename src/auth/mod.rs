@@ -72,6 +72,9 @@ pub struct AuthConfig {
     pub redactor: Redactor,
     /// Caveats known before measuring, carried into the report.
     pub warnings: Vec<String>,
+    /// An answer without the credentials identical to the one with them is accepted
+    /// (`--allow-anonymous-equal`): the endpoint is public.
+    pub allow_anonymous_equal: bool,
 }
 
 /// The credentials of every measured request, resolved.
@@ -112,6 +115,8 @@ pub struct CredentialOptions {
     pub allow_status: Vec<u16>,
     /// Measure the same burst without credentials first.
     pub compare_unauthenticated: bool,
+    /// Accept an answer without the credentials identical to the one with them.
+    pub allow_anonymous_equal: bool,
 }
 
 /// The key and the claims of a JWT to mint; none is minted without a key.
@@ -191,6 +196,7 @@ pub fn configure(
         compare_unauthenticated: options.compare_unauthenticated,
         redactor,
         warnings,
+        allow_anonymous_equal: options.allow_anonymous_equal,
     })
 }
 
@@ -859,6 +865,7 @@ impl CredentialOptions {
             login_token_pointer: a.login_token_pointer.clone(),
             allow_status: args.allow_status.clone(),
             compare_unauthenticated: a.compare_unauthenticated,
+            allow_anonymous_equal: a.allow_anonymous_equal,
         })
     }
 }

@@ -1,8 +1,11 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
 //! them, their deltas, the per-request `Report` and its headline figures, the
-//! unauthenticated comparison, the findings, and what the statements' plans say.
+//! unauthenticated comparison, window churn, whether credentials count, the findings, and
+//! what the statements' plans say.
 
+pub mod churn;
 pub mod counters;
+pub mod credentials;
 pub mod delta;
 pub mod figures;
 pub mod findings;

@@ -46,6 +46,10 @@ pub struct Report {
     /// with this one, and the difference. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::cost::unauthenticated::Baseline>,
+    /// Windows measured and discarded before this one, because app connections opened or
+    /// closed in them.
+    #[serde(default)]
+    pub windows: crate::cost::churn::Windows,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -261,6 +265,8 @@ pub struct Context {
     pub unauthenticated: Option<Report>,
     /// The plans fetched after the last window, if any (see `cost::plan`).
     pub plans: Plans,
+    /// Windows discarded before this one (connection churn).
+    pub windows: crate::cost::churn::Windows,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -352,6 +358,7 @@ impl Report {
             findings: Vec::new(),
             pool: context.pool,
             baseline,
+            windows: context.windows,
         };
         let mut report = match &context.findings {
             Some(thresholds) => Report {
@@ -587,6 +594,7 @@ pub(crate) mod tests {
             findings: None,
             unauthenticated: None,
             plans: Plans::default(),
+            windows: Default::default(),
         }
     }
 

@@ -3,18 +3,24 @@
 //!
 //! The phases are public, so that consecutive endpoints can share their settle waits: the
 //! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
+//! `credentials` proves the credentials count before the warm-up; `retry` measures a
+//! window again when app connections opened or closed in it.
 //!
 //! After the last window has closed, the plans of the statements the reports name are
 //! fetched (`postgres::plans`), and each report is built again, from the same inputs,
 //! with them: outside every window, so that the EXPLAINs never land in a measured delta.
 
-use std::collections::BTreeMap;
+pub mod credentials;
+pub mod retry;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
 use crate::config::AuditConfig;
+use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::plan::{self, Plans};
@@ -205,6 +211,20 @@ pub struct Boundary {
     pub settle_tables: Option<Outcome>,
     /// The counters that open the window after this boundary.
     pub start: Option<Snapshot>,
+    /// The app's connections to the target right after `end`.
+    pub end_pids: Option<BTreeSet<i32>>,
+    /// The app's connections to the target right before `start`.
+    pub start_pids: Option<BTreeSet<i32>>,
+}
+
+/// What the run learnt of an endpoint outside its window, carried into its report.
+#[derive(Debug, Clone, Default)]
+pub struct Notes {
+    /// Reasons the run is not valid, before the window's own.
+    pub invalid_reasons: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Windows discarded before the reported one.
+    pub windows: Windows,
 }
 
 /// What one burst produced.
@@ -280,6 +300,27 @@ impl Meter {
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Boundary> {
+        let mut boundary = self
+            .close(closes, interrupted, progress, stop, quiet_since)
+            .await?;
+        if opens {
+            self.open_after(&mut boundary, progress, stop, quiet_since)
+                .await?;
+        }
+        Ok(boundary)
+    }
+
+    /// The first half of [`Meter::boundary`]: the wait, the closing snapshot when `closes`,
+    /// and the tables. The window after it is opened by [`Meter::open_after`], once the
+    /// caller knows the closed window is kept.
+    pub async fn close(
+        &mut self,
+        closes: bool,
+        interrupted: bool,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Boundary> {
         let settle = if interrupted {
             Outcome {
                 waited: Duration::ZERO,
@@ -287,68 +328,118 @@ impl Meter {
                 pending: None,
             }
         } else if closes {
-            match self
-                .settle(progress, "settling after the burst", stop, quiet_since)
-                .await
-            {
-                Ok(outcome) => outcome,
-                // A restart drops the connection: reconnect to tell a restart (the report
-                // is then not valid, and says why) from a dropped connection (an error).
-                Err(lost) if lost.kind == Kind::ConnectionLost => {
-                    let started = self.window_started.clone();
-                    match self.source.reconnect_after_loss(&started).await {
-                        Ok(true) => Outcome {
-                            waited: quiet_since.elapsed(),
-                            timed_out: false,
-                            pending: None,
-                        },
-                        _ => return Err(lost),
-                    }
-                }
-                Err(other) => return Err(other),
-            }
+            self.settle_after_burst(progress, stop, quiet_since).await?
         } else {
             self.settle(progress, "settling before the burst", stop, quiet_since)
                 .await?
         };
-        let (end, own_footprint) = if closes {
+        let (end, own_footprint, end_pids) = if closes {
             let mut end = self.source.snapshot().await?;
             self.source
                 .name_changed(&self.window_calls, &mut end)
                 .await?;
-            (Some(end), self.source.own_footprint())
+            let own = self.source.own_footprint();
+            (Some(end), own, Some(self.source.app_pids().await?))
         } else {
-            (None, None)
+            (None, None, None)
         };
         let tables = self.source.tables().await?;
-        let (settle_tables, start) = if opens {
-            // The tables were read over a connection to the target: its counters must fall
-            // before the window, at once where it flushed them itself, else after a wait.
-            let waited = if self.source.tables_flush_themselves() {
-                Outcome {
-                    waited: Duration::ZERO,
-                    timed_out: false,
-                    pending: None,
-                }
-            } else {
-                self.settle(progress, "settling before the burst", stop, quiet_since)
-                    .await?
-            };
-            let start = self.source.calibrated_before().await?;
-            self.window_started = start.server_started.clone();
-            self.window_calls = snapshot::calls(&start.statements);
-            (Some(waited), Some(start))
-        } else {
-            (None, None)
-        };
         Ok(Boundary {
             settle,
             end,
             own_footprint,
             tables,
-            settle_tables,
-            start,
+            settle_tables: None,
+            start: None,
+            end_pids,
+            start_pids: None,
         })
+    }
+
+    /// The wait that closes a window; a restart drops the connection, and reconnecting
+    /// tells a restart (the report is then not valid, and says why) from a dropped
+    /// connection (an error).
+    async fn settle_after_burst(
+        &mut self,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Outcome> {
+        match self
+            .settle(progress, "settling after the burst", stop, quiet_since)
+            .await
+        {
+            Ok(outcome) => Ok(outcome),
+            Err(lost) if lost.kind == Kind::ConnectionLost => {
+                let started = self.window_started.clone();
+                match self.source.reconnect_after_loss(&started).await {
+                    Ok(true) => Ok(Outcome {
+                        waited: quiet_since.elapsed(),
+                        timed_out: false,
+                        pending: None,
+                    }),
+                    _ => Err(lost),
+                }
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The second half of [`Meter::boundary`]: opens the next window after the tables of
+    /// `boundary` were read.
+    pub async fn open_after(
+        &mut self,
+        boundary: &mut Boundary,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<()> {
+        // The tables were read over a connection to the target: its counters must fall
+        // before the window, at once where it flushed them itself, else after a wait.
+        let waited = if self.source.tables_flush_themselves() {
+            Outcome {
+                waited: Duration::ZERO,
+                timed_out: false,
+                pending: None,
+            }
+        } else {
+            self.settle(progress, "settling before the burst", stop, quiet_since)
+                .await?
+        };
+        let start_pids = self.source.app_pids().await?;
+        let start = self.source.calibrated_before().await?;
+        self.window_started = start.server_started.clone();
+        self.window_calls = snapshot::calls(&start.statements);
+        boundary.settle_tables = Some(waited);
+        boundary.start = Some(start);
+        boundary.start_pids = Some(start_pids);
+        Ok(())
+    }
+
+    /// The app connections that opened or closed in the window between two boundaries.
+    pub fn churn(&self, opened: &Boundary, closed: &Boundary) -> Churn {
+        let sessions = window_delta(opened, closed).database.sessions;
+        let none = BTreeSet::new();
+        Churn::of(
+            opened.start_pids.as_ref().unwrap_or(&none),
+            closed.end_pids.as_ref().unwrap_or(&none),
+            sessions,
+        )
+    }
+
+    /// Transactions beyond the top-level statements of a window, as (extra, transactions,
+    /// statements), when pg_stat_statements tracks BEGIN and COMMIT and there are any.
+    pub fn uncounted(&self, window: &WindowDelta) -> Option<(i64, i64, i64)> {
+        if self.source.layout.is_none() || !self.source.server.tracks_utility {
+            return None;
+        }
+        let transactions = window.database.xact_commit + window.database.xact_rollback;
+        let statements: i64 = (window.statements.iter())
+            .filter(|s| s.key.toplevel != Some(false))
+            .map(|s| s.calls)
+            .sum();
+        churn::uncounted_transactions(transactions, statements)
+            .map(|extra| (extra, transactions, statements))
     }
 
     /// Sends the measured burst, sampling the target's backends meanwhile.
@@ -384,8 +475,10 @@ impl Meter {
     }
 
     /// What the report of the window between two boundaries is built from, set beside the
-    /// `unauthenticated` run's report when there is one. Pure once the boundaries are read.
-    pub fn window(
+    /// `unauthenticated` run's report when there is one, with what the run learnt outside
+    /// the window (`notes`). Pure once the boundaries are read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measured(
         &self,
         config: &AuditConfig,
         opened: &Boundary,
@@ -393,12 +486,23 @@ impl Meter {
         closed: &Boundary,
         interrupted: bool,
         unauthenticated: Option<Report>,
+        notes: Notes,
     ) -> Window {
         let source = &self.source;
-        let mut window = window_delta(opened, closed);
-        if let Some(own) = &closed.own_footprint {
-            window.database = window.database.minus(own);
+        let window = self.window(opened, closed);
+        let mut warnings = self.warnings(config);
+        warnings.extend(notes.warnings);
+        warnings.extend(notes.windows.warning());
+        if let Some((extra, transactions, statements)) = self.uncounted(&window) {
+            warnings.push(churn::uncounted_warning(
+                extra,
+                transactions,
+                statements,
+                config.requests,
+            ));
         }
+        let mut invalid_reasons = notes.invalid_reasons;
+        invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
         let settle_tables = opened
             .settle_tables
             .as_ref()
@@ -414,8 +518,8 @@ impl Meter {
                 timed_out: opened.settle.timed_out || closed.settle.timed_out,
             },
             statements_available: source.layout.is_some(),
-            warnings: self.warnings(config),
-            invalid_reasons: self.invalid_reasons(opened, closed, interrupted),
+            warnings,
+            invalid_reasons,
             allowed_statuses: config.auth.allowed_statuses.clone(),
             pool: Pool {
                 peak_backends: burst.peak_backends,
@@ -423,6 +527,7 @@ impl Meter {
             },
             findings: config.findings.clone(),
             unauthenticated,
+            windows: notes.windows,
             plans: Plans::default(),
         };
         Window {
@@ -430,6 +535,15 @@ impl Meter {
             load: burst.load.clone(),
             context,
         }
+    }
+
+    /// The window's delta, the tool's own footprint taken out.
+    pub fn window(&self, opened: &Boundary, closed: &Boundary) -> WindowDelta {
+        let mut window = window_delta(opened, closed);
+        if let Some(own) = &closed.own_footprint {
+            window.database = window.database.minus(own);
+        }
+        window
     }
 
     fn target(&self, config: &AuditConfig) -> Target {
@@ -478,6 +592,22 @@ impl Meter {
         }
         invalid
     }
+}
+
+/// The delta between the opening boundary's start snapshot and the closing boundary's end
+/// snapshot, each with the tables read at its boundary.
+fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
+    let mut before = opened
+        .start
+        .clone()
+        .expect("the opening boundary has a start snapshot");
+    let mut after = closed
+        .end
+        .clone()
+        .expect("the closing boundary has an end snapshot");
+    before.tables = opened.tables.clone();
+    after.tables = closed.tables.clone();
+    delta::delta(&before, &after)
 }
 
 /// Everything one endpoint's report is built from: it can be built again, with the same
@@ -532,22 +662,6 @@ async fn reports_with_plans(
     let plans = plans::fetch(&config.db, &wanted, &settings).await;
     spinner.finish_and_clear();
     windows.iter().map(|w| w.report(&plans)).collect()
-}
-
-/// The delta between the opening boundary's start snapshot and the closing boundary's end
-/// snapshot, each with the tables read at its boundary.
-fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
-    let mut before = opened
-        .start
-        .clone()
-        .expect("the opening boundary has a start snapshot");
-    let mut after = closed
-        .end
-        .clone()
-        .expect("the closing boundary has an end snapshot");
-    before.tables = opened.tables.clone();
-    after.tables = closed.tables.clone();
-    delta::delta(&before, &after)
 }
 
 /// Measures one endpoint with the request exactly as configured. Returns a report even
@@ -617,6 +731,16 @@ async fn sequence(
     }
     let mut meter = Meter::open(first, progress).await?;
     let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
+    // Before every warm-up, so outside every window.
+    let mut notes = Vec::with_capacity(configs.len());
+    for config in configs {
+        let note = credentials::probe(config).await?;
+        notes.push(Notes {
+            invalid_reasons: note.invalid_reason.into_iter().collect(),
+            warnings: note.warning.into_iter().collect(),
+            windows: Windows::default(),
+        });
+    }
     for (config, driver) in configs.iter().zip(&drivers) {
         warm_up(config, driver, progress, stop).await?;
     }
@@ -626,28 +750,25 @@ async fn sequence(
     let mut opened = meter
         .boundary(false, true, false, progress, stop, warmed_up)
         .await?;
-    let endpoints = configs.iter().zip(&drivers).zip(unauthenticated);
-    for (i, ((config, driver), unauthenticated)) in endpoints.enumerate() {
+    let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);
+    for (i, (((config, driver), unauthenticated), notes)) in endpoints.enumerate() {
         before_burst(i);
-        let burst = meter.burst(config, driver, progress, stop).await;
-        let interrupted = stop.load(Ordering::Relaxed);
-        let last = interrupted || i + 1 == configs.len();
-        let closed = meter
-            .boundary(true, !last, interrupted, progress, stop, burst.ended)
-            .await?;
-        windows.push(meter.window(
+        let endpoint = retry::Endpoint {
             config,
-            &opened,
-            &burst,
-            &closed,
-            interrupted,
+            driver,
             unauthenticated,
-        ));
+            notes,
+        };
+        let mut measured = retry::measure(&mut meter, endpoint, opened, progress, stop).await?;
+        windows.push(measured.window);
         // Also when Ctrl-C ended the settle wait: that report says so.
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || i + 1 == configs.len() {
             break;
         }
-        opened = closed;
+        meter
+            .open_after(&mut measured.closed, progress, stop, measured.quiet_since)
+            .await?;
+        opened = measured.closed;
     }
     Ok(windows)
 }

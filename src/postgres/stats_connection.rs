@@ -430,6 +430,18 @@ impl StatsConnection {
         Err(last.expect("at least one attempt"))
     }
 
+    /// The pids of the app's connections to the target now: client backends (and those
+    /// whose type is hidden), the tool's own left out. A pid that appears or goes between
+    /// the two edges of a window is a connection that opened or closed inside it.
+    pub async fn app_pids(&self) -> Result<std::collections::BTreeSet<i32>> {
+        let backends = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
+        Ok(backends
+            .iter()
+            .filter(|b| matches!(b.backend_type.as_str(), "client backend" | ""))
+            .map(|b| b.pid)
+            .collect())
+    }
+
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
         views::count_client_backends(&self.reader, self.oid, self.own_target_pid()).await

@@ -161,6 +161,9 @@ pub struct ServerInfo {
     pub track_counts: bool,
     pub compute_query_id: String,
     pub role: String,
+    /// pg_stat_statements records utility statements (BEGIN, COMMIT, SET), so that every
+    /// transaction holds at least one statement it counts.
+    pub tracks_utility: bool,
 }
 
 impl ServerInfo {
@@ -190,6 +193,9 @@ pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerI
         track_counts: row.get("track_counts"),
         compute_query_id: row.get("compute_query_id"),
         role: row.get("role"),
+        tracks_utility: row
+            .get::<_, Option<bool>>("tracks_utility")
+            .unwrap_or(false),
     })
 }
 

@@ -17,6 +17,24 @@ struct App {
     pool: Pool,
     url: String,
     counter: Arc<AtomicU64>,
+    recycle: Recycle,
+}
+
+/// When `/recycle` retires one pooled connection, as a connection age limit does: the
+/// request whose number (counted from 1 by `served`) equals `at` closes its connection
+/// after answering, and the next request opens a new one. `at` is 0 (never) by default.
+#[derive(Clone, Default)]
+pub struct Recycle {
+    pub at: Arc<AtomicU64>,
+    pub served: Arc<AtomicU64>,
+}
+
+impl Recycle {
+    /// Retires a connection at the `n`th request from now.
+    pub fn after(&self, n: u64) {
+        self.served.store(0, Ordering::SeqCst);
+        self.at.store(n, Ordering::SeqCst);
+    }
 }
 
 type Reply = Result<String, (StatusCode, String)>;
@@ -92,6 +110,22 @@ async fn plans_page(State(app): State<App>) -> Reply {
         .await
         .map_err(fail)?;
     let rows = client.query(&stmt, &[]).await.map_err(fail)?;
+    Ok(rows.len().to_string())
+}
+
+/// The scan of `/scan`; the request numbered `recycle.at` then closes its pooled
+/// connection instead of returning it, so the pool opens a new one for a later request.
+async fn recycle_scan(State(app): State<App>) -> Reply {
+    let n = app.recycle.served.fetch_add(1, Ordering::SeqCst) + 1;
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client
+        .prepare_cached("SELECT id, owner, name FROM items")
+        .await
+        .map_err(fail)?;
+    let rows = client.query(&stmt, &[]).await.map_err(fail)?;
+    if n == app.recycle.at.load(Ordering::SeqCst) {
+        drop(deadpool_postgres::Object::take(client));
+    }
     Ok(rows.len().to_string())
 }
 
@@ -242,6 +276,8 @@ async fn fresh_connection(State(app): State<App>) -> Reply {
 
 pub struct Fixture {
     pub addr: SocketAddr,
+    /// The `/recycle` endpoint's knob.
+    pub recycle: Recycle,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -256,7 +292,9 @@ impl Fixture {
             pool,
             url: db_url.to_string(),
             counter: Arc::new(AtomicU64::new(0)),
+            recycle: Recycle::default(),
         };
+        let recycle = app.recycle.clone();
         let router = Router::new()
             .route("/scan", get(scan))
             .route("/tx", get(tx))
@@ -273,6 +311,7 @@ impl Fixture {
             .route("/plans/filter", get(plans_filter))
             .route("/plans/page", get(plans_page))
             .route("/evolve", get(evolve))
+            .route("/recycle", get(recycle_scan))
             .merge(auth_routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -280,7 +319,11 @@ impl Fixture {
         let server = tokio::spawn(async move {
             axum::serve(listener, router).await.unwrap();
         });
-        Fixture { addr, server }
+        Fixture {
+            addr,
+            recycle,
+            server,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -424,6 +467,15 @@ async fn auth_api_key(State(app): State<App>, headers: HeaderMap) -> Reply {
     small_labels(&app).await
 }
 
+/// An API that serves an unknown or missing key as an anonymous user: 200 with an empty
+/// list, without a query. The right key lists `small` with the one known query.
+async fn auth_anonymous_fallback(State(app): State<App>, headers: HeaderMap) -> Reply {
+    if header(&headers, "x-api-key") != Some(secrets::API_KEY) {
+        return Ok("[]".into());
+    }
+    small_labels(&app).await
+}
+
 async fn auth_session(State(app): State<App>, headers: HeaderMap) -> Reply {
     let token = cookie(&headers, secrets::SESSION_COOKIE)
         .ok_or_else(|| unauthorized("no session cookie"))?;
@@ -484,6 +536,7 @@ fn auth_routes() -> Router<App> {
         .route("/auth/basic", get(auth_basic))
         .route("/auth/api-key", get(auth_api_key))
         .route("/auth/session", get(auth_session))
+        .route("/auth/anonymous-fallback", get(auth_anonymous_fallback))
         .route("/auth/login-json", post(login_json))
         .route("/auth/login-cookie", post(login_cookie))
 }

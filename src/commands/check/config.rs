@@ -82,6 +82,11 @@ pub struct Defaults {
     /// Fetch the plans of the findings' and the top statements after the last endpoint
     /// (default true).
     pub plans: Option<bool>,
+    /// Times a window with connection churn is measured again (`--retries`).
+    pub retries: Option<u32>,
+    /// Accept endpoints that answer the same without the credentials
+    /// (`--allow-anonymous-equal`).
+    pub allow_anonymous_equal: Option<bool>,
 }
 
 /// `[auth]`: credentials, by variable name or file, never inline. See
@@ -136,6 +141,9 @@ pub struct EndpointTable {
     /// Statuses this endpoint answers on purpose (`--allow-status`).
     #[serde(default)]
     pub allow_status: Vec<u16>,
+    /// This endpoint is public: the same answer without credentials is accepted
+    /// (`--allow-anonymous-equal`).
+    pub allow_anonymous_equal: Option<bool>,
     #[serde(default)]
     pub budget: Budget,
     /// `[[endpoint.ack]]`: findings acknowledged with a reason.
@@ -598,6 +606,7 @@ pub fn credential_options(
         login_token_pointer: auth.login_token_pointer.clone(),
         allow_status: Vec::new(),
         compare_unauthenticated: false,
+        allow_anonymous_equal: false,
     })
 }
 
@@ -832,8 +841,12 @@ fn audit_options(
         plans: d.plans.unwrap_or(true),
         credentials: CredentialOptions {
             allow_status: table.allow_status.clone(),
+            allow_anonymous_equal: (table.allow_anonymous_equal)
+                .or(d.allow_anonymous_equal)
+                .unwrap_or(false),
             ..shared.credentials.clone()
         },
+        retries: d.retries.unwrap_or(crate::cli::DEFAULT_RETRIES),
     })
 }
 
@@ -1225,6 +1238,25 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
         assert_eq!(from_file.request.method, from_flags.request.method);
         assert_eq!(from_file.request.timeout, from_flags.request.timeout);
         assert_eq!(from_file.settle_timeout, from_flags.settle_timeout);
+        assert_eq!(from_file.retries, from_flags.retries);
+        assert_eq!(
+            from_file.auth.allow_anonymous_equal,
+            from_flags.auth.allow_anonymous_equal
+        );
+    }
+
+    #[test]
+    fn retries_and_public_endpoints_come_from_defaults_or_the_endpoint() {
+        let text = "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n\
+                    [defaults]\nretries = 5\nallow_anonymous_equal = true\n\
+                    [[endpoint]]\nname = \"a\"\npath = \"/a\"\n\
+                    [[endpoint]]\nname = \"b\"\npath = \"/b\"\nallow_anonymous_equal = false\n";
+        let endpoints = built(text, &[]).unwrap();
+        let seen: Vec<(u32, bool)> = endpoints
+            .iter()
+            .map(|e| (e.audit.retries, e.audit.auth.allow_anonymous_equal))
+            .collect();
+        assert_eq!(seen, [(5, true), (5, false)]);
     }
 
     #[test]

@@ -176,5 +176,6 @@ pub fn audit_config(
         findings: Some(Thresholds::default()),
         plans: true,
         auth: Default::default(),
+        retries: crate::cli::DEFAULT_RETRIES,
     })
 }

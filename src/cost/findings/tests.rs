@@ -128,6 +128,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         findings: Vec::new(),
         pool: Default::default(),
         baseline: None,
+        windows: Default::default(),
     }
 }
 

@@ -1,0 +1,244 @@
+//! A verdict you can gate a merge on. Windows without churn: the fixture's pool retires one
+//! connection inside the first window, which is discarded and measured again, so that the
+//! exact budget holds run after run (and fails with `retries = 0`). Credentials that
+//! count: an API that serves an unknown key as anonymous makes the run not valid.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use support::fixture::{Fixture, secrets};
+use support::{ITEMS, SMALL, TestDb, pgcost, run_blocking};
+
+const WARMUP: u64 = 20;
+const REQUESTS: u64 = 200;
+
+/// One `/recycle` endpoint held to its exact cost: one statement in one transaction, a
+/// sequential scan of every `items` row, all returned.
+fn write_config(dir: &Path, base_url: &str, retries: Option<u32>) -> PathBuf {
+    let retries = retries.map_or(String::new(), |n| format!("retries = {n}\n"));
+    let text = format!(
+        r#"base_url = "{base_url}"
+
+[database]
+url_env = "CHURN_DB_URL"
+
+[defaults]
+requests = {REQUESTS}
+concurrency = 2
+warmup = {WARMUP}
+{retries}
+[[endpoint]]
+name = "recycle"
+path = "/recycle"
+
+[endpoint.budget]
+transactions = 1
+statements = 1
+rows_read = {ITEMS}
+rows_returned = {ITEMS}
+"#
+    );
+    let path = dir.join("pgcost.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `pgcost check --format json`: its exit code and document.
+fn check(db: &TestDb, config: &Path) -> (i32, serde_json::Value) {
+    let mut cmd = pgcost();
+    cmd.args(["check", "--quiet", "--format", "json", "--config"])
+        .arg(config)
+        .env("CHURN_DB_URL", db.url());
+    let assert = run_blocking(cmd);
+    let output = assert.get_output();
+    let code = output.status.code().unwrap();
+    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "exit {code}, no JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (code, json)
+}
+
+/// Retires a pooled connection at the middle request of the first burst.
+fn recycle_in_the_first_window(app: &Fixture) {
+    app.recycle.after(WARMUP + REQUESTS / 2);
+}
+
+fn assert_exact(report: &serde_json::Value) {
+    let p = &report["per_request"];
+    assert_eq!(p["transactions"], 1.0, "{p}");
+    assert_eq!(p["statements"], 1.0, "{p}");
+    assert_eq!(p["rows_read"], ITEMS as f64, "{p}");
+    assert_eq!(p["rows_returned"], ITEMS as f64, "{p}");
+    assert_eq!(p["new_sessions"], 0.0, "{p}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_retired_in_the_window_is_measured_again() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let dir = tempfile::tempdir().unwrap();
+
+    let config = write_config(dir.path(), &app.url(""), None);
+    recycle_in_the_first_window(&app);
+    let (code, json) = check(&db, &config);
+    let report = &json["endpoints"][0]["report"];
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(report["windows"]["discarded"], 1, "{}", report["windows"]);
+    assert_eq!(
+        report["windows"]["reasons"][0],
+        "1 app connection opened and 1 closed during the window"
+    );
+    assert_exact(report);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("1 window(s) discarded and measured again"),
+        "{warnings}"
+    );
+    // The retired connection was the 120th request's: the first of the two bursts.
+    let served = app.recycle.served.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        served,
+        2 * (WARMUP + REQUESTS),
+        "two warm-ups and two bursts"
+    );
+
+    // Without retries, the churned window stands: the new connection's statement
+    // preparation is a transaction pg_stat_statements does not count, over the budget.
+    let config = write_config(dir.path(), &app.url(""), Some(0));
+    recycle_in_the_first_window(&app);
+    let (code, json) = check(&db, &config);
+    let endpoint = &json["endpoints"][0];
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(endpoint["report"]["windows"]["discarded"], 0);
+    let breached = endpoint["breaches"].as_array().unwrap();
+    assert!(
+        breached.iter().any(|b| b["metric"] == "transactions"),
+        "{endpoint}"
+    );
+    let warnings = endpoint["report"]["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "connection churn: 1 app connection opened and 1 closed during the window, and no \
+             clean window within --retries 0"
+        ),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("transactions exceed statements: "),
+        "{warnings}"
+    );
+}
+
+/// The exact budget, run after run, with a connection retired in every first window.
+/// `PGCOST_CHURN_RUNS` sets the number of runs (each takes about 45 s: two windows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_exact_budget_holds_run_after_run() {
+    let runs: u32 = std::env::var("PGCOST_CHURN_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(6);
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &app.url(""), None);
+    let started = Instant::now();
+    let mut passed = 0;
+    for run in 1..=runs {
+        recycle_in_the_first_window(&app);
+        let (code, json) = check(&db, &config);
+        let report = &json["endpoints"][0]["report"];
+        assert_eq!(code, 0, "run {run}: {json:#}");
+        assert_eq!(report["windows"]["discarded"], 1, "run {run}");
+        assert_exact(report);
+        passed += 1;
+    }
+    println!(
+        "{passed} of {runs} consecutive check runs passed the exact budget, each with a \
+         connection retired in its first window, in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn audit_api_key(
+    db: &TestDb,
+    app: &Fixture,
+    key: &str,
+    extra: &[&str],
+) -> assert_cmd::assert::Assert {
+    let mut cmd = pgcost();
+    cmd.args(["audit", "-n", "20", "-c", "2", "--warmup", "4", "--db"])
+        .arg(db.url())
+        .args(["--url", &app.url("/auth/anonymous-fallback")])
+        .args(["-H", &format!("X-Api-Key: {key}")])
+        .args(extra);
+    run_blocking(cmd)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_the_app_ignores_make_the_run_not_valid() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let message = "the app answered the same without your credentials; they are being \
+                   ignored (an unknown key served as anonymous?)";
+
+    // A wrong key gets the anonymous answer: 200 and an empty list, like no key at all.
+    let assert = audit_api_key(&db, &app, "wrong-key-5a1c", &[]).code(3);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        stdout.starts_with(&format!("NOT VALID: {message}")),
+        "the table view's first line: {stdout}"
+    );
+    assert!(!stdout.contains("wrong-key-5a1c"), "{stdout}");
+
+    // The right key lists `small`: the answers differ, the run is valid and exact.
+    let assert = audit_api_key(&db, &app, secrets::API_KEY, &["--format", "json"]).code(0);
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(report["per_request"]["statements"], 1.0);
+    assert_eq!(report["per_request"]["rows_returned"], SMALL as f64);
+
+    // A public endpoint, accepted on purpose: valid, with a warning.
+    let extra = ["--allow-anonymous-equal", "--format", "json"];
+    let assert = audit_api_key(&db, &app, "wrong-key-5a1c", &extra).code(0);
+    let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(report["per_request"]["statements"], 0.0);
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("accepted by --allow-anonymous-equal"),
+        "{}",
+        report["warnings"]
+    );
+
+    // Every endpoint of check gets the same rule, and pgcost.toml can accept it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pgcost.toml");
+    let toml = |allow: &str| {
+        format!(
+            "base_url = \"{}\"\n[database]\nurl_env = \"CHURN_DB_URL\"\n[defaults]\n\
+             requests = 20\nconcurrency = 2\nwarmup = 4\n{allow}\n[[endpoint]]\n\
+             name = \"fallback\"\npath = \"/auth/anonymous-fallback\"\n\
+             headers = {{ \"X-Api-Key\" = \"wrong-key-5a1c\" }}\n",
+            app.url("")
+        )
+    };
+    std::fs::write(&path, toml("")).unwrap();
+    let mut cmd = pgcost();
+    cmd.args(["check", "--quiet", "--config"])
+        .arg(&path)
+        .env("CHURN_DB_URL", db.url());
+    let assert = run_blocking(cmd).code(3);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains(&format!("fallback: {message}")), "{stdout}");
+
+    std::fs::write(&path, toml("allow_anonymous_equal = true")).unwrap();
+    let mut cmd = pgcost();
+    cmd.args(["check", "--quiet", "--config"])
+        .arg(&path)
+        .env("CHURN_DB_URL", db.url());
+    run_blocking(cmd).code(0);
+}
