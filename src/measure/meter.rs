@@ -1,0 +1,487 @@
+//! One target database's meter: the statistics connection and settle rules shared by
+//! consecutive windows, the boundaries that close one window and open the next, the
+//! burst between them, and what a window's report is built from.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::auth;
+use crate::config::AuditConfig;
+use crate::cost::churn::{self, Churn, Windows};
+use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
+use crate::cost::load::LoadResult;
+use crate::cost::plan::Plans;
+use crate::cost::report::{Context, Pool, Report, Settle, Target};
+use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
+use crate::error::{Kind, Result};
+use crate::http::connection::Driver;
+use crate::http::load;
+use crate::postgres::settle::{self, Outcome, Rules};
+use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::progress::Progress;
+
+fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
+    format!(
+        "settling {when} timed out after {timeout_s:.0} s ({}): counters may be incomplete; \
+         raise --settle-timeout or stop other traffic to the database",
+        outcome
+            .pending
+            .as_deref()
+            .unwrap_or("counters still moving")
+    )
+}
+
+/// What is read at the edge of a measured window, once the app's counters are published.
+/// The first boundary only opens a window, the last only closes one; in a sequence, every
+/// other boundary closes one endpoint's window and opens the next one's.
+#[derive(Debug, Clone)]
+pub struct Boundary {
+    /// The wait before the closing snapshot (or, at the first boundary, before the tables).
+    pub settle: Outcome,
+    /// The counters that close the window before this boundary.
+    pub end: Option<Snapshot>,
+    /// The tool's own footprint inside that window (target mode only).
+    pub own_footprint: Option<DatabaseDelta>,
+    /// `pg_stat_user_tables`, read outside both windows: it closes the window before and
+    /// opens the window after.
+    pub tables: BTreeMap<String, TableStats>,
+    /// The wait for the table read's own counters, before the opening snapshot.
+    pub settle_tables: Option<Outcome>,
+    /// The counters that open the window after this boundary.
+    pub start: Option<Snapshot>,
+    /// The app's connections to the target right after `end`.
+    pub end_pids: Option<BTreeSet<i32>>,
+    /// The app's connections to the target right before `start`.
+    pub start_pids: Option<BTreeSet<i32>>,
+}
+
+/// What the run learnt of an endpoint outside its window, carried into its report.
+#[derive(Debug, Clone, Default)]
+pub struct Notes {
+    /// Reasons the run is not valid, before the window's own.
+    pub invalid_reasons: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Windows discarded before the reported one.
+    pub windows: Windows,
+}
+
+/// What one burst produced.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    pub load: LoadResult,
+    /// When the last response came in: the app has been quiet since.
+    pub ended: Instant,
+    /// Most client backends on the target while it ran (admin mode only).
+    pub peak_backends: Option<i64>,
+}
+
+/// The statistics connection and the settle rules of one target database, shared by
+/// consecutive windows.
+pub struct Meter {
+    source: StatsConnection,
+    rules: Rules,
+    timeout: Duration,
+    /// The server's start time when the open window began, to tell a restart from a
+    /// dropped connection.
+    window_started: Option<String>,
+    /// Each statement's calls when the open window began, to name the ones that changed.
+    window_calls: BTreeMap<StatementKey, i64>,
+}
+
+impl Meter {
+    /// Connects to the target (and the admin database) named by `config`.
+    pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meter> {
+        let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
+        let source = StatsConnection::open(&config.db, &config.admin_db).await?;
+        spinner.finish_and_clear();
+        let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
+        Ok(Meter {
+            source,
+            rules,
+            timeout: config.settle_timeout,
+            window_started: None,
+            window_calls: BTreeMap::new(),
+        })
+    }
+
+    async fn settle(
+        &mut self,
+        progress: &Progress,
+        label: &str,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Outcome> {
+        settle::wait(
+            &mut self.source,
+            &self.rules,
+            self.timeout,
+            progress,
+            label,
+            stop,
+            quiet_since,
+        )
+        .await
+    }
+
+    /// Waits for the app's counters, closes the previous window (`closes`), reads the
+    /// tables, and opens the next window (`opens`). After an interrupted burst the wait is
+    /// skipped: the counters are read at once, and the report says they are incomplete.
+    /// Raising `stop` ends a wait early, as timed out. `quiet_since` is when the app's last
+    /// traffic ended (the warm-ups, or the burst before).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn boundary(
+        &mut self,
+        closes: bool,
+        opens: bool,
+        interrupted: bool,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Boundary> {
+        let mut boundary = self
+            .close(closes, interrupted, progress, stop, quiet_since)
+            .await?;
+        if opens {
+            self.open_after(&mut boundary, progress, stop, quiet_since)
+                .await?;
+        }
+        Ok(boundary)
+    }
+
+    /// The first half of [`Meter::boundary`]: the wait, the closing snapshot when `closes`,
+    /// and the tables. The window after it is opened by [`Meter::open_after`], once the
+    /// caller knows the closed window is kept.
+    pub async fn close(
+        &mut self,
+        closes: bool,
+        interrupted: bool,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Boundary> {
+        let settle = if interrupted {
+            Outcome {
+                waited: Duration::ZERO,
+                timed_out: false,
+                pending: None,
+            }
+        } else if closes {
+            self.settle_after_burst(progress, stop, quiet_since).await?
+        } else {
+            self.settle(progress, "settling before the burst", stop, quiet_since)
+                .await?
+        };
+        let (end, own_footprint, end_pids) = if closes {
+            let mut end = self.source.snapshot().await?;
+            self.source
+                .name_changed(&self.window_calls, &mut end)
+                .await?;
+            let own = self.source.own_footprint();
+            (Some(end), own, Some(self.source.app_pids().await?))
+        } else {
+            (None, None, None)
+        };
+        let tables = self.source.tables().await?;
+        Ok(Boundary {
+            settle,
+            end,
+            own_footprint,
+            tables,
+            settle_tables: None,
+            start: None,
+            end_pids,
+            start_pids: None,
+        })
+    }
+
+    /// The wait that closes a window; a restart drops the connection, and reconnecting
+    /// tells a restart (the report is then not valid, and says why) from a dropped
+    /// connection (an error).
+    async fn settle_after_burst(
+        &mut self,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Outcome> {
+        match self
+            .settle(progress, "settling after the burst", stop, quiet_since)
+            .await
+        {
+            Ok(outcome) => Ok(outcome),
+            Err(lost) if lost.kind == Kind::ConnectionLost => {
+                let started = self.window_started.clone();
+                match self.source.reconnect_after_loss(&started).await {
+                    Ok(true) => Ok(Outcome {
+                        waited: quiet_since.elapsed(),
+                        timed_out: false,
+                        pending: None,
+                    }),
+                    _ => Err(lost),
+                }
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The second half of [`Meter::boundary`]: opens the next window after the tables of
+    /// `boundary` were read.
+    pub async fn open_after(
+        &mut self,
+        boundary: &mut Boundary,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<()> {
+        // The tables were read over a connection to the target: its counters must fall
+        // before the window, at once where it flushed them itself, else after a wait.
+        let waited = if self.source.tables_flush_themselves() {
+            Outcome {
+                waited: Duration::ZERO,
+                timed_out: false,
+                pending: None,
+            }
+        } else {
+            self.settle(progress, "settling before the burst", stop, quiet_since)
+                .await?
+        };
+        let start_pids = self.source.app_pids().await?;
+        let start = self.source.calibrated_before().await?;
+        self.window_started = start.server_started.clone();
+        self.window_calls = snapshot::calls(&start.statements);
+        boundary.settle_tables = Some(waited);
+        boundary.start = Some(start);
+        boundary.start_pids = Some(start_pids);
+        Ok(())
+    }
+
+    /// The app connections that opened or closed in the window between two boundaries.
+    pub fn churn(&self, opened: &Boundary, closed: &Boundary) -> Churn {
+        let sessions = window_delta(opened, closed).database.sessions;
+        let none = BTreeSet::new();
+        Churn::of(
+            opened.start_pids.as_ref().unwrap_or(&none),
+            closed.end_pids.as_ref().unwrap_or(&none),
+            sessions,
+        )
+    }
+
+    /// Transactions beyond the top-level statements of a window, as (extra, transactions,
+    /// statements), when pg_stat_statements tracks BEGIN and COMMIT and there are any.
+    pub fn uncounted(&self, window: &WindowDelta) -> Option<(i64, i64, i64)> {
+        if self.source.layout.is_none() || !self.source.server.tracks_utility {
+            return None;
+        }
+        let transactions = window.database.xact_commit + window.database.xact_rollback;
+        let statements: i64 = (window.statements.iter())
+            .filter(|s| s.key.toplevel != Some(false))
+            .map(|s| s.calls)
+            .sum();
+        churn::uncounted_transactions(transactions, statements)
+            .map(|extra| (extra, transactions, statements))
+    }
+
+    /// Sends the measured burst, sampling the target's backends meanwhile.
+    pub async fn burst(
+        &self,
+        config: &AuditConfig,
+        driver: &Arc<Driver>,
+        progress: &Progress,
+        stop: &Arc<AtomicBool>,
+    ) -> Burst {
+        let bar = progress.counter("burst", config.requests);
+        let burst_done = AtomicBool::new(false);
+        let burst = async {
+            let result = load::burst(
+                driver,
+                config.requests,
+                config.concurrency,
+                &bar,
+                stop.clone(),
+            )
+            .await;
+            burst_done.store(true, Ordering::Relaxed);
+            result
+        };
+        let (load, peak_backends) =
+            tokio::join!(burst, sample_peak_backends(&self.source, &burst_done));
+        bar.finish_and_clear();
+        Burst {
+            load,
+            ended: Instant::now(),
+            peak_backends,
+        }
+    }
+
+    /// What the report of the window between two boundaries is built from, set beside the
+    /// `unauthenticated` run's report when there is one, with what the run learnt outside
+    /// the window (`notes`). Pure once the boundaries are read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measured(
+        &self,
+        config: &AuditConfig,
+        opened: &Boundary,
+        burst: &Burst,
+        closed: &Boundary,
+        interrupted: bool,
+        unauthenticated: Option<Report>,
+        notes: Notes,
+    ) -> Window {
+        let source = &self.source;
+        let window = self.window(opened, closed);
+        let mut warnings = self.warnings(config);
+        warnings.extend(notes.warnings);
+        warnings.extend(notes.windows.warning());
+        if let Some((extra, transactions, statements)) = self.uncounted(&window) {
+            warnings.push(churn::uncounted_warning(
+                extra,
+                transactions,
+                statements,
+                config.requests,
+            ));
+        }
+        let mut invalid_reasons = notes.invalid_reasons;
+        invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
+        let settle_tables = opened
+            .settle_tables
+            .as_ref()
+            .map(|o| o.waited)
+            .unwrap_or_default();
+        let context = Context {
+            target: self.target(config),
+            warmup: config.warmup,
+            requests: config.requests,
+            settle: Settle {
+                before_seconds: (opened.settle.waited + settle_tables).as_secs_f64(),
+                after_seconds: closed.settle.waited.as_secs_f64(),
+                timed_out: opened.settle.timed_out || closed.settle.timed_out,
+            },
+            statements_available: source.layout.is_some(),
+            warnings,
+            invalid_reasons,
+            allowed_statuses: config.auth.allowed_statuses.clone(),
+            pool: Pool {
+                peak_backends: burst.peak_backends,
+                max_connections: Some(source.server.max_connections),
+            },
+            findings: config.findings.clone(),
+            unauthenticated,
+            windows: notes.windows,
+            plans: Plans::default(),
+        };
+        Window {
+            delta: window,
+            load: burst.load.clone(),
+            context,
+        }
+    }
+
+    /// The window's delta, the tool's own footprint taken out.
+    pub fn window(&self, opened: &Boundary, closed: &Boundary) -> WindowDelta {
+        let mut window = window_delta(opened, closed);
+        if let Some(own) = &closed.own_footprint {
+            window.database = window.database.minus(own);
+        }
+        window
+    }
+
+    fn target(&self, config: &AuditConfig) -> Target {
+        let source = &self.source;
+        Target {
+            method: config.request.method.to_string(),
+            url: auth::redact::url(&config.request.url),
+            database: config.db.redacted(),
+            server_version: source.server.version.clone(),
+            server_version_num: source.server.version_num,
+            stats_source: source.mode.name().into(),
+            pg_stat_statements: source.layout.and(source.extension_version.clone()),
+            credentials: config.auth.described.clone(),
+        }
+    }
+
+    fn warnings(&self, config: &AuditConfig) -> Vec<String> {
+        let mut warnings = config.auth.warnings.clone();
+        warnings.extend(self.source.warnings.iter().cloned());
+        if config.insecure {
+            warnings.push("--insecure: the target's TLS certificate was not verified".into());
+        }
+        warnings
+    }
+
+    /// Why the window's counters may be incomplete: a settle wait that timed out, or an
+    /// interrupted burst.
+    fn invalid_reasons(
+        &self,
+        opened: &Boundary,
+        closed: &Boundary,
+        interrupted: bool,
+    ) -> Vec<String> {
+        let timeout = self.timeout.as_secs_f64();
+        let mut invalid = Vec::new();
+        if opened.settle.timed_out {
+            invalid.push(settle_reason("before the burst", &opened.settle, timeout));
+        }
+        if closed.settle.timed_out {
+            invalid.push(settle_reason("after the burst", &closed.settle, timeout));
+        }
+        if interrupted {
+            invalid.push(
+                "interrupted: the counters were read without settling, and are incomplete".into(),
+            );
+        }
+        invalid
+    }
+}
+
+/// The delta between the opening boundary's start snapshot and the closing boundary's end
+/// snapshot, each with the tables read at its boundary.
+fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
+    let mut before = opened
+        .start
+        .clone()
+        .expect("the opening boundary has a start snapshot");
+    let mut after = closed
+        .end
+        .clone()
+        .expect("the closing boundary has an end snapshot");
+    before.tables = opened.tables.clone();
+    after.tables = closed.tables.clone();
+    delta::delta(&before, &after)
+}
+
+/// Everything one endpoint's report is built from: it can be built again, with the same
+/// result, once the plans are known.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub delta: WindowDelta,
+    pub load: LoadResult,
+    pub context: Context,
+}
+
+impl Window {
+    /// The report, with `plans` attached.
+    pub fn report(&self, plans: &Plans) -> Report {
+        let context = Context {
+            plans: plans.clone(),
+            ..self.context.clone()
+        };
+        Report::build(&self.delta, &self.load, context)
+    }
+}
+
+/// Samples the target's client backends while the burst runs (admin mode only: in target
+/// mode every sample would land in the measured counters).
+async fn sample_peak_backends(source: &StatsConnection, done: &AtomicBool) -> Option<i64> {
+    if source.mode != Mode::Admin {
+        return None;
+    }
+    let mut peak = None;
+    while !done.load(Ordering::Relaxed) {
+        if let Ok(count) = source.client_backends().await {
+            peak = Some(peak.unwrap_or(0).max(count));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    peak
+}
