@@ -867,10 +867,10 @@ fn calls_side_effect_function(tokens: &[Lexeme]) -> bool {
 fn placeholders(tokens: &[Lexeme]) -> usize {
     let mut seen: Vec<&str> = Vec::new();
     for t in tokens {
-        if let Token::Placeholder(p) = &t.token {
-            if !seen.contains(&p.as_str()) {
-                seen.push(p);
-            }
+        if let Token::Placeholder(p) = &t.token
+            && !seen.contains(&p.as_str())
+        {
+            seen.push(p);
         }
     }
     seen.len()
