@@ -42,6 +42,16 @@ pub enum Command {
     /// Measure every endpoint of pgcost.toml and hold each to its budget (and to a
     /// baseline): the pre-merge check for CI.
     Check(CheckArgs),
+    /// Print the full advice for one kind of finding: when it fires, the fix and what the
+    /// fix saves.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The finding kind, as pgcost prints it, e.g. collection_to_boolean.
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: crate::cost::findings::FindingKind,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod check;
 pub mod demo;
+pub mod explain;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -15,5 +16,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => audit::execute(&args, &env).await,
         Command::Demo(args) => demo::execute(&args).await,
         Command::Check(args) => check::execute(&args, &env).await,
+        Command::Explain(args) => explain::execute(&args),
     }
 }

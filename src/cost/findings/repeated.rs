@@ -5,11 +5,13 @@ use super::{Finding, FindingKind, Saving, Statement, Thresholds, amount, evidenc
 
 /// The same read at least twice per request (and not an N+1, which has its own finding).
 /// Without `$n` every call returns the same answer; with parameters the calls may differ,
-/// so it is a memoisation candidate.
+/// so it is a memoisation candidate. A page with parameters that runs more than once is
+/// left alone: several pages or widgets of one response differ in their parameters.
 pub(super) fn repeated_statement(s: &Statement, t: &Thresholds) -> Option<Finding> {
     if s.shape.access != Access::Read
         || s.calls_per_request < t.repeated_min_calls_per_request
         || s.is_n_plus_one(t)
+        || (s.page && s.shape.placeholders > 0)
     {
         return None;
     }
