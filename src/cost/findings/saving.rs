@@ -37,12 +37,13 @@ impl Saving {
             parts.push(format!("{:.2} ms", self.db_time_ms));
         }
         if self.rows_read > 0.0 {
-            parts.push(format!("{} rows read", super::amount(self.rows_read)));
+            parts.push(super::counted(self.rows_read, "row read", "rows read"));
         }
         if self.rows_returned > 0.0 {
-            parts.push(format!(
-                "{} rows returned",
-                super::amount(self.rows_returned)
+            parts.push(super::counted(
+                self.rows_returned,
+                "row returned",
+                "rows returned",
             ));
         }
         if parts.is_empty() {
