@@ -49,6 +49,9 @@ pub enum Command {
     /// Print the manual page (roff), covering every subcommand, e.g. `pgcost man >
     /// /usr/local/share/man/man1/pgcost.1`.
     Man,
+    /// Print the full advice for one kind of finding: when it fires, the fix and what the
+    /// fix saves.
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +59,13 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The finding kind, as pgcost prints it, e.g. collection_to_boolean.
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: crate::cost::findings::FindingKind,
 }
 
 #[derive(Debug, Args)]

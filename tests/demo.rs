@@ -116,6 +116,22 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{:?}",
         kinds(n)
     );
+    assert_eq!(
+        n.findings[0].kind.to_string(),
+        "collection_to_boolean",
+        "ranked first: {:?}",
+        kinds(n)
+    );
+    assert!(
+        n.findings[0]
+            .suggestion
+            .contains("SELECT EXISTS (SELECT 1 FROM")
+    );
+    assert!(
+        !kinds(c).contains(&"collection_to_boolean".to_string()),
+        "{:?}",
+        kinds(c)
+    );
     assert!(
         !kinds(e).contains(&"collection_to_boolean".to_string()),
         "{:?}",

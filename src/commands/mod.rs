@@ -5,6 +5,7 @@ pub mod audit;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod explain;
 pub mod man;
 
 use crate::cli::{Cli, Command};
@@ -19,5 +20,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Check(args) => check::execute(&args, &env).await,
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
+        Command::Explain(args) => explain::execute(&args),
     }
 }

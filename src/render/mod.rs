@@ -9,7 +9,7 @@ mod table;
 
 pub use html::HtmlExporter;
 pub use markdown::{MarkdownExporter, markdown_table};
-pub use sections::{Grid, findings_text};
+pub use sections::{Grid, findings_brief, findings_text};
 pub use table::{TableExporter, terminal_table};
 
 use crate::cli::Format;
@@ -218,6 +218,10 @@ mod tests {
             "/findings/0/severity",
             "/findings/0/evidence",
             "/findings/0/suggestion",
+            "/findings/0/saves_per_request/statements",
+            "/findings/0/saves_per_request/rows_read",
+            "/findings/0/saves_per_request/rows_returned",
+            "/findings/0/saves_per_request/db_time_ms",
         ] {
             assert!(value.pointer(pointer).is_some(), "missing {pointer}");
         }

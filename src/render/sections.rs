@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::{counts, figure};
 use crate::cost::figures::Figures;
-use crate::cost::findings::Finding;
+use crate::cost::findings::{self, Finding, FindingKind};
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 
@@ -185,6 +185,67 @@ pub fn tables(report: &Report) -> Option<Grid> {
     Some(Grid::new(&header, rows, 1..7))
 }
 
+/// The findings in brief, for a terminal: at most three lines each (kind, severity and
+/// saving; the statement on one line; the evidence on one line), then the short advice of
+/// each kind present, once. The full advice is in Markdown, JSON and `pgcost explain`.
+pub fn findings_brief(report: &Report, width: usize) -> String {
+    let mut out = String::new();
+    let mut kinds: Vec<FindingKind> = Vec::new();
+    for (i, f) in report.findings.iter().enumerate() {
+        let unparsed = if f.unparsed { " (unparsed)" } else { "" };
+        let headline = format!(
+            "{}. [{}] {}{unparsed}: {}",
+            i + 1,
+            f.severity,
+            f.kind,
+            f.saves_per_request.describe()
+        );
+        let _ = writeln!(out, "{}", one_line(&headline, width));
+        let subject = match (&f.table, &f.query) {
+            (Some(t), Some(q)) => Some(format!("{t}: {q}")),
+            (None, Some(q)) => Some(q.clone()),
+            (Some(t), None) => Some(t.clone()),
+            (None, None) => None,
+        };
+        if let Some(subject) = subject {
+            let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
+        }
+        let evidence: Vec<String> = f
+            .evidence
+            .iter()
+            .map(|(k, v)| format!("{k} {}", evidence_figure(*v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "   {}",
+            one_line(&evidence.join(", "), width.saturating_sub(3))
+        );
+        if !kinds.contains(&f.kind) {
+            kinds.push(f.kind);
+        }
+    }
+    out.push('\n');
+    let options = textwrap::Options::new(width).subsequent_indent("  ");
+    for kind in kinds {
+        let advice = format!("{kind}: {}", findings::summary(kind));
+        let _ = writeln!(out, "{}", textwrap::fill(&advice, &options));
+    }
+    let _ = writeln!(
+        out,
+        "Full advice and rewrites: pgcost explain KIND, or --format markdown."
+    );
+    out
+}
+
+/// An evidence figure: whole numbers without decimals, others to two.
+fn evidence_figure(value: f64) -> String {
+    if value == value.trunc() && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
 /// The findings as plain text blocks, wrapped to `width`.
 pub fn findings_text(report: &Report, width: usize) -> String {
     let mut out = String::new();
@@ -208,6 +269,7 @@ fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         "{number}. [{}] {}{unparsed}: {subject}",
         f.severity, f.kind
     );
+    let _ = writeln!(out, "   {}", f.saves_per_request.describe());
     let evidence: Vec<String> = f
         .evidence
         .iter()

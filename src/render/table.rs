@@ -145,8 +145,8 @@ fn findings(r: &Report) -> String {
         return String::new();
     }
     format!(
-        "\nFindings (most avoidable rows first)\n{}",
-        sections::findings_text(r, 98)
+        "\nFindings (most severe first, then by round trips, db time and rows saved)\n{}",
+        sections::findings_brief(r, 98)
     )
 }
 

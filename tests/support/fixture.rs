@@ -12,6 +12,8 @@ use axum::routing::{get, post};
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use tokio_postgres::NoTls;
 
+pub mod corpus;
+
 #[derive(Clone)]
 struct App {
     pool: Pool,
@@ -313,6 +315,7 @@ impl Fixture {
             .route("/evolve", get(evolve))
             .route("/recycle", get(recycle_scan))
             .merge(auth_routes())
+            .merge(corpus::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -45,8 +45,8 @@ pub fn render_comparison(demo: &DemoReport) -> String {
     if naive.findings.is_empty() {
         out.push_str("The naive pipeline produced no findings.\n");
     } else {
-        out.push_str("Findings of the naive run (most avoidable rows first)\n\n");
-        out.push_str(&render::findings_text(naive, 98));
+        out.push_str("Findings of the naive run (most severe first)\n\n");
+        out.push_str(&render::findings_brief(naive, 98));
     }
     out
 }

@@ -9,6 +9,10 @@
 //! parse (pg_stat_statements truncates long ones) is still read from its tokens, and the
 //! findings that depend on it say so with `unparsed: true`.
 
+mod advice;
+mod identity;
+mod repeated;
+mod saving;
 mod sql;
 #[cfg(test)]
 mod tests;
@@ -21,6 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::report::{Report, TableRow};
 use crate::cost::text::one_line;
+pub use advice::{explain, summary};
+pub use saving::{Saving, rank, severity};
 use sql::{Access, Shape};
 
 /// Every threshold the findings apply. `Default` gives the documented defaults; a
@@ -58,6 +64,15 @@ pub struct Thresholds {
     /// seq_scan_heavy: and at least this many rows read by sequential scans per request,
     /// so that an occasional scan is not reported (100).
     pub seq_scan_min_rows_read_per_request: f64,
+    /// repeated_statement: the same read runs at least this often per request (1.99:
+    /// twice per request, allowing for rounding).
+    pub repeated_min_calls_per_request: f64,
+    /// cache_candidate: every table the read touches has at most this many 8 kB pages
+    /// (8): reference data, not the app's growing tables.
+    pub cache_max_table_pages: i64,
+    /// cache_candidate: and it returns at most this many rows per call (5): a keyed
+    /// lookup, not a listing.
+    pub cache_max_rows_per_call: f64,
     /// Severity: high from this many avoidable rows per request (100).
     pub high_avoidable_rows_per_request: f64,
     /// Severity: high from this many avoidable round trips per request (3).
@@ -66,6 +81,10 @@ pub struct Thresholds {
     pub medium_avoidable_rows_per_request: f64,
     /// Severity: medium from this many avoidable round trips per request (1).
     pub medium_round_trips_per_request: f64,
+    /// Severity: high from this much avoidable db time per request, in ms (10).
+    pub high_db_time_ms_per_request: f64,
+    /// Severity: medium from this much avoidable db time per request, in ms (1).
+    pub medium_db_time_ms_per_request: f64,
 }
 
 impl Default for Thresholds {
@@ -83,10 +102,15 @@ impl Default for Thresholds {
             seq_scan_min_read_to_returned_ratio: 10.0,
             seq_scan_min_pages: 8,
             seq_scan_min_rows_read_per_request: 100.0,
+            repeated_min_calls_per_request: 1.99,
+            cache_max_table_pages: 8,
+            cache_max_rows_per_call: 5.0,
             high_avoidable_rows_per_request: 100.0,
             high_round_trips_per_request: 3.0,
             medium_avoidable_rows_per_request: 10.0,
             medium_round_trips_per_request: 1.0,
+            high_db_time_ms_per_request: 10.0,
+            medium_db_time_ms_per_request: 1.0,
         }
     }
 }
@@ -111,6 +135,8 @@ impl Default for Thresholds {
 pub enum FindingKind {
     /// A statement fetches a set where the caller needs a yes or no.
     CollectionToBoolean,
+    /// The same read runs more than once per request.
+    RepeatedStatement,
     /// The same statement runs once per item.
     NPlusOne,
     /// Too many statements per request.
@@ -124,8 +150,9 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 6] = [
+    pub const ALL: [FindingKind; 7] = [
         FindingKind::CollectionToBoolean,
+        FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
         FindingKind::RoundTrips,
         FindingKind::ConnectionPerRequest,
@@ -137,6 +164,7 @@ impl FindingKind {
     pub fn as_str(self) -> &'static str {
         match self {
             FindingKind::CollectionToBoolean => "collection_to_boolean",
+            FindingKind::RepeatedStatement => "repeated_statement",
             FindingKind::NPlusOne => "n_plus_one",
             FindingKind::RoundTrips => "round_trips",
             FindingKind::ConnectionPerRequest => "connection_per_request",
@@ -176,17 +204,22 @@ impl FromStr for FindingKind {
     }
 }
 
-/// How much a finding matters, from what fixing it would save per request:
-///
-/// - **high**: at least 100 avoidable rows, or at least 3 avoidable round trips, or a
-///   new connection per request (a backend process start, authentication and cold
-///   catalog caches, which no row count shows);
-/// - **medium**: at least 10 avoidable rows, or at least 1 avoidable round trip;
-/// - **low**: anything less.
-///
-/// The numbers are the `high_*` and `medium_*` fields of [`Thresholds`]; see
-/// [`severity`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+/// How much a finding matters, from what fixing it would save per request: the rule is
+/// [`severity`]. Ordered most severe first (`High < Medium < Low`), the order findings are
+/// ranked in.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
 pub enum Severity {
@@ -228,27 +261,6 @@ impl FromStr for Severity {
     }
 }
 
-/// The severity rule documented on [`Severity`].
-pub fn severity(
-    kind: FindingKind,
-    avoidable_rows_per_request: f64,
-    round_trips_per_request: f64,
-    t: &Thresholds,
-) -> Severity {
-    if kind == FindingKind::ConnectionPerRequest
-        || avoidable_rows_per_request >= t.high_avoidable_rows_per_request
-        || round_trips_per_request >= t.high_round_trips_per_request
-    {
-        Severity::High
-    } else if avoidable_rows_per_request >= t.medium_avoidable_rows_per_request
-        || round_trips_per_request >= t.medium_round_trips_per_request
-    {
-        Severity::Medium
-    } else {
-        Severity::Low
-    }
-}
-
 /// One piece of named waste.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
@@ -277,6 +289,10 @@ pub struct Finding {
     /// seq_scan_heavy: the index the plan calls for; null when none was made.
     #[serde(default)]
     pub index: Option<crate::cost::plan::IndexProposal>,
+    /// What the fix would save per request, by unit; the formula of each kind is in
+    /// `docs/findings.md`.
+    #[serde(default)]
+    pub saves_per_request: Saving,
 }
 
 impl Finding {
@@ -293,6 +309,7 @@ impl Finding {
             round_trips_per_request: 0.0,
             plan: None,
             index: None,
+            saves_per_request: Saving::default(),
         }
     }
 }
@@ -310,9 +327,9 @@ pub fn parse_rate(report: &Report) -> (usize, usize) {
     (parsed, analysed.len())
 }
 
-/// Names the waste in the report, most avoidable rows per request first, then most
-/// avoidable round trips. Reads the report whether or not it is valid: whether to show
-/// findings of an untrustworthy measurement is the caller's decision.
+/// Names the waste in the report, ranked by what fixing it saves (see [`rank`]). Reads
+/// the report whether or not it is valid: whether to show findings of an untrustworthy
+/// measurement is the caller's decision.
 ///
 /// Only top-level statements other than BEGIN, COMMIT, SET and the like are read, and
 /// rows with the same text (other users, other query ids) count as one statement.
@@ -321,16 +338,7 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
     let statements = statements(report);
     let mut findings = Vec::new();
     for statement in &statements {
-        let wasteful: Vec<Finding> = collection_to_boolean(statement, t)
-            .into_iter()
-            .chain(n_plus_one(statement, t))
-            .collect();
-        // Fix the waste before caching it: a cache in front of a set-building or N+1
-        // query hides the problem and adds staleness.
-        if wasteful.is_empty() {
-            findings.extend(cache_candidate(statement, t));
-        }
-        findings.extend(wasteful);
+        findings.extend(statement_findings(statement, &statements, t));
     }
     findings.extend(round_trips(report, &statements, t));
     findings.extend(connection_per_request(report, t));
@@ -341,22 +349,42 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
             .filter_map(|table| seq_scan_heavy(table, &statements, t)),
     );
     for finding in &mut findings {
-        finding.severity = severity(
-            finding.kind,
-            finding.avoidable_rows_per_request,
-            finding.round_trips_per_request,
-            t,
-        );
+        finding.severity = severity(finding, t);
     }
-    findings.sort_by(|a, b| {
-        b.avoidable_rows_per_request
-            .total_cmp(&a.avoidable_rows_per_request)
-            .then(
-                b.round_trips_per_request
-                    .total_cmp(&a.round_trips_per_request),
-            )
-    });
+    rank(&mut findings);
+    keep_top_cache_candidates(&mut findings);
     findings
+}
+
+/// The findings about one statement. Fix the waste before caching it: a cache in front
+/// of a set-building, N+1 or repeated query hides the problem and adds staleness.
+fn statement_findings(s: &Statement, all: &[Statement], t: &Thresholds) -> Vec<Finding> {
+    let wasteful: Vec<Finding> = collection_to_boolean(s, all, t)
+        .into_iter()
+        .chain(n_plus_one(s, t))
+        .chain(repeated::repeated_statement(s, t))
+        .collect();
+    if wasteful.is_empty() {
+        cache_candidate(s, t).into_iter().collect()
+    } else {
+        wasteful
+    }
+}
+
+/// At most this many cache candidates are reported, the best savings first.
+const CACHE_CANDIDATES_SHOWN: usize = 3;
+
+/// Drops the cache candidates after the first [`CACHE_CANDIDATES_SHOWN`] of the ranked
+/// findings.
+fn keep_top_cache_candidates(findings: &mut Vec<Finding>) {
+    let mut seen = 0;
+    findings.retain(|f| {
+        if f.kind != FindingKind::CacheCandidate {
+            return true;
+        }
+        seen += 1;
+        seen <= CACHE_CANDIDATES_SHOWN
+    });
 }
 
 /// One top-level, non-utility statement text with what the findings need of it.
@@ -366,6 +394,13 @@ struct Statement<'a> {
     rows_per_request: f64,
     rows_per_call: f64,
     share_of_rows_returned: f64,
+    /// Execution time per request, in ms.
+    db_time_ms: f64,
+    /// Rows read per request from its tables, when it is the only statement that reads
+    /// its only table (otherwise unknown: 0).
+    rows_read: f64,
+    /// Part of the page the endpoint returns (see [`mark_pages`]).
+    page: bool,
     shape: Shape,
     /// The report's tables it touches.
     tables: Vec<&'a TableRow>,
@@ -379,9 +414,12 @@ impl Statement<'_> {
         (self.calls_per_request - 1.0).abs() <= t.once_per_request_tolerance
     }
 
+    /// One call per item: a keyed statement run at least 3 times, a row or two each. A
+    /// read without parameters is no loop over items: it is a repeated statement.
     fn is_n_plus_one(&self, t: &Thresholds) -> bool {
         self.calls_per_request >= t.n_plus_one_min_calls_per_request
             && self.rows_per_call <= t.n_plus_one_max_rows_per_call
+            && (self.shape.placeholders > 0 || self.shape.access != Access::Read)
     }
 
     fn only_table(&self) -> Option<&TableRow> {
@@ -389,6 +427,29 @@ impl Statement<'_> {
             [table] if !self.unknown_relation => Some(table),
             _ => None,
         }
+    }
+
+    /// The relations it names, bare and lower-case, to compare statements.
+    fn relation_names(&self) -> Vec<String> {
+        let relations = if self.shape.relations.is_empty() {
+            &self.shape.mentioned
+        } else {
+            &self.shape.relations
+        };
+        let mut names: Vec<String> = relations.iter().map(|r| r.name.to_lowercase()).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// A `count(...)` with no GROUP BY: the total of a listing.
+    fn is_total(&self) -> bool {
+        self.shape.counts
+            && self
+                .shape
+                .outer
+                .as_ref()
+                .is_some_and(|o| o.aggregate && !o.group_by)
     }
 }
 
@@ -405,35 +466,108 @@ fn statements(report: &Report) -> Vec<Statement<'_>> {
             texts.push(&row.query);
         }
     }
-    texts
+    let mut statements: Vec<Statement> = texts
         .into_iter()
-        .map(|query| {
-            let rows: Vec<_> = report
-                .statements
-                .iter()
-                .filter(|s| s.toplevel && !s.utility && s.query == query)
-                .collect();
-            let calls_per_request: f64 = rows.iter().map(|s| s.calls_per_request).sum();
-            let rows_per_request: f64 = rows.iter().map(|s| s.rows_per_request).sum();
-            let rows_per_call = match rows.as_slice() {
-                [row] => row.rows_per_call,
-                _ if calls_per_request > 0.0 => rows_per_request / calls_per_request,
-                _ => 0.0,
-            };
-            let shape = sql::shape(query);
-            let (tables, unknown_relation) = touched_tables(&shape, &report.tables);
-            Statement {
-                query,
-                calls_per_request,
-                rows_per_request,
-                rows_per_call,
-                share_of_rows_returned: rows.iter().map(|s| s.share_of_rows_returned).sum(),
-                shape,
-                tables,
-                unknown_relation,
-            }
+        .map(|query| statement(report, query))
+        .collect();
+    attribute_rows_read(&mut statements);
+    mark_pages(&mut statements);
+    statements
+}
+
+/// The statement of one text, its rows (other users, other query ids) added together.
+fn statement<'a>(report: &'a Report, query: &'a str) -> Statement<'a> {
+    let rows: Vec<_> = report
+        .statements
+        .iter()
+        .filter(|s| s.toplevel && !s.utility && s.query == query)
+        .collect();
+    let calls_per_request: f64 = rows.iter().map(|s| s.calls_per_request).sum();
+    let rows_per_request: f64 = rows.iter().map(|s| s.rows_per_request).sum();
+    let rows_per_call = match rows.as_slice() {
+        [row] => row.rows_per_call,
+        _ if calls_per_request > 0.0 => rows_per_request / calls_per_request,
+        _ => 0.0,
+    };
+    let shape = sql::shape(query);
+    let (tables, unknown_relation) = touched_tables(&shape, &report.tables);
+    Statement {
+        query,
+        calls_per_request,
+        rows_per_request,
+        rows_per_call,
+        share_of_rows_returned: rows.iter().map(|s| s.share_of_rows_returned).sum(),
+        db_time_ms: rows
+            .iter()
+            .map(|s| s.mean_exec_ms * s.calls_per_request)
+            .sum(),
+        rows_read: 0.0,
+        page: false,
+        shape,
+        tables,
+        unknown_relation,
+    }
+}
+
+/// A table's rows read (sequential and index) belong to a statement when it is the only
+/// statement that touches the table and the table is the only one it touches.
+fn attribute_rows_read(statements: &mut [Statement]) {
+    let readers = |table: &str, statements: &[Statement]| {
+        statements
+            .iter()
+            .filter(|s| s.tables.iter().any(|t| t.table == table))
+            .count()
+    };
+    let read: Vec<f64> = statements
+        .iter()
+        .map(|s| match s.only_table() {
+            Some(t) if readers(&t.table, statements) == 1 => t.seq_rows_read + t.idx_rows_fetched,
+            _ => 0.0,
         })
-        .collect()
+        .collect();
+    for (s, rows_read) in statements.iter_mut().zip(read) {
+        s.rows_read = rows_read;
+    }
+}
+
+/// The page the endpoint returns, whose rows are the response: every statement with
+/// LIMIT, OFFSET or FETCH FIRST, and a count over the same relations as one (its total).
+/// When the endpoint counts the relations of a statement that has no LIMIT, the response
+/// is a listing with its total, and the statement returning the most rows per request
+/// among those is the page.
+fn mark_pages(statements: &mut [Statement]) {
+    let limited = |s: &Statement| s.shape.outer.as_ref().is_some_and(|o| o.limit);
+    let totals: Vec<Vec<String>> = statements
+        .iter()
+        .filter(|s| s.is_total())
+        .map(Statement::relation_names)
+        .collect();
+    let pages: Vec<Vec<String>> = statements
+        .iter()
+        .filter(|s| limited(s))
+        .map(Statement::relation_names)
+        .collect();
+    let listing = statements
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_total() && totals.contains(&s.relation_names()))
+        .max_by(|(_, a), (_, b)| a.rows_per_request.total_cmp(&b.rows_per_request))
+        .map(|(i, s)| (i, s.relation_names()));
+    let page_marks: Vec<bool> = statements
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let names = s.relation_names();
+            limited(s)
+                || (s.is_total() && pages.contains(&names))
+                || listing
+                    .as_ref()
+                    .is_some_and(|(at, of)| *at == i || (s.is_total() && *of == names))
+        })
+        .collect();
+    for (s, page) in statements.iter_mut().zip(page_marks) {
+        s.page = page;
+    }
 }
 
 /// The report's tables the statement touches, and whether it also names a relation that
@@ -459,16 +593,31 @@ fn touched_tables<'a>(shape: &Shape, tables: &'a [TableRow]) -> (Vec<&'a TableRo
     (touched, unknown_relation)
 }
 
-fn collection_to_boolean(s: &Statement, t: &Thresholds) -> Option<Finding> {
+/// Whether `s` is the list an N+1 of the same request walks: the loop runs at most once
+/// per row of it and at least once per two rows (a per-request query cache answers
+/// repeated keys, so a loop may run fewer times than the list has rows).
+fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresholds) -> bool {
+    all.iter().any(|loop_| {
+        loop_.is_n_plus_one(t)
+            && loop_.calls_per_request <= s.rows_per_request + t.once_per_request_tolerance
+            && loop_.calls_per_request >= s.rows_per_request / 2.0
+    })
+}
+
+fn collection_to_boolean(s: &Statement, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let outer = s.shape.outer.as_ref()?;
     let answers_already = outer.aggregate || outer.exists || outer.group_by || outer.limit;
+    // The page, a batch load and the list a loop walks: their rows are used.
+    let rows_used = s.page || s.shape.keyed_by_list || walked_by_n_plus_one(s, all, t);
     if s.shape.access != Access::Read
         || answers_already
+        || rows_used
         || s.calls_per_request < t.collection_min_calls_per_request
         || s.rows_per_call < t.collection_min_rows_per_call
     {
         return None;
     }
+    let saved_rows = (s.rows_per_request - s.calls_per_request).max(0.0);
     let question = "<the condition the caller tests>";
     let rewrite = match &outer.filter {
         Some(filter) => format!(
@@ -507,7 +656,12 @@ fn collection_to_boolean(s: &Statement, t: &Thresholds) -> Option<Finding> {
         ]),
         unparsed: !s.shape.parsed,
         // An EXISTS sends back one row per call.
-        avoidable_rows_per_request: (s.rows_per_request - s.calls_per_request).max(0.0),
+        avoidable_rows_per_request: saved_rows,
+        saves_per_request: Saving {
+            rows_returned: saved_rows,
+            db_time_ms: s.db_time_ms * saved_rows / s.rows_per_request,
+            ..Saving::default()
+        },
         ..Finding::new(FindingKind::CollectionToBoolean, suggestion)
     })
 }
@@ -551,6 +705,10 @@ fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
         ]),
         unparsed: !s.shape.parsed,
         round_trips_per_request: saved,
+        saves_per_request: Saving {
+            statements: saved,
+            ..Saving::default()
+        },
         ..Finding::new(FindingKind::NPlusOne, suggestion)
     })
 }
@@ -626,6 +784,10 @@ fn round_trips(report: &Report, statements: &[Statement], t: &Thresholds) -> Opt
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: saved,
+        saves_per_request: Saving {
+            statements: saved,
+            ..Saving::default()
+        },
         ..Finding::new(FindingKind::RoundTrips, suggestion)
     })
 }
@@ -661,36 +823,37 @@ fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: new_sessions,
+        saves_per_request: Saving {
+            statements: new_sessions,
+            ..Saving::default()
+        },
         ..Finding::new(FindingKind::ConnectionPerRequest, suggestion)
     })
 }
 
-/// A session or revocation check must stay a live read on every request, so it is never
-/// offered as a cache candidate.
-fn guards_revocation(s: &Statement) -> bool {
-    let query = s.query.to_ascii_lowercase();
-    query.contains("revoked")
-        || s.tables.iter().any(|table| {
-            let name = table.table.to_ascii_lowercase();
-            name.contains("session") || name.contains("revocation")
-        })
-}
-
+/// A reference-like read: keyed, of small tables nothing wrote in the window, and neither
+/// the page nor a credential check ([`identity::decides_identity`]).
 fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
     let written =
         |table: &&TableRow| table.rows_inserted + table.rows_updated + table.rows_deleted != 0.0;
+    let large = |table: &&TableRow| table.pages > t.cache_max_table_pages;
+    let names = || s.tables.iter().map(|table| table.table.as_str());
     if s.shape.access != Access::Read
+        || s.page
         || s.calls_per_request < t.cache_min_calls_per_request
+        || s.rows_per_call > t.cache_max_rows_per_call
         || s.tables.is_empty()
         || s.unknown_relation
         || s.tables.iter().any(written)
-        || guards_revocation(s)
+        || s.tables.iter().any(large)
+        || identity::decides_identity(names(), s.query)
     {
         return None;
     }
     let names: Vec<&str> = s.tables.iter().map(|table| table.table.as_str()).collect();
     let suggestion = format!(
-        "This read runs {} times per request and reads only {}, which nothing inserted, \
+        "This read runs {} per request, returns {} per call and reads only {}, small \
+         tables which nothing inserted, \
          updated or deleted during the measured window. Its result is a candidate for an \
          application cache; first check that the app's other paths rarely write these \
          tables. If you cache it:\n\
@@ -703,7 +866,8 @@ fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
          never reaches this cache, so the TTL bounds how stale an answer can be;\n\
          \x20 - never cache session revocation: a revoked session or token must fail on \
          the very next request.",
-        amount(s.calls_per_request),
+        counted(s.calls_per_request, "time", "times"),
+        counted(s.rows_per_call, "row", "rows"),
         names.join(", "),
     );
     Some(Finding {
@@ -717,6 +881,12 @@ fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
         unparsed: !s.shape.parsed,
         avoidable_rows_per_request: s.rows_per_request,
         round_trips_per_request: s.calls_per_request,
+        saves_per_request: Saving {
+            statements: s.calls_per_request,
+            rows_read: s.rows_read,
+            rows_returned: s.rows_per_request,
+            db_time_ms: s.db_time_ms,
+        },
         ..Finding::new(FindingKind::CacheCandidate, suggestion)
     })
 }
@@ -727,50 +897,23 @@ fn seq_scan_heavy(table: &TableRow, statements: &[Statement], t: &Thresholds) ->
     {
         return None;
     }
-    let alone: Vec<&Statement> = statements
-        .iter()
-        .filter(|s| s.only_table().is_some_and(|only| only.table == table.table))
-        .collect();
-    let returned = if alone.is_empty() {
-        table.idx_rows_fetched
-    } else {
-        alone.iter().map(|s| s.rows_per_request).sum()
-    };
-    if table.seq_rows_read < t.seq_scan_min_read_to_returned_ratio * returned {
-        return None;
-    }
     let readers: Vec<&Statement> = statements
         .iter()
         .filter(|s| s.tables.iter().any(|touched| touched.table == table.table))
         .collect();
-    let estimate = if alone.is_empty() {
-        "rows fetched through its indexes"
+    // What the request gets back from the table: the rows its readers return, joins
+    // included; without a reader, the rows fetched through its indexes.
+    let returned = if readers.is_empty() {
+        table.idx_rows_fetched
     } else {
-        "rows returned by the statements that read only this table"
+        readers.iter().map(|s| s.rows_per_request).sum()
     };
-    let mut suggestion = format!(
-        "Sequential scans read {} rows of {} per request ({}) to return about {} \
-         ({estimate}). The table has {} pages and {} live rows, so each scan reads all of \
-         it. An index on the columns these statements filter or join by lets Postgres \
-         fetch just the matching rows; confirm with EXPLAIN (ANALYZE, BUFFERS).",
-        amount(table.seq_rows_read),
-        table.table,
-        counted(table.seq_scans, "scan", "scans"),
-        amount(returned),
-        table.pages,
-        table.live_rows,
-    );
-    if readers.is_empty() {
-        suggestion.push_str(
-            " No measured statement names this table: look for a view or a function that \
-             reads it, or a foreign key whose referencing column has no index.",
-        );
-    } else {
-        suggestion.push_str("\n\nStatements that read it:");
-        for s in &readers {
-            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
-        }
+    if table.seq_rows_read < t.seq_scan_min_read_to_returned_ratio * returned {
+        return None;
     }
+    let saved = (table.seq_rows_read - returned).max(0.0);
+    let readers_time: f64 = readers.iter().map(|s| s.db_time_ms).sum();
+    let suggestion = seq_scan_suggestion(table, &readers, returned);
     let mut figures = vec![
         ("seq_rows_read_per_request", table.seq_rows_read),
         ("seq_scans_per_request", table.seq_scans),
@@ -788,9 +931,53 @@ fn seq_scan_heavy(table: &TableRow, statements: &[Statement], t: &Thresholds) ->
         },
         table: Some(table.table.clone()),
         evidence: evidence(&figures),
-        avoidable_rows_per_request: (table.seq_rows_read - returned).max(0.0),
+        avoidable_rows_per_request: saved,
+        saves_per_request: Saving {
+            rows_read: saved,
+            db_time_ms: readers_time * saved / table.seq_rows_read,
+            ..Saving::default()
+        },
         ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
     })
+}
+
+fn seq_scan_suggestion(table: &TableRow, readers: &[&Statement], returned: f64) -> String {
+    let estimate = if readers.is_empty() {
+        "rows fetched through its indexes"
+    } else {
+        "rows returned by the statements that read this table, joins included"
+    };
+    let mut suggestion = format!(
+        "Sequential scans read {} rows of {} per request ({}) to return about {} \
+         ({estimate}). The table has {} pages and {} live rows, so each scan reads all of \
+         it. An index on the columns these statements filter or join by lets Postgres \
+         fetch just the matching rows; confirm with EXPLAIN (ANALYZE, BUFFERS).",
+        amount(table.seq_rows_read),
+        table.table,
+        counted(table.seq_scans, "scan", "scans"),
+        amount(returned),
+        table.pages,
+        table.live_rows,
+    );
+    if readers.iter().any(|s| s.page) {
+        suggestion.push_str(
+            " A page (ORDER BY ... LIMIT) reads this table: without an index on its ORDER \
+             BY columns, Postgres sorts every matching row to return the first few; with \
+             one, it stops after the page.",
+        );
+    }
+    if readers.is_empty() {
+        suggestion.push_str(
+            " No measured statement names this table: look for a view or a function that \
+             reads it, or a foreign key whose referencing column has no index.",
+        );
+    } else {
+        suggestion.push_str("\n\nStatements that read it:");
+        for s in readers {
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
+        }
+    }
+    suggestion
 }
 
 /// Evidence keeps finite figures only: JSON has no NaN or infinity.

@@ -93,7 +93,7 @@ pub(crate) struct OuterSelect {
     /// An EXISTS in the select list: the statement is already a probe.
     pub exists: bool,
     pub group_by: bool,
-    /// LIMIT or FETCH FIRST: the statement returns a page.
+    /// LIMIT, OFFSET or FETCH FIRST: the statement returns a page.
     pub limit: bool,
     /// The FROM clause as SQL text.
     pub from: String,
@@ -116,6 +116,14 @@ pub(crate) struct Shape {
     pub outer: Option<OuterSelect>,
     /// A SELECT with its one `column = $n` condition turned into `column = ANY($n)`.
     pub batched: Option<String>,
+    /// Distinct `$n` placeholders: parameters, or constants pg_stat_statements replaced.
+    /// None means every call computes the same answer from the same data.
+    pub placeholders: usize,
+    /// It looks rows up by a list of keys, `IN ($1, $2, ...)` or `= ANY($1)`: a batch
+    /// load, whose rows the caller uses.
+    pub keyed_by_list: bool,
+    /// The outer select list calls `count(...)`.
+    pub counts: bool,
 }
 
 /// Reads the shape of one normalized statement text.
@@ -123,6 +131,9 @@ pub(crate) fn shape(sql: &str) -> Shape {
     let tokens = lex(sql);
     let mentioned = mentioned_relations(&tokens);
     let side_effects = calls_side_effect_function(&tokens);
+    let placeholders = placeholders(&tokens);
+    let keyed_by_list = keyed_by_list(&tokens);
+    let counts = outer_calls(&tokens, "count");
     let upgrade = |access: Access| {
         if side_effects && access == Access::Read {
             Access::Write
@@ -141,6 +152,9 @@ pub(crate) fn shape(sql: &str) -> Shape {
                 mentioned,
                 outer: outer_select(&statement),
                 batched: batched(&statement),
+                placeholders,
+                keyed_by_list,
+                counts,
             }
         }
         None => Shape {
@@ -150,6 +164,9 @@ pub(crate) fn shape(sql: &str) -> Shape {
             mentioned,
             outer: text_outer_select(&tokens),
             batched: None,
+            placeholders,
+            keyed_by_list,
+            counts,
         },
     }
 }
@@ -605,7 +622,7 @@ fn outer_select(statement: &Statement) -> Option<OuterSelect> {
         .filter_map(select_item_expr)
         .collect();
     let limit = match &query.limit_clause {
-        Some(LimitClause::LimitOffset { limit, .. }) => limit.is_some(),
+        Some(LimitClause::LimitOffset { limit, offset, .. }) => limit.is_some() || offset.is_some(),
         Some(LimitClause::OffsetCommaLimit { .. }) => true,
         None => false,
     } || query.fetch.is_some();
@@ -846,6 +863,56 @@ fn calls_side_effect_function(tokens: &[Lexeme]) -> bool {
     })
 }
 
+/// How many distinct `$n` placeholders the text has.
+fn placeholders(tokens: &[Lexeme]) -> usize {
+    let mut seen: Vec<&str> = Vec::new();
+    for t in tokens {
+        if let Token::Placeholder(p) = &t.token
+            && !seen.contains(&p.as_str())
+        {
+            seen.push(p);
+        }
+    }
+    seen.len()
+}
+
+/// `IN ($1, ..., $n)` (placeholders only) or `ANY ($n)`: a lookup by a list of keys.
+fn keyed_by_list(tokens: &[Lexeme]) -> bool {
+    let sig = significant(tokens);
+    let token = |k: usize| sig.get(k).map(|&j| &tokens[j]);
+    (0..sig.len()).any(|i| {
+        let opens_list = token(i).is_some_and(|t| {
+            t.is_keyword(Keyword::IN) || t.is_keyword(Keyword::ANY) || t.is_keyword(Keyword::SOME)
+        }) && token(i + 1).is_some_and(|t| t.token == Token::LParen);
+        if !opens_list {
+            return false;
+        }
+        let mut k = i + 2;
+        loop {
+            match token(k).map(|t| &t.token) {
+                Some(Token::Placeholder(_)) => k += 1,
+                _ => return false,
+            }
+            match token(k).map(|t| &t.token) {
+                Some(Token::Comma) => k += 1,
+                Some(Token::RParen) => return true,
+                _ => return false,
+            }
+        }
+    })
+}
+
+/// Whether the outer query (depth 0) calls the function `name`.
+fn outer_calls(tokens: &[Lexeme], name: &str) -> bool {
+    let sig = significant(tokens);
+    sig.windows(2).any(|pair| {
+        let (word, next) = (&tokens[pair[0]], &tokens[pair[1]]);
+        word.depth == 0
+            && next.token == Token::LParen
+            && matches!(&word.token, Token::Word(w) if w.value.eq_ignore_ascii_case(name))
+    })
+}
+
 /// Names that follow FROM, JOIN, UPDATE or INTO, and further names of a comma-separated
 /// FROM list.
 fn mentioned_relations(tokens: &[Lexeme]) -> Vec<Relation> {
@@ -1001,7 +1068,7 @@ fn text_outer_select(tokens: &[Lexeme]) -> Option<OuterSelect> {
         group_by: after_from.iter().any(|&i| is(i, Keyword::GROUP)),
         limit: after_from
             .iter()
-            .any(|&i| is(i, Keyword::LIMIT) || is(i, Keyword::FETCH)),
+            .any(|&i| is(i, Keyword::LIMIT) || is(i, Keyword::OFFSET) || is(i, Keyword::FETCH)),
         from: text_between(tokens, outer[from] + 1, outer.get(from_end).copied()),
         filter,
     })

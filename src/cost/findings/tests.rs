@@ -311,7 +311,9 @@ fn many_statements_per_request_are_round_trips() {
     assert!((f.evidence["utility_statements_per_request"] - 3.0).abs() < 1e-9);
     // Four lookups collapse into one, and the repeated one is memoised.
     assert_eq!(f.round_trips_per_request, 4.0);
-    assert_eq!(f.severity, Severity::High);
+    assert_eq!(f.saves_per_request.statements, 4.0);
+    // An upper bound: pgcost cannot see whether the lookups are independent.
+    assert_eq!(f.severity, Severity::Medium);
     for q in lookups {
         assert!(
             f.suggestion.contains(&format!("\n  - {q}")),
@@ -577,7 +579,7 @@ fn findings_on_unparsed_text_say_so() {
 // Ranking, names, severity ----------------------------------------------------------------
 
 #[test]
-fn findings_rank_by_avoidable_rows_then_round_trips() {
+fn findings_rank_by_severity_then_round_trips_db_time_and_rows() {
     let mut r = report(
         vec![
             stmt(GRANTS, 1.0, 40.0),
@@ -587,20 +589,50 @@ fn findings_rank_by_avoidable_rows_then_round_trips() {
         vec![],
     );
     r.per_request.new_sessions = Some(1.0);
-    let kinds: Vec<(FindingKind, f64)> = findings(&r)
+    let kinds: Vec<(FindingKind, Severity, f64, f64)> = findings(&r)
         .iter()
-        .map(|f| (f.kind, f.avoidable_rows_per_request))
+        .map(|f| {
+            let s = &f.saves_per_request;
+            (f.kind, f.severity, s.statements, s.rows_returned)
+        })
         .collect();
     assert_eq!(
         kinds,
         vec![
-            (FindingKind::CollectionToBoolean, 299.0),
-            (FindingKind::CollectionToBoolean, 39.0),
-            (FindingKind::NPlusOne, 0.0),
-            (FindingKind::RoundTrips, 0.0),
-            (FindingKind::ConnectionPerRequest, 0.0),
+            (FindingKind::NPlusOne, Severity::High, 11.0, 0.0),
+            (FindingKind::ConnectionPerRequest, Severity::High, 1.0, 0.0),
+            (FindingKind::CollectionToBoolean, Severity::High, 0.0, 299.0),
+            // The two once-per-request statements collapse into one.
+            (FindingKind::RoundTrips, Severity::Medium, 1.0, 0.0),
+            (
+                FindingKind::CollectionToBoolean,
+                Severity::Medium,
+                0.0,
+                39.0
+            ),
         ]
     );
+}
+
+#[test]
+fn db_time_breaks_ties_between_equal_round_trips() {
+    let mut slow = stmt("SELECT rate FROM currencies WHERE code = $1", 1.0, 1.0);
+    slow.mean_exec_ms = 0.5;
+    let fast = stmt("SELECT name FROM countries WHERE code = $1", 1.0, 1.0);
+    let r = report(
+        vec![fast, slow],
+        vec![table("public.currencies", 1), table("public.countries", 1)],
+    );
+    let found = findings(&r);
+    let queries: Vec<&str> = found.iter().filter_map(|f| f.query.as_deref()).collect();
+    assert_eq!(
+        queries,
+        vec![
+            "SELECT rate FROM currencies WHERE code = $1",
+            "SELECT name FROM countries WHERE code = $1"
+        ]
+    );
+    assert_eq!(found[0].saves_per_request.db_time_ms, 0.5);
 }
 
 #[test]
@@ -627,19 +659,60 @@ fn kinds_have_one_snake_case_name_everywhere() {
     }
 }
 
+/// A finding of `kind` that saves `saving`, as the severity rule sees it.
+fn saving_of(kind: FindingKind, saving: Saving, parameters: Option<f64>) -> Finding {
+    let mut f = Finding::new(kind, String::new());
+    f.saves_per_request = saving;
+    if let Some(n) = parameters {
+        f.evidence.insert("parameters".into(), n);
+    }
+    f
+}
+
 #[test]
 fn severity_rule() {
     let t = Thresholds::default();
-    let s = |rows, trips| severity(FindingKind::NPlusOne, rows, trips, &t);
-    assert_eq!(s(100.0, 0.0), Severity::High);
-    assert_eq!(s(0.0, 3.0), Severity::High);
-    assert_eq!(s(10.0, 0.0), Severity::Medium);
-    assert_eq!(s(0.0, 1.0), Severity::Medium);
-    assert_eq!(s(9.9, 0.9), Severity::Low);
+    let rows = |rows_read, rows_returned| Saving {
+        rows_read,
+        rows_returned,
+        ..Saving::default()
+    };
+    let trips = |statements| Saving {
+        statements,
+        ..Saving::default()
+    };
+    let time = |db_time_ms| Saving {
+        db_time_ms,
+        ..Saving::default()
+    };
+    let s = |saving| severity(&saving_of(FindingKind::NPlusOne, saving, None), &t);
+    assert_eq!(s(rows(100.0, 0.0)), Severity::High);
+    assert_eq!(s(rows(0.0, 100.0)), Severity::High);
+    assert_eq!(s(trips(3.0)), Severity::High);
+    assert_eq!(s(time(10.0)), Severity::High);
+    assert_eq!(s(rows(10.0, 0.0)), Severity::Medium);
+    assert_eq!(s(trips(1.0)), Severity::Medium);
+    assert_eq!(s(time(1.0)), Severity::Medium);
+    assert_eq!(s(rows(9.9, 9.9)), Severity::Low);
+    assert_eq!(s(trips(0.9)), Severity::Low);
+    assert_eq!(s(time(0.9)), Severity::Low);
+    let of = |kind, saving, parameters| severity(&saving_of(kind, saving, parameters), &t);
     assert_eq!(
-        severity(FindingKind::ConnectionPerRequest, 0.0, 0.5, &t),
+        of(FindingKind::ConnectionPerRequest, trips(0.5), None),
         Severity::High
     );
+    // round_trips' saving is an upper bound: at most medium.
+    assert_eq!(
+        of(FindingKind::RoundTrips, trips(6.0), None),
+        Severity::Medium
+    );
+    assert_eq!(of(FindingKind::RoundTrips, trips(0.0), None), Severity::Low);
+    // A repeat without parameters is certain waste; with them, one step lower.
+    let repeated = FindingKind::RepeatedStatement;
+    assert_eq!(of(repeated, rows(0.0, 0.5), Some(0.0)), Severity::Medium);
+    assert_eq!(of(repeated, trips(3.0), Some(0.0)), Severity::High);
+    assert_eq!(of(repeated, rows(0.0, 300.0), Some(2.0)), Severity::Medium);
+    assert_eq!(of(repeated, trips(1.0), Some(2.0)), Severity::Low);
 }
 
 #[test]
@@ -675,4 +748,270 @@ fn a_write_per_item_is_batched_without_any() {
     assert_eq!(found[0].round_trips_per_request, 9.0);
     assert!(found[0].suggestion.contains("multi-row INSERT"));
     assert!(!found[0].suggestion.contains("ANY"));
+}
+
+// Precision: pages, batch loads, loops, credentials, reference reads --------------------
+
+#[test]
+fn the_page_is_neither_a_collection_nor_a_cache_candidate() {
+    let pages = [
+        "SELECT id, title FROM articles ORDER BY published_on DESC LIMIT $1",
+        "SELECT id, title FROM articles ORDER BY id OFFSET $1",
+        "SELECT id, title FROM articles ORDER BY id FETCH FIRST 5 ROWS ONLY",
+    ];
+    for page in pages {
+        for rows in [3.0, 25.0] {
+            let r = report(
+                vec![stmt(page, 1.0, rows)],
+                vec![table("public.articles", 2)],
+            );
+            assert!(findings(&r).is_empty(), "{page} ({rows} rows)");
+        }
+    }
+    // A listing with its count: the count is the page's total, and without a LIMIT the
+    // statement that returns the most rows is the page.
+    let count = "SELECT count(*) FROM articles WHERE author_id = $1";
+    for listing in [
+        "SELECT id, title FROM articles WHERE author_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
+        "SELECT id, title FROM articles WHERE author_id = $1",
+    ] {
+        let r = report(
+            vec![stmt(count, 1.0, 1.0), stmt(listing, 1.0, 40.0)],
+            vec![table("public.articles", 2)],
+        );
+        assert!(findings(&r).is_empty(), "{listing}: {:#?}", findings(&r));
+    }
+}
+
+#[test]
+fn a_batch_load_by_a_list_of_keys_is_not_a_collection() {
+    for batch in [
+        "SELECT name, id FROM categories WHERE id IN ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "SELECT name, id FROM categories WHERE id = ANY($1)",
+        "SELECT name, id FROM categories WHERE id IN ($1 /*, ... */)",
+    ] {
+        let r = report(vec![stmt(batch, 1.0, 10.0)], vec![]);
+        assert!(
+            of_kind(&r, FindingKind::CollectionToBoolean).is_empty(),
+            "{batch}"
+        );
+    }
+    // A subquery is no list of keys.
+    let r = report(
+        vec![stmt(
+            "SELECT name FROM categories WHERE id IN (SELECT category_id FROM grants WHERE user_id = $1)",
+            1.0,
+            30.0,
+        )],
+        vec![],
+    );
+    assert_eq!(of_kind(&r, FindingKind::CollectionToBoolean).len(), 1);
+}
+
+#[test]
+fn the_list_an_n_plus_one_walks_is_not_a_collection() {
+    let r = report(
+        vec![
+            stmt("SELECT id FROM small", 1.0, 10.0),
+            stmt("SELECT label FROM small WHERE id = $1", 10.0, 1.0),
+        ],
+        vec![],
+    );
+    let kinds: Vec<FindingKind> = findings(&r).iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, vec![FindingKind::NPlusOne, FindingKind::RoundTrips]);
+}
+
+#[test]
+fn credential_checks_are_never_cache_candidates() {
+    let reads = [
+        (
+            "SELECT user_id FROM sessions WHERE id = $1 AND expires_at > now()",
+            "public.sessions",
+        ),
+        ("SELECT id, email FROM users WHERE id = $1", "public.users"),
+        (
+            "SELECT id, username FROM auth_user WHERE id = $1",
+            "public.auth_user",
+        ),
+        (
+            "SELECT id, role FROM directus_shares WHERE token = $1 AND status = $2",
+            "public.directus_shares",
+        ),
+    ];
+    for (query, name) in reads {
+        let r = report(vec![stmt(query, 1.0, 1.0)], vec![table(name, 1)]);
+        assert!(findings(&r).is_empty(), "{query}");
+    }
+}
+
+#[test]
+fn only_small_keyed_reference_reads_are_cache_candidates_and_three_at_most() {
+    let lookup = "SELECT rate FROM currencies WHERE code = $1";
+    // A growing table, a listing: not reference data.
+    let r = report(
+        vec![stmt(lookup, 1.0, 1.0)],
+        vec![table("public.currencies", 9)],
+    );
+    assert!(findings(&r).is_empty());
+    let r = report(
+        vec![stmt(lookup, 1.0, 6.0)],
+        vec![table("public.currencies", 1)],
+    );
+    assert!(findings(&r).is_empty());
+
+    let tables = ["currencies", "countries", "locales", "timezones", "units"];
+    let statements = tables
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut s = stmt(
+                &format!("SELECT label FROM {name} WHERE code = $1"),
+                1.0,
+                1.0,
+            );
+            s.mean_exec_ms = 0.1 * (i + 1) as f64;
+            s
+        })
+        .collect();
+    let rows = tables
+        .iter()
+        .map(|name| table(&format!("public.{name}"), 1))
+        .collect();
+    let found = of_kind(&report(statements, rows), FindingKind::CacheCandidate);
+    let kept: Vec<&str> = found.iter().filter_map(|f| f.table.as_deref()).collect();
+    assert_eq!(
+        kept,
+        vec!["public.units", "public.timezones", "public.locales"],
+        "the three that save the most db time"
+    );
+    assert!(found[0].suggestion.contains("runs 1 time per request"));
+}
+
+#[test]
+fn a_parameterless_statement_twice_is_certain_waste() {
+    let count = "SELECT COUNT(*) AS __count FROM admin_log";
+    let r = report(
+        vec![stmt(count, 2.0, 1.0)],
+        vec![table("public.admin_log", 1)],
+    );
+    let found = findings(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.kind, FindingKind::RepeatedStatement);
+    assert_eq!(f.severity, Severity::Medium);
+    assert_eq!(f.evidence["parameters"], 0.0);
+    assert_eq!(
+        f.saves_per_request,
+        Saving {
+            statements: 1.0,
+            rows_read: 0.0,
+            rows_returned: 1.0,
+            db_time_ms: 0.1,
+        }
+    );
+    assert!(f.suggestion.contains("Compute it once per request"));
+    assert!(f.suggestion.contains("paginator"), "{}", f.suggestion);
+
+    // Ten times without parameters is no N+1: the same answer ten times.
+    let r = report(vec![stmt(count, 10.0, 1.0)], vec![]);
+    let kinds: Vec<FindingKind> = findings(&r).iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![FindingKind::RepeatedStatement, FindingKind::RoundTrips]
+    );
+    assert_eq!(findings(&r)[0].severity, Severity::High);
+}
+
+#[test]
+fn a_repeat_with_parameters_is_a_memoisation_candidate_of_lower_severity() {
+    let q = "SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2";
+    let r = report(vec![stmt(q, 2.0, 1.0)], vec![]);
+    let f = &of_kind(&r, FindingKind::RepeatedStatement)[0];
+    assert_eq!(f.severity, Severity::Low);
+    assert_eq!(f.evidence["parameters"], 2.0);
+    assert!(f.suggestion.contains("memoise"));
+    assert!(!f.suggestion.contains("paginator"));
+    // Once per request, or a write, is no repeat.
+    for s in [
+        stmt(q, 1.0, 1.0),
+        stmt("UPDATE counters SET n = n + 1", 2.0, 1.0),
+    ] {
+        assert!(of_kind(&report(vec![s], vec![]), FindingKind::RepeatedStatement).is_empty());
+    }
+}
+
+#[test]
+fn seq_scan_evidence_counts_rows_returned_through_joins() {
+    let page = "SELECT a.id, a.title FROM articles a JOIN authors u ON u.id = a.author_id \
+                ORDER BY a.published_on DESC LIMIT $1";
+    let mut articles = table("public.articles", 800);
+    articles.seq_scans = 1.0;
+    articles.seq_rows_read = 40_000.0;
+    let r = report(
+        vec![stmt(page, 1.0, 25.0)],
+        vec![articles, table("public.authors", 1)],
+    );
+    let found = findings(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.kind, FindingKind::SeqScanHeavy);
+    assert_eq!(f.evidence["rows_returned_per_request"], 25.0);
+    assert_eq!(f.evidence["read_to_returned_ratio"], 1600.0);
+    assert_eq!(f.saves_per_request.rows_read, 39_975.0);
+    assert!((f.saves_per_request.db_time_ms - 0.1 * 39_975.0 / 40_000.0).abs() < 1e-12);
+    assert!(
+        f.suggestion.contains("ORDER BY columns"),
+        "{}",
+        f.suggestion
+    );
+    assert!(f.suggestion.contains("joins included"));
+}
+
+#[test]
+fn savings_follow_the_documented_formulas() {
+    // collection_to_boolean: rows returned minus one per call, db time in proportion.
+    let r = report(vec![stmt(GRANTS, 2.0, 50.0)], vec![]);
+    let f = &of_kind(&r, FindingKind::CollectionToBoolean)[0];
+    assert_eq!(f.saves_per_request.rows_returned, 98.0);
+    assert_eq!(f.saves_per_request.statements, 0.0);
+    assert!((f.saves_per_request.db_time_ms - 0.2 * 98.0 / 100.0).abs() < 1e-12);
+    // n_plus_one: calls minus one statements, nothing else.
+    let r = report(
+        vec![stmt("SELECT a FROM b WHERE id = $1", 5.0, 1.0)],
+        vec![],
+    );
+    let f = &of_kind(&r, FindingKind::NPlusOne)[0];
+    assert_eq!(
+        f.saves_per_request,
+        Saving {
+            statements: 4.0,
+            ..Saving::default()
+        }
+    );
+    // cache_candidate: everything the read costs, its table's rows read included when it
+    // is the table's only reader.
+    let mut currencies = table("public.currencies", 1);
+    currencies.seq_rows_read = 30.0;
+    let r = report(
+        vec![stmt(
+            "SELECT rate FROM currencies WHERE code = $1",
+            1.0,
+            1.0,
+        )],
+        vec![currencies],
+    );
+    let f = &of_kind(&r, FindingKind::CacheCandidate)[0];
+    assert_eq!(
+        f.saves_per_request,
+        Saving {
+            statements: 1.0,
+            rows_read: 30.0,
+            rows_returned: 1.0,
+            db_time_ms: 0.1,
+        }
+    );
+    let json = serde_json::to_value(f).unwrap();
+    for key in ["statements", "rows_read", "rows_returned", "db_time_ms"] {
+        assert!(json["saves_per_request"][key].is_number(), "{key}");
+    }
 }

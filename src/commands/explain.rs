@@ -1,0 +1,30 @@
+//! `pgcost explain KIND`: the full advice for one kind of finding, as `rustc --explain`
+//! prints the long form of an error.
+
+use crate::cli::ExplainArgs;
+use crate::cost::findings::{self, FindingKind};
+use crate::error::{Result, exit};
+use crate::output;
+
+/// The validated request: which kind to explain.
+pub struct ExplainConfig {
+    pub kind: FindingKind,
+}
+
+impl ExplainConfig {
+    pub fn from_args(args: &ExplainArgs) -> ExplainConfig {
+        ExplainConfig { kind: args.kind }
+    }
+}
+
+/// The command: the advice of one kind, on stdout.
+pub fn execute(args: &ExplainArgs) -> Result<i32> {
+    let config = ExplainConfig::from_args(args);
+    output::print_stdout(&run(&config))?;
+    Ok(exit::OK)
+}
+
+/// The text `pgcost explain` prints.
+pub fn run(config: &ExplainConfig) -> String {
+    findings::explain(config.kind)
+}

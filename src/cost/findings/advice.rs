@@ -1,0 +1,186 @@
+//! The advice of each finding kind, written once: a short block the table view prints
+//! once per kind present, and the full text `pgcost explain KIND` prints.
+
+use super::FindingKind;
+
+/// Two or three sentences: what the kind means and the usual fix.
+pub fn summary(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::CollectionToBoolean => {
+            "A statement builds a whole set where the caller tests one yes or no. Ask with \
+             SELECT EXISTS (SELECT 1 FROM ... WHERE ... AND <condition>): Postgres stops at \
+             the first match and sends one boolean."
+        }
+        FindingKind::RepeatedStatement => {
+            "The same statement runs more than once per request. Compute it once and pass \
+             the value on; with parameters, memoise it for the request when they repeat."
+        }
+        FindingKind::NPlusOne => {
+            "One statement per item of a list. Batch the keys into one array parameter \
+             (WHERE id = ANY($1)) or join the table into the statement that made the list."
+        }
+        FindingKind::RoundTrips => {
+            "Many statements per request, each waiting for the network in turn. Collapse \
+             independent lookups keyed by the same user or tenant into one statement."
+        }
+        FindingKind::ConnectionPerRequest => {
+            "The app opens a connection per request: a backend start and authentication \
+             each time. Create one pool per process at start-up and borrow from it."
+        }
+        FindingKind::CacheCandidate => {
+            "A keyed read of small tables nothing wrote in the window: a candidate for an \
+             application cache, keyed tenant first, dropped on any write, with a TTL."
+        }
+        FindingKind::SeqScanHeavy => {
+            "Sequential scans read a whole table to return a few rows. Index the columns \
+             the statements filter, join or (under a LIMIT) sort by."
+        }
+    }
+}
+
+/// The full advice for one kind, as `pgcost explain KIND` prints it: when it fires, when
+/// it does not, the fix, and what the fix saves.
+pub fn explain(kind: FindingKind) -> String {
+    let body = match kind {
+        FindingKind::CollectionToBoolean => COLLECTION_TO_BOOLEAN,
+        FindingKind::RepeatedStatement => REPEATED_STATEMENT,
+        FindingKind::NPlusOne => N_PLUS_ONE,
+        FindingKind::RoundTrips => ROUND_TRIPS,
+        FindingKind::ConnectionPerRequest => CONNECTION_PER_REQUEST,
+        FindingKind::CacheCandidate => CACHE_CANDIDATE,
+        FindingKind::SeqScanHeavy => SEQ_SCAN_HEAVY,
+    };
+    let summary = textwrap::fill(summary(kind), 90);
+    format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: docs/findings.md.\n")
+}
+
+const COLLECTION_TO_BOOLEAN: &str = "\
+Fires when a read runs at least every other request, returns at least 10 rows per call,
+and its outer query has no aggregate, EXISTS, GROUP BY, LIMIT or OFFSET.
+
+Not raised for the page the endpoint returns (LIMIT or OFFSET, or a listing with its
+count), for a batch load by a list of keys (IN ($1, ...) or = ANY($1)), or for the list
+an N+1 walks: their rows are used.
+
+The fix, when the caller only tests whether a matching row exists (a permission, a
+membership, a flag):
+
+    SELECT EXISTS (SELECT 1 FROM <the same FROM> WHERE <the same WHERE> AND <condition>)
+
+Keep the set-building query for screens that really need the set.
+
+Saves per request: rows returned minus one per call, and the statement's db time in
+proportion.";
+
+const REPEATED_STATEMENT: &str = "\
+Fires when the same read runs at least twice per request and is not an N+1.
+
+Without parameters ($n) every call returns the same answer: certain waste, at least
+medium. With parameters the calls may differ, so it is a memoisation candidate, one step
+lower.
+
+The fix: compute it once per request and pass the value to every place that needs it, or
+memoise it in a request-scoped variable. A count that runs twice is usually a paginator:
+one count for the page numbers and a second \"full count\" of the same query. Count once
+and hand the number to both.
+
+Saves per request: calls minus one statements, and that share of its rows and db time.";
+
+const N_PLUS_ONE: &str = "\
+Fires when a statement with parameters runs at least 3 times per request and returns at
+most 2 rows per call: one round trip per item.
+
+The fix for a read: pass all the keys as one array and match them with = ANY($1),
+returning the key column so the app can match rows to items:
+
+    SELECT id, name FROM users WHERE id = ANY($1)
+
+or JOIN the table into the statement that produced the list. For a write: one multi-row
+INSERT, or INSERT ... SELECT FROM unnest($1, $2).
+
+Saves per request: calls minus one statements. The batch does the same lookups, so no
+rows or db time are counted.";
+
+const ROUND_TRIPS: &str = "\
+Fires at 5 statements per request or more, BEGIN and COMMIT included. It lists the
+statements that run exactly once per request (auth, tenant, session, permission lookups)
+and those that run more often.
+
+The fix: collapse independent lookups keyed by the same user or tenant into one statement,
+a join or scalar subqueries side by side:
+
+    SELECT (SELECT plan FROM tenants WHERE id = $1),
+           (SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2)
+
+and memoise repeated statements for the request.
+
+Saves per request: the once-per-request statements minus one, plus the extra calls of the
+repeated ones. That is an upper bound (pgcost cannot see whether the lookups depend on
+each other), so the finding is at most medium.";
+
+const CONNECTION_PER_REQUEST: &str = "\
+Fires at 0.5 new connections per request or more (PostgreSQL 14+).
+
+Each new connection costs a backend process, authentication and cold catalog caches
+before its first query. The fix: one connection pool per process, created at start-up;
+borrow a connection from it for each request. pgcost also reports the peak backends
+against max_connections: how many processes like this one the server can take.
+
+Saves per request: one round trip per new connection (its set-up takes several). Always
+high.";
+
+const CACHE_CANDIDATE: &str = "\
+Fires for a reference-like read: it runs once per request or more, returns at most 5 rows
+per call (a keyed lookup, not a listing), and every table it reads is small (at most 8
+pages) with no inserts, updates or deletes in the window. At most three are reported.
+
+Never raised for:
+  - the page the endpoint returns, or its count;
+  - a statement that has its own finding (fix it before caching it);
+  - what decides who the caller is or whether they may still act: sessions, tokens,
+    revocation lists, credentials, and the user row loaded for authentication. These
+    must be read on every request, or a revoked credential keeps working.
+
+If you cache it:
+  - tenant first in the key, so one tenant's entry can never answer another's;
+  - cache only the reachable path: the result for the keys this request used;
+  - drop everything on mutation: any write to these tables invalidates every entry
+    built from them;
+  - the TTL is the real guarantee across instances: another instance's write never
+    reaches this cache, so the TTL bounds how stale an answer can be.
+
+Saves per request: its calls (statements), its rows returned and its db time.";
+
+const SEQ_SCAN_HEAVY: &str = "\
+Fires when sequential scans of a table of at least 8 pages read at least 100 rows per
+request and at least 10 times the rows that the statements reading the table return
+(joins included).
+
+The fix: an index on the columns the statements filter or join by,
+
+    CREATE INDEX CONCURRENTLY ON <table> (<column>);
+
+and, for a page (ORDER BY ... LIMIT n), on the ORDER BY columns: a top-N sort over the
+whole table then stops after n rows. Confirm with EXPLAIN (ANALYZE, BUFFERS).
+
+Saves per request: the rows read minus the rows returned, and the db time of the
+statements that read the table in proportion.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_advice_that_fits_in_100_columns() {
+        for kind in FindingKind::ALL {
+            let text = explain(kind);
+            assert!(text.starts_with(kind.as_str()));
+            assert!(text.contains("Saves per request"), "{kind}");
+            for line in text.lines() {
+                assert!(line.chars().count() <= 100, "{kind}: {line}");
+            }
+        }
+        assert!(explain(FindingKind::CacheCandidate).contains("revocation lists"));
+        assert!(explain(FindingKind::CollectionToBoolean).contains("SELECT EXISTS"));
+    }
+}
