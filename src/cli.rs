@@ -106,6 +106,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
 
+    /// Do not fetch the plans (EXPLAIN, never run) of the findings' and the top statements
+    /// after the last endpoint; overrides `plans` under [defaults] in the file.
+    #[arg(long)]
+    pub no_plans: bool,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,

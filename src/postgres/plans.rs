@@ -140,17 +140,32 @@ async fn explain_both(
             index = plan::propose_index(&scans);
         }
         if let Some(proposal) = index.as_mut().filter(|_| hypopg) {
-            let row = client
-                .query_one(HYPOPG_CREATE, &[&proposal.hypothetical()])
-                .await?;
-            let name: String = row.get(0);
-            let json = explain(client, &wanted.query, JSON, settings).await?;
-            proposal.verified = plan::parse(&json)
+            // Last in the transaction: a failure here leaves the plan, unverified.
+            proposal.verified = verify(client, &wanted.query, proposal, settings)
+                .await
                 .ok()
-                .map(|root| plan::uses_index(&root, &name));
+                .flatten();
         }
     }
     Ok(StatementPlan { text, index })
+}
+
+/// Whether the planner would use `proposal` once hypopg makes it exist for this backend;
+/// None when the plan cannot be read.
+async fn verify(
+    client: &Client,
+    query: &str,
+    proposal: &plan::IndexProposal,
+    settings: &Settings<'_>,
+) -> Result<Option<bool>, tokio_postgres::Error> {
+    let row = client
+        .query_one(HYPOPG_CREATE, &[&proposal.hypothetical()])
+        .await?;
+    let name: String = row.get(0);
+    let json = explain(client, query, JSON, settings).await?;
+    Ok(plan::parse(&json)
+        .ok()
+        .map(|root| plan::uses_index(&root, &name)))
 }
 
 /// One generic plan of `query` in the format `options` names, as EXPLAIN prints it.

@@ -56,8 +56,7 @@ pub struct StatsConnection {
     pub footprint: Option<Footprint>,
     pub warnings: Vec<String>,
     admin_db: String,
-    /// Query texts read so far, by entry (`toplevel` included: a statement run nested
-    /// has an entry of its own, with another text).
+    /// Query texts read so far, by entry.
     texts: BTreeMap<StatementKey, String>,
     /// The connection to the target that reads `pg_stat_user_tables` (admin mode, PG 15+).
     table_reader: Option<TableReader>,
@@ -285,8 +284,7 @@ impl StatsConnection {
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        if !missing.is_empty() {
-            let layout = self.layout.unwrap_or(StatementsLayout::V1_9);
+        if let Some(layout) = self.layout.filter(|_| !missing.is_empty()) {
             let texts =
                 views::read_statement_texts(&self.reader, layout, self.oid, &missing).await?;
             self.texts.extend(texts);

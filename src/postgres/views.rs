@@ -26,7 +26,7 @@ const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_v1_7.sql");
 const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_v1_8.sql");
 const SQL_STATEMENTS_V1_9: &str = include_str!("../../sql/statements_v1_9.sql");
 const SQL_STATEMENT_TEXTS: &str = include_str!("../../sql/statement_texts.sql");
-const SQL_STATEMENT_TEXTS_V1_8: &str = include_str!("../../sql/statement_texts_v1_8.sql");
+const SQL_STATEMENT_TEXTS_V1_7: &str = include_str!("../../sql/statement_texts_v1_7.sql");
 const SQL_STATEMENTS_INFO: &str = include_str!("../../sql/statements_info.sql");
 const SQL_TABLES: &str = include_str!("../../sql/tables.sql");
 const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
@@ -141,6 +141,14 @@ impl StatementsLayout {
             StatementsLayout::V1_7 => SQL_STATEMENTS_V1_7,
             StatementsLayout::V1_8 => SQL_STATEMENTS_V1_8,
             StatementsLayout::V1_9 => SQL_STATEMENTS_V1_9,
+        }
+    }
+
+    /// The texts' query: before 1.9 it has no `toplevel` to read.
+    fn texts_sql(self) -> &'static str {
+        match self {
+            StatementsLayout::V1_7 | StatementsLayout::V1_8 => SQL_STATEMENT_TEXTS_V1_7,
+            StatementsLayout::V1_9 => SQL_STATEMENT_TEXTS,
         }
     }
 
@@ -292,19 +300,17 @@ pub async fn read_statements(
     Ok(out)
 }
 
-/// The query texts of these entries of database `oid`, by (userid, queryid).
+/// The query texts of these entries of database `oid`, by entry: `toplevel` is part of the
+/// key, or pgcost's EXPLAIN of an app statement (nested, same queryid) would lend the app's
+/// entry pgcost's text, and the app's calls would be taken for pgcost's own.
 pub async fn read_statement_texts(
     client: &Client,
     layout: StatementsLayout,
     oid: u32,
     queryids: &[i64],
 ) -> Result<BTreeMap<StatementKey, String>> {
-    let sql = match layout {
-        StatementsLayout::V1_9 => SQL_STATEMENT_TEXTS,
-        StatementsLayout::V1_7 | StatementsLayout::V1_8 => SQL_STATEMENT_TEXTS_V1_8,
-    };
     let rows = client
-        .query(sql, &[&oid, &queryids])
+        .query(layout.texts_sql(), &[&oid, &queryids])
         .await
         .map_err(|e| query_error("pg_stat_statements", e))?;
     Ok(rows

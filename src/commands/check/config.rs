@@ -243,7 +243,12 @@ impl CheckConfig {
             base_url: args.base_url.clone(),
             only: args.endpoints.clone(),
         };
-        let endpoints = load(&args.config, &overrides, env)?;
+        let mut endpoints = load(&args.config, &overrides, env)?;
+        if args.no_plans {
+            for endpoint in &mut endpoints {
+                endpoint.audit.plans = false;
+            }
+        }
         // Read before measuring: a bad baseline should not cost a minute of waiting.
         let baseline = match &args.baseline {
             Some(path) => {
@@ -1360,6 +1365,31 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             "Bearer eyJ.demo.token"
         );
         assert_eq!(endpoints[1].budget.statements, Some(6.0));
+    }
+
+    #[test]
+    fn no_plans_turns_the_plans_off_for_every_endpoint() {
+        let env = |name: &str| match name {
+            "DATABASE_URL" => Some("postgres://postgres@127.0.0.1:5432/demo".to_string()),
+            "DEMO_TOKEN" => Some("eyJ.demo.token".to_string()),
+            _ => None,
+        };
+        let plans = |extra: &[&str]| {
+            let mut argv = vec!["pgcost", "check", "--config", "examples/pgcost.toml"];
+            argv.extend(extra);
+            let crate::cli::Command::Check(args) =
+                <crate::cli::Cli as clap::Parser>::parse_from(argv).command
+            else {
+                unreachable!("argv starts with check")
+            };
+            let config = CheckConfig::from_args(&args, &env).unwrap();
+            assert_eq!(config.endpoints.len(), 3);
+            (config.endpoints.iter())
+                .map(|e| e.audit.plans)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(plans(&[]), vec![true; 3]);
+        assert_eq!(plans(&["--no-plans"]), vec![false; 3]);
     }
 }
 

@@ -1,0 +1,192 @@
+//! Plans on the default server (the PostgreSQL of `PATH` or /usr/lib/postgresql, never
+//! `.ci/pg-matrix.sh`'s): hypopg verifies the proposed indexes without touching the
+//! measured figures or leaving a hypothetical index behind, and `--no-plans` fetches no
+//! plan and changes no figure.
+
+mod support;
+
+use pgcost::cost::findings::FindingKind;
+use pgcost::cost::report::Report;
+use support::fixture::Fixture;
+use support::{PLAN_ORDERS, TestDb, assert_valid};
+
+const ARGS: [&str; 4] = ["-n", "40", "-c", "2"];
+const FILTER: &str = "SELECT id, total FROM plan_orders WHERE customer_ref = $1";
+const PAGE: &str = "SELECT id, total FROM plan_orders ORDER BY created_at DESC LIMIT $1";
+
+/// The figures a plan must never change: everything but the timings.
+fn figures(report: &Report) -> [Option<f64>; 8] {
+    let p = &report.per_request;
+    [
+        Some(p.transactions),
+        p.statements,
+        p.statements_excluding_utility,
+        Some(p.rows_read),
+        Some(p.rows_fetched),
+        p.rows_returned,
+        Some(p.rows_written),
+        Some(p.blocks_hit + p.blocks_read),
+    ]
+}
+
+fn seq_scan_heavy(report: &Report) -> &pgcost::cost::findings::Finding {
+    (report.findings.iter())
+        .find(|f| f.kind == FindingKind::SeqScanHeavy)
+        .unwrap_or_else(|| panic!("no seq_scan_heavy in {:?}", report.findings))
+}
+
+/// Calls of the statements whose text contains `needle` (pgcost's own, in any database).
+async fn calls(admin: &tokio_postgres::Client, needle: &str) -> i64 {
+    admin
+        .query_one(
+            "SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+             WHERE query LIKE '/* pgcost */%' AND strpos(query, $1) > 0",
+            &[&needle],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hypopg_verifies_the_proposed_indexes() {
+    let db = TestDb::start().await;
+    db.seed_plan_orders().await;
+    let app_db = db.connect(support::DB).await;
+    let available: bool = app_db
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'hypopg')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        available,
+        "hypopg is not installed for this server: apt-get install postgresql-15-hypopg \
+         (.ci/run does it)"
+    );
+    let app = Fixture::start(&db.url(), 2).await;
+
+    // Without the extension in the target database, the proposal is unverified.
+    let unverified = support::audit(&db, app.url("/plans/filter"), &ARGS).await;
+    assert_valid(&unverified);
+    assert_eq!(
+        seq_scan_heavy(&unverified).index.as_ref().unwrap().verified,
+        None
+    );
+
+    app_db
+        .batch_execute("CREATE EXTENSION hypopg")
+        .await
+        .unwrap();
+    let filter = support::audit(&db, app.url("/plans/filter"), &ARGS).await;
+    let page = support::audit(&db, app.url("/plans/page"), &ARGS).await;
+
+    // (report, statement, rows returned per request, indexed column)
+    let expected = [
+        (&filter, FILTER, 5.0, "customer_ref"),
+        (&page, PAGE, 25.0, "created_at"),
+    ];
+    for (report, query, rows, column) in expected {
+        assert_valid(report);
+        // The EXPLAINs and the hypothetical index came after the window: only the app's
+        // statement in it.
+        assert_eq!(
+            report.per_request.statements,
+            Some(1.0),
+            "{:?}",
+            report.statements
+        );
+        assert_eq!(report.per_request.rows_returned, Some(rows));
+        assert_eq!(report.statements[0].query, query);
+        let finding = seq_scan_heavy(report);
+        assert_eq!(finding.query.as_deref(), Some(query));
+        let index = finding.index.as_ref().expect("an index proposal");
+        assert_eq!(index.columns, vec![column.to_string()]);
+        assert_eq!(
+            index.statement,
+            format!("CREATE INDEX CONCURRENTLY ON public.plan_orders ({column});")
+        );
+        assert_eq!(index.verified, Some(true), "{query}");
+        // The plan shown is the real one, fetched before the hypothetical index existed.
+        let plan = finding.plan.as_deref().expect("a plan");
+        assert!(plan.contains("Seq Scan on plan_orders"), "{plan}");
+        assert!(!plan.contains("btree_plan_orders"), "{plan}");
+        let text = pgcost::render::exporter(pgcost::cli::Format::Table).render(report);
+        assert!(
+            text.contains("hypopg: the planner would use it") && text.contains(&index.statement),
+            "{text}"
+        );
+        let json = pgcost::render::json(report);
+        assert!(json.contains("\"verified\": true"), "{json}");
+    }
+
+    // hypopg changes `verified` and nothing else: the same endpoint, the same figures.
+    assert_eq!(figures(&filter), figures(&unverified));
+    assert_eq!(filter.per_request.rows_read, PLAN_ORDERS as f64);
+
+    // No hypothetical index is left: every one pgcost created was dropped again, in its own
+    // backend (hypopg's indexes live there), and none is visible from another.
+    let admin = db.connect("postgres").await;
+    assert_eq!(calls(&admin, "hypopg_create_index(").await, 2);
+    assert_eq!(calls(&admin, "hypopg_reset()").await, 2);
+    let left: i64 = db
+        .connect(support::DB)
+        .await
+        .query_one("SELECT count(*) FROM hypopg_list_indexes", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_plans_fetches_none_and_changes_no_figure() {
+    let db = TestDb::start().await;
+    db.seed_plan_orders().await;
+    let app = Fixture::start(&db.url(), 2).await;
+
+    for path in ["/plans/filter", "/plans/page"] {
+        // With plans first: their EXPLAINs leave a nested pg_stat_statements entry of the
+        // app's queryid with pgcost's text, which must not hide the app's statement later.
+        let with = support::audit(&db, app.url(path), &ARGS).await;
+        let mut args = ARGS.to_vec();
+        args.push("--no-plans");
+        let without = support::audit(&db, app.url(path), &args).await;
+        assert_valid(&with);
+        assert_valid(&without);
+
+        assert!(
+            with.statements[0].plan.is_some(),
+            "{path}: {:?}",
+            with.statements
+        );
+        assert!(seq_scan_heavy(&with).index.is_some());
+        assert!(
+            without.statements.iter().all(|s| s.plan.is_none()),
+            "{path}"
+        );
+        assert!(
+            (without.findings.iter()).all(|f| f.plan.is_none() && f.index.is_none()),
+            "{path}: {:?}",
+            without.findings
+        );
+        // The finding itself does not depend on the plan.
+        assert_eq!(
+            (without.findings.iter())
+                .map(|f| f.kind)
+                .collect::<Vec<_>>(),
+            (with.findings.iter()).map(|f| f.kind).collect::<Vec<_>>()
+        );
+        for report in [&with, &without] {
+            assert!(
+                !report.warnings.iter().any(|w| w.contains("plan")),
+                "{path}: {:?}",
+                report.warnings
+            );
+        }
+        assert_eq!(figures(&without), figures(&with), "{path}");
+        assert_eq!(without.per_request.statements, Some(1.0));
+    }
+}
