@@ -137,8 +137,17 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{:?}",
         kinds(e)
     );
+    // The plan Postgres would use, fetched after the last window.
+    let plan = n.findings[0].plan.as_deref().unwrap_or_default();
+    assert!(plan.contains("group_grants"), "{plan}");
     let text = demo::render_comparison(&report);
     assert!(text.contains("naive") && text.contains("collection_to_boolean"));
+    // The demo shows the first finding in full: its rewrite and its plan.
+    assert!(
+        text.contains("SELECT EXISTS (SELECT 1 FROM group_grants g JOIN group_members m"),
+        "{text}"
+    );
+    assert!(text.contains("   plan:\n"), "{text}");
 }
 
 fn cluster_dir_of(line: &str) -> Option<String> {

@@ -9,7 +9,7 @@ mod table;
 
 pub use html::HtmlExporter;
 pub use markdown::{MarkdownExporter, markdown_table};
-pub use sections::{Grid, findings_brief, findings_text};
+pub use sections::{Grid, finding_text, findings_brief, findings_text};
 pub use table::{TableExporter, terminal_table};
 
 use crate::cli::Format;

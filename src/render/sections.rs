@@ -256,7 +256,7 @@ pub fn findings_text(report: &Report, width: usize) -> String {
 }
 
 /// One finding: its headline, evidence and suggestion, then a blank line.
-fn finding_text(number: usize, f: &Finding, width: usize) -> String {
+pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
     let mut out = String::new();
     let subject = match (&f.query, &f.table) {
         (Some(q), _) => one_line(q, width.saturating_sub(36)),

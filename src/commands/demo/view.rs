@@ -47,6 +47,10 @@ pub fn render_comparison(demo: &DemoReport) -> String {
     } else {
         out.push_str("Findings of the naive run (most severe first)\n\n");
         out.push_str(&render::findings_brief(naive, 98));
+        // The demo shows what the brief leaves to `pgcost explain`: the first finding's
+        // rewrite and the plan Postgres would use for it.
+        out.push_str("\nThe first finding in full, with its rewrite and its plan:\n\n");
+        out.push_str(&render::finding_text(1, &naive.findings[0], 98));
     }
     out
 }
