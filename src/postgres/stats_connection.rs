@@ -56,8 +56,9 @@ pub struct StatsConnection {
     pub footprint: Option<Footprint>,
     pub warnings: Vec<String>,
     admin_db: String,
-    /// Query texts read so far, by (userid, queryid).
-    texts: BTreeMap<(u32, i64), String>,
+    /// Query texts read so far, by entry: a nested entry can share its queryid with a
+    /// top-level one (pgcost's own PREPARE of the app's statement) and has its own text.
+    texts: BTreeMap<StatementKey, String>,
     /// The connection to the target that reads `pg_stat_user_tables` (admin mode, PG 15+).
     table_reader: Option<TableReader>,
 }
@@ -279,19 +280,20 @@ impl StatsConnection {
         let changed = snapshot::changed_unnamed(start_calls, &end.statements);
         let mut missing: Vec<i64> = changed
             .iter()
-            .filter(|k| !self.texts.contains_key(&(k.userid, k.queryid)))
+            .filter(|k| !self.texts.contains_key(k))
             .map(|k| k.queryid)
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        if !missing.is_empty() {
-            let texts = views::read_statement_texts(&self.reader, self.oid, &missing).await?;
+        if let (false, Some(layout)) = (missing.is_empty(), self.layout) {
+            let texts =
+                views::read_statement_texts(&self.reader, layout, self.oid, &missing).await?;
             self.texts.extend(texts);
         }
         let mut unavailable = 0;
         for key in changed {
             if let Some(stats) = end.statements.get_mut(&key) {
-                stats.query = match self.texts.get(&(key.userid, key.queryid)) {
+                stats.query = match self.texts.get(&key) {
                     Some(text) => text.clone(),
                     None => {
                         unavailable += 1;

@@ -26,6 +26,7 @@ const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_v1_7.sql");
 const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_v1_8.sql");
 const SQL_STATEMENTS_V1_9: &str = include_str!("../../sql/statements_v1_9.sql");
 const SQL_STATEMENT_TEXTS: &str = include_str!("../../sql/statement_texts.sql");
+const SQL_STATEMENT_TEXTS_V1_9: &str = include_str!("../../sql/statement_texts_v1_9.sql");
 const SQL_STATEMENTS_INFO: &str = include_str!("../../sql/statements_info.sql");
 const SQL_TABLES: &str = include_str!("../../sql/tables.sql");
 const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
@@ -294,18 +295,34 @@ pub async fn read_statements(
 /// The query texts of these entries of database `oid`, by (userid, queryid).
 pub async fn read_statement_texts(
     client: &Client,
+    layout: StatementsLayout,
     oid: u32,
     queryids: &[i64],
-) -> Result<BTreeMap<(u32, i64), String>> {
+) -> Result<BTreeMap<StatementKey, String>> {
+    let with_toplevel = layout == StatementsLayout::V1_9;
+    let sql = if with_toplevel {
+        SQL_STATEMENT_TEXTS_V1_9
+    } else {
+        SQL_STATEMENT_TEXTS
+    };
     let rows = client
-        .query(SQL_STATEMENT_TEXTS, &[&oid, &queryids])
+        .query(sql, &[&oid, &queryids])
         .await
         .map_err(|e| query_error("pg_stat_statements", e))?;
     Ok(rows
         .into_iter()
         .filter_map(|row| {
             let text: Option<String> = row.get("query");
-            Some(((row.get("userid"), row.get("queryid")), text?))
+            let key = StatementKey {
+                userid: row.get("userid"),
+                queryid: row.get("queryid"),
+                toplevel: if with_toplevel {
+                    row.get("toplevel")
+                } else {
+                    None
+                },
+            };
+            Some((key, text?))
         })
         .collect())
 }
