@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use support::fixture::{Fixture, secrets};
+use support::fixture::{Fixture, Recycle, secrets};
 use support::{ITEMS, SMALL, TestDb, pgcost, run_blocking};
 
 const WARMUP: u64 = 20;
@@ -46,11 +46,11 @@ rows_returned = {ITEMS}
 }
 
 /// `pgcost check --format json`: its exit code and document.
-fn check(db: &TestDb, config: &Path) -> (i32, serde_json::Value) {
+fn check(db_url: &str, config: &Path) -> (i32, serde_json::Value) {
     let mut cmd = pgcost();
     cmd.args(["check", "--quiet", "--format", "json", "--config"])
         .arg(config)
-        .env("CHURN_DB_URL", db.url());
+        .env("CHURN_DB_URL", db_url);
     let assert = run_blocking(cmd);
     let output = assert.get_output();
     let code = output.status.code().unwrap();
@@ -64,8 +64,8 @@ fn check(db: &TestDb, config: &Path) -> (i32, serde_json::Value) {
 }
 
 /// Retires a pooled connection at the middle request of the first burst.
-fn recycle_in_the_first_window(app: &Fixture) {
-    app.recycle.after(WARMUP + REQUESTS / 2);
+fn recycle_in_the_first_window(recycle: &Recycle) {
+    recycle.after(WARMUP + REQUESTS / 2);
 }
 
 fn assert_exact(report: &serde_json::Value) {
@@ -84,8 +84,8 @@ async fn a_connection_retired_in_the_window_is_measured_again() {
     let dir = tempfile::tempdir().unwrap();
 
     let config = write_config(dir.path(), &app.url(""), None);
-    recycle_in_the_first_window(&app);
-    let (code, json) = check(&db, &config);
+    recycle_in_the_first_window(&app.recycle);
+    let (code, json) = check(&db.url(), &config);
     let report = &json["endpoints"][0]["report"];
     assert_eq!(code, 0, "{json:#}");
     assert_eq!(report["windows"]["discarded"], 1, "{}", report["windows"]);
@@ -110,8 +110,8 @@ async fn a_connection_retired_in_the_window_is_measured_again() {
     // Without retries, the churned window stands: the new connection's statement
     // preparation is a transaction pg_stat_statements does not count, over the budget.
     let config = write_config(dir.path(), &app.url(""), Some(0));
-    recycle_in_the_first_window(&app);
-    let (code, json) = check(&db, &config);
+    recycle_in_the_first_window(&app.recycle);
+    let (code, json) = check(&db.url(), &config);
     let endpoint = &json["endpoints"][0];
     assert_eq!(code, 1, "{json:#}");
     assert_eq!(endpoint["report"]["windows"]["discarded"], 0);
@@ -134,33 +134,90 @@ async fn a_connection_retired_in_the_window_is_measured_again() {
     );
 }
 
+/// Lanes of [`the_exact_budget_holds_run_after_run`]: each has its own database on the
+/// shared cluster and its own fixture app, and runs its share of the runs one after another.
+const LANES: u32 = 5;
+
+/// Executions of the fixture's `/recycle` statement a run causes: a warm-up and a burst for
+/// each of its two windows (the churned one and the one measured again).
+const CALLS_PER_RUN: u64 = 2 * (WARMUP + REQUESTS);
+
 /// The exact budget, run after run, with a connection retired in every first window.
-/// `PGCOST_CHURN_RUNS` sets the number of runs (each takes about 45 s: two windows).
+/// `PGCOST_CHURN_RUNS` sets the number of runs (default 20; each takes about 45 s, two
+/// windows, mostly settle waits), spread over [`LANES`] lanes that run at the same time.
+/// Lanes cannot see each other's work: every figure pgcost reads is filtered by its target
+/// database (`pg_stat_database` by `datid`, `pg_stat_statements` by `dbid`, settling by the
+/// backends of `pg_stat_activity` in that database), and a leak of another lane's burst
+/// would break the exact per-request figures. At the end, each lane's database must show
+/// exactly the statement executions its own app served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_exact_budget_holds_run_after_run() {
     let runs: u32 = std::env::var("PGCOST_CHURN_RUNS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(6);
+        .unwrap_or(20);
+    assert!(runs > 0, "PGCOST_CHURN_RUNS must be at least 1");
+    let lanes = LANES.min(runs);
     let db = TestDb::start().await;
-    let app = Fixture::start(&db.url(), 2).await;
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &app.url(""), None);
     let started = Instant::now();
+    let mut apps = Vec::new();
+    let mut handles = Vec::new();
+    for lane in 0..lanes {
+        let name = format!("churn_lane_{lane}");
+        db.create_seeded_database(&name).await;
+        let db_url = db.cluster.url(&name);
+        let app = Fixture::start(&db_url, 2).await;
+        let lane_dir = dir.path().join(&name);
+        std::fs::create_dir(&lane_dir).unwrap();
+        let config = write_config(&lane_dir, &app.url(""), None);
+        let recycle = app.recycle.clone();
+        let lane_runs = (lane..runs).step_by(lanes as usize).count() as u64;
+        handles.push(tokio::task::spawn_blocking(move || {
+            for run in 1..=lane_runs {
+                recycle_in_the_first_window(&recycle);
+                let (code, json) = check(&db_url, &config);
+                let report = &json["endpoints"][0]["report"];
+                assert_eq!(code, 0, "lane {lane} run {run}: {json:#}");
+                assert_eq!(report["windows"]["discarded"], 1, "lane {lane} run {run}");
+                assert_exact(report);
+                let served = recycle.served.load(std::sync::atomic::Ordering::SeqCst);
+                assert_eq!(served, CALLS_PER_RUN, "lane {lane} run {run}");
+            }
+            (name, lane_runs)
+        }));
+        apps.push(app);
+    }
     let mut passed = 0;
-    for run in 1..=runs {
-        recycle_in_the_first_window(&app);
-        let (code, json) = check(&db, &config);
-        let report = &json["endpoints"][0]["report"];
-        assert_eq!(code, 0, "run {run}: {json:#}");
-        assert_eq!(report["windows"]["discarded"], 1, "run {run}");
-        assert_exact(report);
-        passed += 1;
+    let mut per_lane = Vec::new();
+    for handle in handles {
+        let lane = handle
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        passed += lane.1;
+        per_lane.push(lane);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+
+    // Each database saw its own app's requests and no other lane's.
+    let admin = db.connect("postgres").await;
+    for (name, lane_runs) in &per_lane {
+        let row = admin
+            .query_one(
+                "SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+                 JOIN pg_database d ON d.oid = s.dbid
+                 WHERE d.datname = $1 AND s.query = 'SELECT id, owner, name FROM items'",
+                &[name],
+            )
+            .await
+            .unwrap();
+        let calls: i64 = row.get(0);
+        assert_eq!(calls as u64, lane_runs * CALLS_PER_RUN, "{name}");
     }
     println!(
         "{passed} of {runs} consecutive check runs passed the exact budget, each with a \
-         connection retired in its first window, in {:.0} s",
-        started.elapsed().as_secs_f64()
+         connection retired in its first window, in {seconds:.0} s ({lanes} lanes of \
+         consecutive runs, one database and app each)"
     );
 }
 

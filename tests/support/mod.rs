@@ -53,11 +53,20 @@ impl TestDb {
             .batch_execute("CREATE EXTENSION pg_stat_statements")
             .await
             .unwrap();
+        db.create_seeded_database(DB).await;
+        db
+    }
+
+    /// Creates database `name` on this cluster with the schema and rows of `app`, and
+    /// pg_stat_statements; its counters are its own (`pg_stat_database` by `datid`,
+    /// pg_stat_statements by `dbid`), so tests can share the cluster.
+    pub async fn create_seeded_database(&self, name: &str) {
+        let admin = self.connect("postgres").await;
         admin
-            .batch_execute(&format!("CREATE DATABASE {DB}"))
+            .batch_execute(&format!("CREATE DATABASE {name}"))
             .await
             .unwrap();
-        let app = db.connect(DB).await;
+        let app = self.connect(name).await;
         app.batch_execute(&format!(
             "CREATE EXTENSION pg_stat_statements;
              CREATE TABLE items (id int NOT NULL, owner int NOT NULL, name text NOT NULL);
@@ -76,7 +85,6 @@ impl TestDb {
         .await
         .unwrap();
         app.batch_execute("VACUUM ANALYZE").await.unwrap();
-        db
     }
 
     pub fn url(&self) -> String {
