@@ -5,7 +5,7 @@
 
 mod support;
 
-use support::{assert_valid, audit, table};
+use support::{assert_valid, audit, audit_config, table};
 
 use pgcost::cost::report::Report;
 use pgcost::postgres::conninfo::{self, DbTarget};
@@ -232,19 +232,6 @@ async fn connection_per_request_endpoint() {
     let small = table(&r, "public.small");
     assert_eq!(small.seq_scans, 1.0);
     assert_eq!(small.seq_rows_read, SMALL as f64);
-}
-
-/// The audit configuration of `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
-fn audit_config(db: &TestDb, url: String, extra: &[&str]) -> pgcost::config::AuditConfig {
-    let db_url = db.url();
-    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
-    argv.extend(extra);
-    let pgcost::cli::Command::Audit(args) =
-        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
-    else {
-        unreachable!("argv starts with audit")
-    };
-    pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap()
 }
 
 /// Plans on every major (GENERIC_PLAN from 16, PREPARE and EXPLAIN EXECUTE before): two

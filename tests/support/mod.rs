@@ -160,8 +160,8 @@ pub fn run_blocking(mut cmd: assert_cmd::Command) -> assert_cmd::assert::Assert 
     std::thread::spawn(move || cmd.assert()).join().unwrap()
 }
 
-/// Audits in process with `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
-pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::report::Report {
+/// The audit configuration of `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
+pub fn audit_config(db: &TestDb, url: String, extra: &[&str]) -> pgcost::config::AuditConfig {
     let db_url = db.url();
     let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
     argv.extend(extra);
@@ -170,7 +170,12 @@ pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::re
     else {
         unreachable!("argv starts with audit")
     };
-    let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
+    pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap()
+}
+
+/// Audits in process with `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
+pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::report::Report {
+    let config = audit_config(db, url, extra);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
         .await
