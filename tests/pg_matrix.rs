@@ -154,7 +154,7 @@ async fn every_view_reads_with_this_servers_layout() {
         "{tables:?}"
     );
     assert!(source.client_backends().await.unwrap() >= 1);
-    source.backends().await.unwrap();
+    source.activity().await.unwrap();
     source.counters().await.unwrap();
 
     // Target mode: the fallback reads through the target and, on 15+, forces its own
@@ -164,7 +164,7 @@ async fn every_view_reads_with_this_servers_layout() {
     assert_eq!(fallback.layout, Some(layout));
     let snapshot = fallback.calibrated_before().await.unwrap();
     assert_eq!(snapshot.statements_info.is_some(), layout.has_info());
-    fallback.backends().await.unwrap();
+    fallback.activity().await.unwrap();
 }
 
 /// A persistent pool: exact from 15 on. Before 15 the stats collector lets an idle pooled

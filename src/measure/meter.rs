@@ -18,7 +18,7 @@ use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
-use crate::postgres::settle::{self, Outcome, Rules};
+use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
 
@@ -88,13 +88,16 @@ pub struct Meter {
     window_started: Option<String>,
     /// Each statement's calls when the open window began, to name the ones that changed.
     window_calls: BTreeMap<StatementKey, i64>,
+    /// The clocks, read before the traffic that the next settle wait is for.
+    anchor: ClockAnchor,
 }
 
 impl Meter {
     /// Connects to the target (and the admin database) named by `config`.
     pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meter> {
         let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
-        let source = StatsConnection::open(&config.db, &config.admin_db).await?;
+        let mut source = StatsConnection::open(&config.db, &config.admin_db).await?;
+        let anchor = source.clock_anchor().await?;
         spinner.finish_and_clear();
         let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
         Ok(Meter {
@@ -103,6 +106,7 @@ impl Meter {
             timeout: config.settle_timeout,
             window_started: None,
             window_calls: BTreeMap::new(),
+            anchor,
         })
     }
 
@@ -113,6 +117,10 @@ impl Meter {
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Outcome> {
+        let quiet = Quiet {
+            since: quiet_since,
+            anchor: self.anchor,
+        };
         settle::wait(
             &mut self.source,
             &self.rules,
@@ -120,7 +128,7 @@ impl Meter {
             progress,
             label,
             stop,
-            quiet_since,
+            quiet,
         )
         .await
     }
@@ -162,11 +170,7 @@ impl Meter {
         quiet_since: Instant,
     ) -> Result<Boundary> {
         let settle = if interrupted {
-            Outcome {
-                waited: Duration::ZERO,
-                timed_out: false,
-                pending: None,
-            }
+            Outcome::immediate()
         } else if closes {
             self.settle_after_burst(progress, stop, quiet_since).await?
         } else {
@@ -215,8 +219,7 @@ impl Meter {
                 match self.source.reconnect_after_loss(&started).await {
                     Ok(true) => Ok(Outcome {
                         waited: quiet_since.elapsed(),
-                        timed_out: false,
-                        pending: None,
+                        ..Outcome::immediate()
                     }),
                     _ => Err(lost),
                 }
@@ -237,15 +240,13 @@ impl Meter {
         // The tables were read over a connection to the target: its counters must fall
         // before the window, at once where it flushed them itself, else after a wait.
         let waited = if self.source.tables_flush_themselves() {
-            Outcome {
-                waited: Duration::ZERO,
-                timed_out: false,
-                pending: None,
-            }
+            Outcome::immediate()
         } else {
             self.settle(progress, "settling before the burst", stop, quiet_since)
                 .await?
         };
+        // The burst's own wait will check the server's clock against this reading.
+        self.anchor = self.source.clock_anchor().await?;
         let start_pids = self.source.app_pids().await?;
         let start = self.source.calibrated_before().await?;
         self.window_started = start.server_started.clone();
@@ -331,6 +332,7 @@ impl Meter {
         let source = &self.source;
         let window = self.window(opened, closed);
         let mut warnings = self.warnings(config);
+        warnings.extend(clock_warning(opened, closed));
         warnings.extend(notes.warnings);
         warnings.extend(notes.windows.warning());
         if let Some((extra, transactions, statements)) = self.uncounted(&window) {
@@ -432,6 +434,26 @@ impl Meter {
         }
         invalid
     }
+}
+
+/// The server's wall clock stepped ahead during a settle wait by more than this (seconds)
+/// is worth a line in the report.
+const CLOCK_STEP_WARNING_SECONDS: f64 = 1.0;
+
+/// A line when the server's wall clock stepped ahead during the waits around the window.
+fn clock_warning(opened: &Boundary, closed: &Boundary) -> Option<String> {
+    let ahead = [&opened.settle, &closed.settle]
+        .into_iter()
+        .chain(opened.settle_tables.as_ref())
+        .map(|o| o.server_clock_ahead)
+        .fold(0.0, f64::max);
+    (ahead >= CLOCK_STEP_WARNING_SECONDS).then(|| {
+        format!(
+            "the database server's clock stepped {ahead:.1} s ahead of pgcost's during the run; \
+             the settle waits were timed by pgcost's own clock, so the counts are complete, \
+             but timestamps read from the server are off by that much"
+        )
+    })
 }
 
 /// The delta between the opening boundary's start snapshot and the closing boundary's end

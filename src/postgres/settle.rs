@@ -7,13 +7,19 @@
 //!
 //! Before 15, the stats collector also serves readers a stats file up to 500 ms old, so
 //! two reads of the counters prove them complete only when they are further apart.
+//!
+//! Idle times come from the server's wall clock, but a backend's flush timer runs on its
+//! monotonic clock: when the wall clock steps forward (a time sync, a resumed virtual
+//! machine), a backend looks idle for longer than it has been. Each wait therefore checks
+//! the server's clock against pgcost's own since an anchor read before the traffic, and
+//! takes any step out of the idle times.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cost::snapshot::DatabaseStats;
 use crate::error::Result;
-use crate::postgres::views::Backend;
+use crate::postgres::views::{Activity, Backend};
 use crate::progress::Progress;
 
 /// `PGSTAT_IDLE_INTERVAL` (PG 15+), in seconds.
@@ -60,6 +66,27 @@ impl Rules {
     }
 }
 
+/// The server's wall clock beside pgcost's monotonic clock, read before the traffic whose
+/// counters a wait is for.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockAnchor {
+    /// Taken before the read was sent.
+    pub local: Instant,
+    /// The server's clock during the read, in seconds since the Unix epoch.
+    pub server: f64,
+}
+
+impl ClockAnchor {
+    /// How many seconds the server's clock ran ahead of pgcost's since the anchor, given a
+    /// later server reading and the local time taken after it returned; 0 when it did not.
+    pub fn server_ahead(&self, server_now: f64, local_after: Instant) -> f64 {
+        let local = local_after
+            .saturating_duration_since(self.local)
+            .as_secs_f64();
+        ((server_now - self.server) - local).max(0.0)
+    }
+}
+
 /// The verdict on one look at `pg_stat_activity`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -88,7 +115,14 @@ fn hidden(b: &Backend) -> bool {
 /// Decides, from the target's backends, whether all their counters are published.
 /// `quiet_seconds` is how long ago the tool's last request finished: a backend whose state
 /// is hidden is taken as idle since then, the best that can be known about it.
-pub fn judge(backends: &[Backend], rules: &Rules, quiet_seconds: f64) -> Verdict {
+/// `server_ahead` is how far the server's wall clock stepped ahead of pgcost's clock since
+/// before the traffic: the backends' idle times are that much shorter than they read.
+pub fn judge(
+    backends: &[Backend],
+    rules: &Rules,
+    quiet_seconds: f64,
+    server_ahead: f64,
+) -> Verdict {
     let mut busy: Vec<String> = Vec::new();
     let mut idle_wait: f64 = 0.0;
     let mut idle_pending = 0;
@@ -100,7 +134,7 @@ pub fn judge(backends: &[Backend], rules: &Rules, quiet_seconds: f64) -> Verdict
                 idle_wait = idle_wait.max(left);
             }
         } else if b.state == "idle" {
-            let left = rules.flush_after_seconds - b.idle_seconds;
+            let left = rules.flush_after_seconds - (b.idle_seconds - server_ahead);
             if left > 0.0 {
                 idle_pending += 1;
                 idle_wait = idle_wait.max(left);
@@ -137,8 +171,8 @@ pub fn judge(backends: &[Backend], rules: &Rules, quiet_seconds: f64) -> Verdict
 /// the futures are not needed.
 #[allow(async_fn_in_trait)]
 pub trait Probe {
-    /// The target's backends, other than the reader's own.
-    async fn backends(&mut self) -> Result<Vec<Backend>>;
+    /// The target's backends, other than the reader's own, and the server's clock.
+    async fn activity(&mut self) -> Result<Activity>;
     /// The target's `pg_stat_database` counters.
     async fn counters(&mut self) -> Result<DatabaseStats>;
 }
@@ -150,6 +184,27 @@ pub struct Outcome {
     pub timed_out: bool,
     /// What was still pending when the wait timed out.
     pub pending: Option<String>,
+    /// How far the server's wall clock had stepped ahead of pgcost's clock (seconds).
+    pub server_clock_ahead: f64,
+}
+
+impl Outcome {
+    /// No wait: the counters were read at once.
+    pub fn immediate() -> Outcome {
+        Outcome {
+            waited: Duration::ZERO,
+            timed_out: false,
+            pending: None,
+            server_clock_ahead: 0.0,
+        }
+    }
+}
+
+/// When the app's traffic ended, and the clocks read before it began.
+#[derive(Debug, Clone, Copy)]
+pub struct Quiet {
+    pub since: Instant,
+    pub anchor: ClockAnchor,
 }
 
 /// Waits until the target's counters are complete, or `timeout` runs out.
@@ -160,18 +215,25 @@ pub async fn wait<P: Probe>(
     progress: &Progress,
     label: &str,
     stop: &AtomicBool,
-    quiet_since: Instant,
+    quiet: Quiet,
 ) -> Result<Outcome> {
     let start = Instant::now();
+    let mut server_clock_ahead: f64 = 0.0;
     let spinner = progress.spinner(format!(
         "{label}: waiting for the app's counters to be published"
     ));
     let outcome = loop {
         let elapsed = start.elapsed();
+        let activity = probe.activity().await?;
+        let ahead = quiet
+            .anchor
+            .server_ahead(activity.server_now, Instant::now());
+        server_clock_ahead = server_clock_ahead.max(ahead);
         let verdict = judge(
-            &probe.backends().await?,
+            &activity.backends,
             rules,
-            quiet_since.elapsed().as_secs_f64(),
+            quiet.since.elapsed().as_secs_f64(),
+            server_clock_ahead,
         );
         match verdict {
             Verdict::Settled if !rules.stability_check => {
@@ -179,6 +241,7 @@ pub async fn wait<P: Probe>(
                     waited: elapsed,
                     timed_out: false,
                     pending: None,
+                    server_clock_ahead,
                 };
             }
             Verdict::Settled => {
@@ -190,6 +253,7 @@ pub async fn wait<P: Probe>(
                         waited: start.elapsed(),
                         timed_out: false,
                         pending: None,
+                        server_clock_ahead,
                     };
                 }
             }
@@ -199,6 +263,7 @@ pub async fn wait<P: Probe>(
                         waited: elapsed,
                         timed_out: true,
                         pending: Some(format!("interrupted; {reason}")),
+                        server_clock_ahead,
                     };
                 }
                 if elapsed >= timeout {
@@ -206,6 +271,7 @@ pub async fn wait<P: Probe>(
                         waited: elapsed,
                         timed_out: true,
                         pending: Some(reason),
+                        server_clock_ahead,
                     };
                 }
                 spinner.set_message(format!(
@@ -240,12 +306,12 @@ mod tests {
 
     #[test]
     fn no_backends_is_settled() {
-        assert_eq!(judge(&[], &pg15(), 0.0), Verdict::Settled);
+        assert_eq!(judge(&[], &pg15(), 0.0, 0.0), Verdict::Settled);
     }
 
     #[test]
     fn idle_pool_must_outlast_the_idle_flush_timer() {
-        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15(), 0.0);
+        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15(), 0.0, 0.0);
         match v {
             Verdict::Pending { retry_in, reason } => {
                 assert_eq!(retry_in, Duration::from_secs(1));
@@ -253,12 +319,17 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0);
+        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0, 0.0);
         assert!(
             matches!(v, Verdict::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
         );
         assert_eq!(
-            judge(&[b(1, "idle", 10.6), b(2, "idle", 400.0)], &pg15(), 0.0),
+            judge(
+                &[b(1, "idle", 10.6), b(2, "idle", 400.0)],
+                &pg15(),
+                0.0,
+                0.0
+            ),
             Verdict::Settled
         );
     }
@@ -266,7 +337,7 @@ mod tests {
     #[test]
     fn active_and_in_transaction_backends_block() {
         for state in ["active", "idle in transaction"] {
-            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0);
+            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0, 0.0);
             assert!(
                 matches!(v, Verdict::Pending { ref reason, .. } if reason.contains(state)),
                 "{v:?}"
@@ -280,7 +351,7 @@ mod tests {
             backend_type: "walsender".into(),
             ..b(3, "active", 0.0)
         };
-        assert_eq!(judge(&[walsender], &pg15(), 0.0), Verdict::Settled);
+        assert_eq!(judge(&[walsender], &pg15(), 0.0, 0.0), Verdict::Settled);
     }
 
     #[test]
@@ -289,19 +360,112 @@ mod tests {
             backend_type: String::new(),
             ..b(9, "", 0.0)
         };
-        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0);
+        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0, 0.0);
         assert!(
             matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
-        assert_eq!(judge(&[hidden], &pg15(), 10.6), Verdict::Settled);
+        assert_eq!(judge(&[hidden], &pg15(), 10.6, 0.0), Verdict::Settled);
+    }
+
+    #[test]
+    fn a_server_clock_that_stepped_ahead_does_not_shorten_the_wait() {
+        // 12 s idle by the server's clock, of which 11 s are a step of that clock: the
+        // backend's flush timer has run for 1 s only.
+        let v = judge(&[b(1, "idle", 12.0)], &pg15(), 0.0, 11.0);
+        assert!(
+            matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
+            "{v:?}"
+        );
+        assert_eq!(
+            judge(&[b(1, "idle", 22.0)], &pg15(), 0.0, 11.0),
+            Verdict::Settled
+        );
+    }
+
+    /// A server whose wall clock stepped `step` seconds ahead after one backend went idle at
+    /// `idle_at`; its counters are always stable.
+    struct SteppedServer {
+        idle_at: Instant,
+        step: f64,
+    }
+
+    impl Probe for SteppedServer {
+        async fn activity(&mut self) -> Result<Activity> {
+            let idle = self.idle_at.elapsed().as_secs_f64();
+            Ok(Activity {
+                server_now: 1000.0 + idle + self.step,
+                backends: vec![b(1, "idle", idle + self.step)],
+            })
+        }
+        async fn counters(&mut self) -> Result<DatabaseStats> {
+            Ok(DatabaseStats::default())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_wait_lasts_the_flush_interval_by_this_clock_when_the_server_clock_steps() {
+        let rules = Rules {
+            flush_after_seconds: 0.4,
+            stability_check: true,
+            stability_gap: Duration::from_millis(10),
+        };
+        let idle_at = Instant::now();
+        let quiet = Quiet {
+            since: idle_at,
+            anchor: ClockAnchor {
+                local: idle_at,
+                server: 1000.0,
+            },
+        };
+        let mut server = SteppedServer {
+            idle_at,
+            step: 30.0,
+        };
+        let outcome = wait(
+            &mut server,
+            &rules,
+            Duration::from_secs(5),
+            &Progress::hidden(),
+            "test",
+            &AtomicBool::new(false),
+            quiet,
+        )
+        .await
+        .unwrap();
+        assert!(!outcome.timed_out);
+        assert!(
+            idle_at.elapsed() >= Duration::from_millis(400),
+            "settled after {:?}",
+            idle_at.elapsed()
+        );
+        assert!(
+            (outcome.server_clock_ahead - 30.0).abs() < 0.05,
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn server_ahead_is_the_step_beyond_the_time_that_passed_here() {
+        let local = Instant::now();
+        let anchor = ClockAnchor {
+            local,
+            server: 1000.0,
+        };
+        let later = local + Duration::from_secs(3);
+        assert_eq!(anchor.server_ahead(1003.0, later), 0.0);
+        assert_eq!(anchor.server_ahead(1002.0, later), 0.0, "behind is safe");
+        assert!((anchor.server_ahead(1014.5, later) - 11.5).abs() < 1e-9);
     }
 
     #[test]
     fn collector_servers_use_the_short_interval() {
         let rules = Rules::for_server(140010, true);
         assert_eq!(rules.flush_after_seconds, 1.0);
-        assert_eq!(judge(&[b(1, "idle", 1.2)], &rules, 0.0), Verdict::Settled);
+        assert_eq!(
+            judge(&[b(1, "idle", 1.2)], &rules, 0.0, 0.0),
+            Verdict::Settled
+        );
     }
 
     #[test]

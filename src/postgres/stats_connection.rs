@@ -14,8 +14,8 @@ use crate::cost::delta::DatabaseDelta;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
-use crate::postgres::settle::Probe;
-use crate::postgres::views::{self, Backend, ServerInfo, StatementsLayout};
+use crate::postgres::settle::{ClockAnchor, Probe};
+use crate::postgres::views::{self, Activity, ServerInfo, StatementsLayout};
 
 /// Where the statistics are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,10 +320,10 @@ impl StatsConnection {
         }
         // Warm this backend's catalog caches, so that every later operation costs the same.
         self.snapshot().await?;
-        self.backends().await?;
+        self.activity().await?;
         let first = self.snapshot().await?;
         let second = self.snapshot().await?;
-        self.backends().await?;
+        self.activity().await?;
         let third = self.snapshot().await?;
         let per_snapshot = crate::cost::delta::delta(&first, &second).database;
         let two = crate::cost::delta::delta(&second, &third).database;
@@ -392,8 +392,8 @@ impl StatsConnection {
         drop(client);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let backends = views::read_activity(&self.reader, self.oid, 0).await?;
-            if !backends.iter().any(|b| b.pid == pid) {
+            let activity = views::read_activity(&self.reader, self.oid, 0).await?;
+            if !activity.backends.iter().any(|b| b.pid == pid) {
                 break;
             }
             if Instant::now() > deadline {
@@ -435,12 +435,24 @@ impl StatsConnection {
     /// whose type is hidden), the tool's own left out. A pid that appears or goes between
     /// the two edges of a window is a connection that opened or closed inside it.
     pub async fn app_pids(&self) -> Result<std::collections::BTreeSet<i32>> {
-        let backends = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
-        Ok(backends
+        let activity = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
+        Ok(activity
+            .backends
             .iter()
             .filter(|b| matches!(b.backend_type.as_str(), "client backend" | ""))
             .map(|b| b.pid)
             .collect())
+    }
+
+    /// The server's clock beside pgcost's, to read before traffic whose counters a settle
+    /// wait will be for (see [`ClockAnchor`]). Read over the same view as the waits.
+    pub async fn clock_anchor(&mut self) -> Result<ClockAnchor> {
+        let local = Instant::now();
+        let activity = self.activity().await?;
+        Ok(ClockAnchor {
+            local,
+            server: activity.server_now,
+        })
     }
 
     /// Client backends on the target now, for pool headroom.
@@ -450,13 +462,13 @@ impl StatsConnection {
 }
 
 impl Probe for StatsConnection {
-    async fn backends(&mut self) -> Result<Vec<Backend>> {
-        let backends = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
+    async fn activity(&mut self) -> Result<Activity> {
+        let activity = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
         if self.mode == Mode::Target {
             self.polls += 1;
             self.end_own_operation().await?;
         }
-        Ok(backends)
+        Ok(activity)
     }
 
     async fn counters(&mut self) -> Result<DatabaseStats> {

@@ -364,23 +364,39 @@ pub struct Backend {
     pub pid: i32,
     pub backend_type: String,
     pub state: String,
+    /// Seconds since its last state change, by the server's wall clock.
     pub idle_seconds: f64,
 }
 
-pub async fn read_activity(client: &Client, oid: u32, own_pid: i32) -> Result<Vec<Backend>> {
+/// One read of `pg_stat_activity`: the target's backends, and the server's wall clock
+/// (seconds since the Unix epoch) when it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    pub server_now: f64,
+    pub backends: Vec<Backend>,
+}
+
+pub async fn read_activity(client: &Client, oid: u32, own_pid: i32) -> Result<Activity> {
     let rows = client
         .query(SQL_ACTIVITY, &[&oid, &own_pid])
         .await
         .map_err(|e| query_error("pg_stat_activity", e))?;
-    Ok(rows
+    let server_now = rows.first().map_or(0.0, |row| row.get("now"));
+    let backends = rows
         .into_iter()
-        .map(|row| Backend {
-            pid: row.get("pid"),
-            backend_type: row.get("backend_type"),
-            state: row.get("state"),
-            idle_seconds: row.get("idle_seconds"),
+        .filter_map(|row| {
+            Some(Backend {
+                pid: row.get::<_, Option<i32>>("pid")?,
+                backend_type: row.get("backend_type"),
+                state: row.get("state"),
+                idle_seconds: row.get("idle_seconds"),
+            })
         })
-        .collect())
+        .collect();
+    Ok(Activity {
+        server_now,
+        backends,
+    })
 }
 
 pub async fn count_client_backends(client: &Client, oid: u32, own_pid: i32) -> Result<i64> {
