@@ -1,12 +1,15 @@
 //! Load-driver benchmark (issue: the driver must never be the bottleneck): pgcost against
 //! wrk and oha, side by side in one run, on the same loopback server; the targets (c = 8,
-//! static) as medians of interleaved rounds. Also times one statistics snapshot with 5,000
+//! static) as medians of interleaved rounds, on the in-process fixture and on nginx (one
+//! worker, a static 204), which takes no CPU from the tools' process. Also times one statistics snapshot with 5,000
 //! pg_stat_statements entries present, and the naming of the changed entries afterwards.
 //! `PGCOST_BENCH_SERVE=1` only starts the server and prints its URLs, for profiling by hand.
 //!
-//! Run with `benches/run.sh` (it installs wrk and builds oha into a cache outside the repo).
+//! Run with `benches/run.sh` (it installs wrk and nginx, and builds oha into a cache outside
+//! the repo).
 //! Tools are found on PATH, or through WRK and OHA. N defaults to 50,000
-//! (PGCOST_BENCH_N), concurrency 1, 8 and 64.
+//! (PGCOST_BENCH_N), concurrency 1, 8 and 64; PGCOST_BENCH_TARGETS_ONLY=1 runs only the
+//! interleaved c = 8 comparisons.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -48,6 +51,72 @@ fn measure(cmd: &mut Command) -> Usage {
         stdout: reader.join().unwrap().unwrap_or_default(),
         cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
         max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// nginx with one worker answering 204 on a free loopback port, stopped on drop.
+struct Nginx {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    /// Starts Debian's nginx, or returns None when it is not installed.
+    fn start() -> Option<Nginx> {
+        let binary = ["/usr/sbin/nginx", "nginx"]
+            .into_iter()
+            .find(|b| Command::new(b).arg("-v").output().is_ok())?;
+        let dir = tempfile::tempdir().ok()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let d = dir.path().display();
+        let conf = format!(
+            "worker_processes 1;\nerror_log stderr error;\npid {d}/nginx.pid;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  \
+             proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  \
+             uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
+             server {{ listen 127.0.0.1:{port}; keepalive_requests 100000000; \
+             location / {{ return 204; }} }}\n}}\n"
+        );
+        let path = dir.path().join("nginx.conf");
+        std::fs::write(&path, conf).ok()?;
+        let child = Command::new(binary)
+            .arg("-c")
+            .arg(&path)
+            .args(["-g", "daemon off;"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .ok()?;
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(Nginx {
+                    child,
+                    port,
+                    _dir: dir,
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM: the master stops its worker too (SIGKILL would orphan the worker).
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
     }
 }
 
@@ -224,6 +293,54 @@ async fn fill_statements(db: &TestDb, count: usize) {
     }
 }
 
+struct Tools<'a> {
+    wrk: Option<&'a str>,
+    oha: Option<&'a str>,
+}
+
+/// `rounds` interleaved runs of each tool at c = 8 against `url`, and the medians of
+/// requests per second and CPU per request, as ratios to pgcost's.
+fn interleaved(db: &TestDb, tools: &Tools, label: &str, url: &str, n: u64, rounds: usize) {
+    let mut runs: Vec<(&str, Vec<Row>)> =
+        vec![("pgcost", vec![]), ("wrk", vec![]), ("oha", vec![])];
+    for _ in 0..rounds {
+        let ours = pgcost(db, url, "static", n, 8);
+        let seconds = ((n as f64 / ours.rps.max(1.0)).ceil() as u64).max(2);
+        runs[0].1.push(ours);
+        if let Some(w) = tools.wrk {
+            runs[1].1.push(wrk(w, url, "static", 8, seconds));
+        }
+        if let Some(o) = tools.oha {
+            runs[2].1.push(oha(o, url, "static", n, 8));
+        }
+    }
+    let median = |rows: &[Row], f: &dyn Fn(&Row) -> f64| {
+        let mut v: Vec<f64> = rows.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let cpu = |r: &Row| r.usage.cpu_seconds / r.requests * 1e6;
+    println!("\n{label}, c = 8, median of {rounds} interleaved rounds:");
+    let mut medians = Vec::new();
+    for (tool, rows) in &runs {
+        if rows.is_empty() {
+            continue;
+        }
+        let (rps, us) = (median(rows, &|r| r.rps), median(rows, &cpu));
+        println!("{tool:<7} req/s {rps:>8.0}   cpu us/req {us:>6.1}");
+        medians.push((*tool, rps, us));
+    }
+    if let Some(((_, rps, us), others)) = medians.split_first() {
+        for (tool, other_rps, other_us) in others {
+            println!(
+                "pgcost/{tool}: req/s {:.2}x, cpu us/req {:.2}x",
+                rps / other_rps,
+                us / other_us
+            );
+        }
+    }
+}
+
 fn main() {
     let n: u64 = std::env::var("PGCOST_BENCH_N")
         .ok()
@@ -247,7 +364,12 @@ fn main() {
         }
         println!("N = {n}; wrk: {wrk_path:?}; oha: {oha_path:?}\n");
         print_header();
-        for (endpoint, path) in [("static", "/static"), ("scan", "/scan")] {
+        // PGCOST_BENCH_TARGETS_ONLY=1 skips this table, for the c = 8 targets alone.
+        let table = std::env::var_os("PGCOST_BENCH_TARGETS_ONLY").is_none();
+        for (endpoint, path) in [("static", "/static"), ("scan", "/scan")]
+            .into_iter()
+            .filter(|_| table)
+        {
             let url = app.url(path);
             for c in [1u32, 8, 64] {
                 let ours = pgcost(&db, &url, endpoint, n, c);
@@ -263,51 +385,28 @@ fn main() {
                 rows.iter().for_each(print_row);
             }
         }
-        // The targets, as ratios: throughput and client CPU at c = 8 on the static endpoint.
+        // The targets, as ratios: throughput and client CPU at c = 8 on a static endpoint.
         // One run each is noisy on a shared 2-core machine, so the three tools take turns
         // for several rounds, and the medians are compared.
         let rounds: usize = std::env::var("PGCOST_BENCH_ROUNDS")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(5);
-        let url = app.url("/static");
-        let mut runs: Vec<(&str, Vec<Row>)> =
-            vec![("pgcost", vec![]), ("wrk", vec![]), ("oha", vec![])];
-        for _ in 0..rounds {
-            let ours = pgcost(&db, &url, "static", n, 8);
-            let seconds = ((n as f64 / ours.rps.max(1.0)).ceil() as u64).max(2);
-            runs[0].1.push(ours);
-            if let Some(w) = &wrk_path {
-                runs[1].1.push(wrk(w, &url, "static", 8, seconds));
-            }
-            if let Some(o) = &oha_path {
-                runs[2].1.push(oha(o, &url, "static", n, 8));
-            }
-        }
-        let median = |rows: &[Row], f: &dyn Fn(&Row) -> f64| {
-            let mut v: Vec<f64> = rows.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        let tools = Tools {
+            wrk: wrk_path.as_deref(),
+            oha: oha_path.as_deref(),
         };
-        let cpu = |r: &Row| r.usage.cpu_seconds / r.requests * 1e6;
-        println!("\nstatic, c = 8, median of {rounds} interleaved rounds:");
-        let mut medians = Vec::new();
-        for (tool, rows) in &runs {
-            if rows.is_empty() {
-                continue;
-            }
-            let (rps, us) = (median(rows, &|r| r.rps), median(rows, &cpu));
-            println!("{tool:<7} req/s {rps:>8.0}   cpu us/req {us:>6.1}");
-            medians.push((*tool, rps, us));
-        }
-        if let Some(((_, rps, us), others)) = medians.split_first() {
-            for (tool, other_rps, other_us) in others {
-                println!(
-                    "pgcost/{tool}: req/s {:.2}x, cpu us/req {:.2}x",
-                    rps / other_rps,
-                    us / other_us
-                );
-            }
+        interleaved(
+            &db,
+            &tools,
+            "fixture /static",
+            &app.url("/static"),
+            n,
+            rounds,
+        );
+        match Nginx::start() {
+            Some(nginx) => interleaved(&db, &tools, "nginx 204", &nginx.url(), n, rounds),
+            None => println!("\nnginx is not installed: no nginx comparison"),
         }
 
         // One snapshot's cost with 5,000 statements present (pg_stat_statements.max).
