@@ -102,6 +102,19 @@ pub struct Load {
     /// written before it existed.
     #[serde(default)]
     pub latency_percentiles_ms: Vec<LatencyPoint>,
+    /// What made the load and counted its requests: `pgcost` (the burst of `audit` and
+    /// `check`); for `pgcost measure`, `given` (`--requests N`) or the load tool whose
+    /// result file gave the count (`autocannon`, `locust`, `k6`, `oha`).
+    #[serde(default = "pgcost_source")]
+    pub source: String,
+    /// `pgcost measure`: the exit code of the command that made the load (128 + the
+    /// signal's number when a signal ended it); null for pgcost's own burst.
+    #[serde(default)]
+    pub command_exit: Option<i32>,
+}
+
+fn pgcost_source() -> String {
+    crate::cost::load::PGCOST_SOURCE.into()
 }
 
 /// How long the tool waited for Postgres to publish the counters.
@@ -471,6 +484,8 @@ impl Load {
             errors: load.errors.clone(),
             latency_ms: latency_ms(&load.latency_us),
             latency_percentiles_ms: latency_curve_ms(&load.latency_us),
+            source: load.source.into(),
+            command_exit: load.command_exit,
         }
     }
 }
@@ -564,6 +579,8 @@ pub(crate) mod tests {
             errors: BTreeMap::new(),
             first_error: None,
             interrupted: false,
+            source: crate::cost::load::PGCOST_SOURCE,
+            command_exit: None,
         }
     }
 
