@@ -4,9 +4,10 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
+use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Verdict, Windows};
 use crate::cost::external_load::{self, CountSource, ToolCount};
@@ -38,9 +39,13 @@ pub async fn measure(
     let opened = meter
         .boundary(false, true, false, progress, &stop, Instant::now())
         .await?;
+    if stop.load(Ordering::Relaxed) {
+        // Ctrl-C during the first wait: the command never started.
+        return Err(Error::interrupted());
+    }
     let written_before = count_file(load.count).and_then(modified);
     if !config.quiet {
-        progress::status(&format!("pgcost: running {}", load.command.join(" ")));
+        progress::status(&format!("pgcost: running {}", command_line(load.command)));
     }
     let ran = command::run(load.command, &stop).await?;
     if !config.quiet {
@@ -85,7 +90,7 @@ pub async fn measure(
         notes,
     );
     window.context.target.method = COMMAND_METHOD.into();
-    window.context.target.url = load.command.join(" ");
+    window.context.target.url = command_line(load.command);
     let mut reports = reports_with_plans(&config, &[window], progress, &stop).await;
     Ok(reports.pop().expect("one report for one window"))
 }

@@ -70,11 +70,6 @@ impl MeasureConfig {
             audit,
         })
     }
-
-    /// The command line as the report shows it.
-    pub fn command_line(&self) -> String {
-        self.command.join(" ")
-    }
 }
 
 fn count_source(args: &MeasureArgs) -> Result<CountSource> {
