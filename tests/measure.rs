@@ -254,6 +254,49 @@ fn given_count_with_a_curl_script_and_a_failing_command() {
     assert_eq!(report["per_request"]["statements"], 1.0);
     let reasons = report["invalid_reasons"].to_string();
     assert!(reasons.contains("exited with code 1"), "{reasons}");
+
+    // The same script as a `command` endpoint of `pgcost check`, run in the file's
+    // directory, held to its exact budget.
+    let toml = app.file("pgcost.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            r#"base_url = "http://127.0.0.1:1"
+
+[database]
+url_env = "MEASURE_DB_URL"
+
+[[endpoint]]
+name = "scan by curl"
+command = ["sh", "load.sh"]
+requests = 40
+
+[endpoint.budget]
+transactions = 1
+statements = 1
+rows_read = {ITEMS}
+rows_returned = {ITEMS}
+"#
+        ),
+    )
+    .unwrap();
+    let output = pgcost()
+        .args(["check", "--quiet", "--format", "json", "--config"])
+        .arg(&toml)
+        .env("MEASURE_DB_URL", &app.db_url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let json_start = stdout
+        .find('{')
+        .expect("a JSON document after the command's output");
+    assert_eq!(stdout[..json_start].trim(), "load-done");
+    let json: serde_json::Value = serde_json::from_str(&stdout[json_start..]).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{json:#}");
+    let report = &json["endpoints"][0]["report"];
+    assert_exact_scan(report);
+    assert_eq!(report["load"]["source"], "given");
+    assert_eq!(report["target"]["url"], "sh load.sh");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! through, Ctrl-C is forwarded to it, and its exit code is kept.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,12 +29,17 @@ pub struct Ran {
 
 /// Runs `command` to its end. It gets a process group of its own, so that Ctrl-C reaches
 /// it once, forwarded as SIGINT to the whole group (a Locust master and its workers, a
-/// script and its children); stdin is closed, since a load run reads no terminal.
-pub async fn run(command: &[String], stop: &AtomicBool) -> Result<Ran> {
+/// script and its children); stdin is closed, since a load run reads no terminal. It runs
+/// in `dir`, or in pgcost's own directory.
+pub async fn run(command: &[String], dir: Option<&Path>, stop: &AtomicBool) -> Result<Ran> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| Error::usage("no command to run"))?;
-    let mut child = tokio::process::Command::new(program)
+    let mut child = tokio::process::Command::new(program);
+    if let Some(dir) = dir {
+        child.current_dir(dir);
+    }
+    let mut child = child
         .args(args)
         .stdin(Stdio::null())
         .process_group(0)

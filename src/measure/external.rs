@@ -25,6 +25,8 @@ pub const COMMAND_METHOD: &str = "$";
 pub struct Load<'a> {
     pub command: &'a [String],
     pub count: &'a CountSource,
+    /// Where the command runs; `None` for pgcost's own directory.
+    pub dir: Option<&'a Path>,
 }
 
 /// Measures what the requests of `load`'s command cost. Returns a report even when its
@@ -47,7 +49,7 @@ pub async fn measure(
     if !config.quiet {
         progress::status(&format!("pgcost: running {}", command_line(load.command)));
     }
-    let ran = command::run(load.command, &stop).await?;
+    let ran = command::run(load.command, load.dir, &stop).await?;
     if !config.quiet {
         progress::status(&format!(
             "pgcost: the command exited with code {}",

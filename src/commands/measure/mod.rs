@@ -31,6 +31,7 @@ async fn run(config: &MeasureConfig) -> Result<i32> {
     let load = Load {
         command: &config.command,
         count: &config.count,
+        dir: None,
     };
     let report = external::measure(audit, load, &progress, stop.clone()).await?;
     audit::emit(audit, &report, stop.load(Ordering::Relaxed))
