@@ -669,6 +669,16 @@ pub(crate) mod tests {
         assert_eq!(r.statements[0].share_of_rows_returned, 1.0);
         assert_eq!(r.tables[0].seq_rows_read, 50.0);
         assert_eq!(r.load.rps, 100.0);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["load"]["source"], "pgcost");
+        assert_eq!(json["load"]["command_exit"], serde_json::Value::Null);
+        // A report written before `source` existed reads as pgcost's own burst.
+        let mut old = json.clone();
+        let load = old["load"].as_object_mut().unwrap();
+        load.remove("source");
+        load.remove("command_exit");
+        let old: Report = serde_json::from_value(old).unwrap();
+        assert_eq!(old.load.source, "pgcost");
     }
 
     #[test]
