@@ -43,6 +43,10 @@ pub enum Command {
     /// Measure every endpoint of pgcost.toml and hold each to its budget (and to a
     /// baseline): the pre-merge check for CI.
     Check(CheckArgs),
+    /// Measure the load your own tool makes (Locust, k6, autocannon, oha, a test suite):
+    /// settle, snapshot, run the command after `--`, settle, snapshot, and divide by its
+    /// request count.
+    Measure(MeasureArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
     Completions(CompletionsArgs),
@@ -66,6 +70,65 @@ pub struct ExplainArgs {
     /// The finding kind, as pgcost prints it, e.g. collection_to_boolean.
     #[arg(value_enum, value_name = "KIND")]
     pub kind: crate::cost::findings::FindingKind,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct MeasureArgs {
+    /// The command that makes the load, after `--`, e.g. `-- locust -f scenario.py
+    /// --headless --csv run`. Its stdout and stderr pass through; Ctrl-C is forwarded.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+
+    /// The number of requests the command sends; every figure is divided by it.
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "count_from")]
+    pub requests: Option<u64>,
+
+    /// Read the request count (and the failed requests) from the tool's result file,
+    /// KIND:PATH, after the command ends. KIND: autocannon (`--json` output), locust
+    /// (`--csv` PREFIX_stats.csv), k6 (`--summary-export`), oha (`--output-format json`).
+    #[arg(long, value_name = "KIND:PATH")]
+    pub count_from: Option<String>,
+
+    /// Target database: a postgres:// URL or a libpq key=value string. Defaults to
+    /// DATABASE_URL, then the PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE variables.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+
+    /// Another database of the same cluster, used to read cluster-wide views so the tool's
+    /// own queries stay out of the target's counters.
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_DB)]
+    pub admin_db: String,
+
+    /// Longest wait for Postgres to publish the app's counters; past it, the report is not
+    /// valid.
+    #[arg(long, default_value = DEFAULT_SETTLE_TIMEOUT, value_name = "DURATION")]
+    pub settle_timeout: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write the report to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Skip the analysis that names waste (collection-to-boolean, N+1, ...).
+    #[arg(long)]
+    pub no_findings: bool,
+
+    /// Do not fetch the plans (EXPLAIN, never run) of the findings' and the top statements
+    /// after the measured window.
+    #[arg(long)]
+    pub no_plans: bool,
+
+    /// Change a finding threshold, NAME=VALUE (repeatable); names are in docs/findings.md.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    pub thresholds: Vec<String>,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

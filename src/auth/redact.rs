@@ -90,6 +90,48 @@ fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/' | '=' | '~' | '%')
 }
 
+/// A command line as a report shows it (`pgcost measure`): the arguments joined by spaces,
+/// with the value after a secret-named header or option hidden, as in
+/// `-H 'Authorization: <redacted>'`, `--token=<redacted>`, `PGPASSWORD=<redacted>`. The
+/// value runs to the next quote, or, after `=`, to the next space.
+pub fn command_line(args: &[String]) -> String {
+    args.iter()
+        .map(|arg| hide_named_values(arg))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn hide_named_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find([':', '=']) {
+        let (before, after) = rest.split_at(at + 1);
+        out.push_str(before);
+        let name = &before[..at];
+        let name = &name[name
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .map_or(0, |i| i + 1)..];
+        if name.is_empty() || !is_secret_name(name) {
+            rest = after;
+            continue;
+        }
+        // A header's value may hold spaces (`Bearer x`); an option's ends at one.
+        let equals = before.ends_with('=');
+        let ends = |c: char| c == '\'' || c == '"' || (equals && c == ' ');
+        let value_start = after.len() - after.trim_start_matches(' ').len();
+        let value_end = after[value_start..]
+            .find(ends)
+            .map_or(after.len(), |i| value_start + i);
+        out.push_str(&after[..value_start]);
+        if value_end > value_start {
+            out.push_str(REDACTED);
+        }
+        rest = &after[value_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Hides runs that look like tokens: JWTs, session ids, long base64 or hex strings. Over-
 /// eager on purpose (a long path with digits goes too): this is for quoting error bodies.
 pub fn redact_tokens(text: &str) -> String {
@@ -196,6 +238,33 @@ pub fn quote_body(body: &[u8], redactor: &Redactor, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_command_line_hides_secret_named_values() {
+        let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            command_line(&args(&[
+                "oha",
+                "-H",
+                "Authorization: Bearer eyJabc.def",
+                "http://h:80/x?a=1"
+            ])),
+            "oha -H Authorization: <redacted> http://h:80/x?a=1"
+        );
+        assert_eq!(
+            command_line(&args(&[
+                "sh",
+                "-c",
+                "PGPASSWORD=pw1 run --token=t0k --limit=5 -H 'X-Api-Key: k 1' -H 'Accept: */*'"
+            ])),
+            "sh -c PGPASSWORD=<redacted> run --token=<redacted> --limit=5 \
+             -H 'X-Api-Key: <redacted>' -H 'Accept: */*'"
+        );
+        assert_eq!(
+            command_line(&args(&["locust", "-f", "/tmp/a b.py"])),
+            "locust -f /tmp/a b.py"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -25,15 +25,21 @@ async fn run(config: &AuditConfig) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
     let report = measure::measure(config, &progress, stop.clone()).await?;
+    emit(config, &report, stop.load(Ordering::Relaxed))
+}
+
+/// Renders `report` in the format `config` asks for, to stdout or the output file, and
+/// returns the exit code (`interrupted` by Ctrl-C or not).
+pub fn emit(config: &AuditConfig, report: &Report, interrupted: bool) -> Result<i32> {
     // Secrets never reach the report by design; scrubbing is the second line, for text
     // that comes from outside (an app that SETs its token in a logged statement).
     let scrub = |text: &str| config.auth.redactor.scrub(text);
-    let text = scrub(&render::exporter(config.format).render(&report));
+    let text = scrub(&render::exporter(config.format).render(report));
     output::emit(config.output.as_deref(), &text)?;
     if config.output.is_some() {
-        crate::progress::status(&scrub(&render::verdict_line(&report)));
+        crate::progress::status(&scrub(&render::verdict_line(report)));
     }
-    Ok(exit_code(&report, stop.load(Ordering::Relaxed)))
+    Ok(exit_code(report, interrupted))
 }
 
 /// 130 when interrupted, 0 for a valid report, 3 otherwise.

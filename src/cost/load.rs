@@ -21,6 +21,12 @@ pub struct LoadResult {
     pub first_error: Option<String>,
     /// Set when the burst was stopped before all requests were sent.
     pub interrupted: bool,
+    /// What made the load and counted it: `pgcost` (its own burst), `given` (`--requests`
+    /// of `pgcost measure`), or the load tool whose result file gave the count.
+    pub source: &'static str,
+    /// The exit code of the command that made the load (`pgcost measure`); `None` for
+    /// pgcost's own burst.
+    pub command_exit: Option<i32>,
 }
 
 impl LoadResult {
@@ -49,6 +55,9 @@ impl LoadResult {
         Some(seen.join(", "))
     }
 }
+
+/// `load.source` of pgcost's own burst.
+pub const PGCOST_SOURCE: &str = "pgcost";
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds")
@@ -145,6 +154,8 @@ mod tests {
             errors: BTreeMap::new(),
             first_error: None,
             interrupted: false,
+            source: PGCOST_SOURCE,
+            command_exit: None,
         }
     }
 

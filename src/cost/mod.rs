@@ -7,6 +7,7 @@ pub mod churn;
 pub mod counters;
 pub mod credentials;
 pub mod delta;
+pub mod external_load;
 pub mod figures;
 pub mod findings;
 pub mod load;

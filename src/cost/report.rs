@@ -102,6 +102,19 @@ pub struct Load {
     /// written before it existed.
     #[serde(default)]
     pub latency_percentiles_ms: Vec<LatencyPoint>,
+    /// What made the load and counted its requests: `pgcost` (the burst of `audit` and
+    /// `check`); for `pgcost measure`, `given` (`--requests N`) or the load tool whose
+    /// result file gave the count (`autocannon`, `locust`, `k6`, `oha`).
+    #[serde(default = "pgcost_source")]
+    pub source: String,
+    /// `pgcost measure`: the exit code of the command that made the load (128 + the
+    /// signal's number when a signal ended it); null for pgcost's own burst.
+    #[serde(default)]
+    pub command_exit: Option<i32>,
+}
+
+fn pgcost_source() -> String {
+    crate::cost::load::PGCOST_SOURCE.into()
 }
 
 /// How long the tool waited for Postgres to publish the counters.
@@ -471,6 +484,8 @@ impl Load {
             errors: load.errors.clone(),
             latency_ms: latency_ms(&load.latency_us),
             latency_percentiles_ms: latency_curve_ms(&load.latency_us),
+            source: load.source.into(),
+            command_exit: load.command_exit,
         }
     }
 }
@@ -564,6 +579,8 @@ pub(crate) mod tests {
             errors: BTreeMap::new(),
             first_error: None,
             interrupted: false,
+            source: crate::cost::load::PGCOST_SOURCE,
+            command_exit: None,
         }
     }
 
@@ -652,6 +669,16 @@ pub(crate) mod tests {
         assert_eq!(r.statements[0].share_of_rows_returned, 1.0);
         assert_eq!(r.tables[0].seq_rows_read, 50.0);
         assert_eq!(r.load.rps, 100.0);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["load"]["source"], "pgcost");
+        assert_eq!(json["load"]["command_exit"], serde_json::Value::Null);
+        // A report written before `source` existed reads as pgcost's own burst.
+        let mut old = json.clone();
+        let load = old["load"].as_object_mut().unwrap();
+        load.remove("source");
+        load.remove("command_exit");
+        let old: Report = serde_json::from_value(old).unwrap();
+        assert_eq!(old.load.source, "pgcost");
     }
 
     #[test]

@@ -116,6 +116,8 @@ pub async fn burst(
         errors: BTreeMap::new(),
         first_error: None,
         interrupted: false,
+        source: crate::cost::load::PGCOST_SOURCE,
+        command_exit: None,
     };
     for tally in tallies {
         let tally = tally

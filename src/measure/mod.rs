@@ -10,7 +10,9 @@
 //! fetched (`postgres::plans`), and each report is built again, from the same inputs,
 //! with them: outside every window, so that the EXPLAINs never land in a measured delta.
 
+mod command;
 pub mod credentials;
+pub mod external;
 mod meter;
 pub mod retry;
 
@@ -182,7 +184,7 @@ pub async fn measure_sequence(
 /// Builds the reports of the measured windows; when `config` asks for plans and the run
 /// was not interrupted, fetches the plans the reports need (the last window is closed, so
 /// nothing lands in a measured delta) and builds the reports again with them.
-async fn reports_with_plans(
+pub(crate) async fn reports_with_plans(
     config: &AuditConfig,
     windows: &[Window],
     progress: &Progress,

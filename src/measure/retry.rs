@@ -113,7 +113,7 @@ fn measured(window: Window, closed: Boundary, quiet_since: Instant) -> Measured 
 }
 
 /// `notes` with the line that says what the churn of the kept window added.
-fn with_unclean_warning(
+pub(crate) fn with_unclean_warning(
     meter: &Meter,
     config: &AuditConfig,
     (opened, closed): (&Boundary, &Boundary),

@@ -4,7 +4,7 @@ use tabled::builder::Builder;
 use tabled::settings::Style;
 
 use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
-use super::{Exporter, status_line, verdict_line};
+use super::{Exporter, command_load_line, status_line, verdict_line};
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 
@@ -44,6 +44,15 @@ pub fn markdown_table(grid: &Grid) -> String {
 fn heading(r: &Report) -> String {
     let mark = if r.valid { "✅" } else { "❌" };
     let l = &r.load;
+    if let Some(line) = command_load_line(r) {
+        return format!(
+            "### {mark} pgcost: `{} {}`\n\n**{}**\n\n{line}; PostgreSQL {}.\n\n",
+            r.target.method,
+            r.target.url,
+            verdict_line(r),
+            r.target.server_version
+        );
+    }
     format!(
         "### {mark} pgcost: `{} {}`\n\n**{}**\n\n{} requests at concurrency {}, {:.1} req/s, \
          p50 {:.2} ms, p95 {:.2} ms; status {}; PostgreSQL {}.\n\n",

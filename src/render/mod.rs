@@ -59,6 +59,22 @@ pub fn status_line(report: &Report) -> String {
     counts(statuses.chain(errors))
 }
 
+/// For a load made by the user's command (`pgcost measure`), what made and counted it, e.g.
+/// `300 requests counted by autocannon, command exit 0, 4.21 s, 71.3 req/s`; `None` for
+/// pgcost's own burst. Such a report has no statuses or latency of its own.
+pub fn command_load_line(report: &Report) -> Option<String> {
+    let load = &report.load;
+    let exit = load.command_exit?;
+    let counted = match load.source.as_str() {
+        "given" => "given with --requests".to_string(),
+        tool => format!("counted by {tool}"),
+    };
+    Some(format!(
+        "{} requests {counted}, command exit {exit}, {:.2} s, {:.1} req/s",
+        load.requests, load.wall_seconds, load.rps
+    ))
+}
+
 /// Counts side by side, or `none`.
 fn counts(parts: impl Iterator<Item = String>) -> String {
     let parts: Vec<String> = parts.collect();
@@ -139,6 +155,40 @@ mod tests {
         report.load.wall_seconds = 2.0;
         report.findings = analyze(&report, &Thresholds::default());
         report
+    }
+
+    #[test]
+    fn a_command_load_says_what_counted_it_instead_of_statuses_and_latency() {
+        let mut r = sample();
+        assert_eq!(command_load_line(&r), None);
+        r.load.source = "locust".into();
+        r.load.command_exit = Some(0);
+        r.load.requests = 100;
+        r.load.wall_seconds = 4.0;
+        r.load.rps = 25.0;
+        let line = "100 requests counted by locust, command exit 0, 4.00 s, 25.0 req/s";
+        assert_eq!(command_load_line(&r).as_deref(), Some(line));
+        let table = TableExporter.render(&r);
+        assert!(table.contains(&format!("load       {line}\n")), "{table}");
+        assert!(!table.contains("latency    "), "{table}");
+        assert!(!table.contains("status     "), "{table}");
+        let markdown = MarkdownExporter.render(&r);
+        assert!(
+            markdown.contains(&format!("{line}; PostgreSQL")),
+            "{markdown}"
+        );
+        r.load.latency_percentiles_ms.clear();
+        r.load.latency_ms = Default::default();
+        r.target.method = "$".into();
+        r.target.url = "./load.sh".into();
+        let html = exporter(Format::Html).render(&r);
+        assert!(html.contains("$ ./load.sh"), "the page names the command");
+        r.load.source = "given".into();
+        assert!(
+            command_load_line(&r)
+                .unwrap()
+                .starts_with("100 requests given with --requests,")
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
 use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
-use super::{Exporter, status_line, verdict_line};
+use super::{Exporter, command_load_line, status_line, verdict_line};
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 
@@ -73,12 +73,16 @@ fn summary(r: &Report) -> String {
             v % 10000,
             t.stats_source
         ),
-        format!(
+    ];
+    if let Some(line) = command_load_line(r) {
+        lines.push(format!("load       {line}"));
+    } else {
+        lines.push(format!(
             "load       {} requests, concurrency {}, {:.2} s, {:.1} req/s, warm-up {}",
             l.requests, l.concurrency, l.wall_seconds, l.rps, l.warmup
-        ),
-        format!("status     {}", status_line(r)),
-    ];
+        ));
+        lines.push(format!("status     {}", status_line(r)));
+    }
     if !t.credentials.is_empty() {
         lines.push(format!(
             "auth       {}",
@@ -86,10 +90,12 @@ fn summary(r: &Report) -> String {
         ));
     }
     let p = &l.latency_ms;
-    lines.push(format!(
-        "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        p.p50, p.p95, p.p99, p.max
-    ));
+    if l.command_exit.is_none() {
+        lines.push(format!(
+            "latency    p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            p.p50, p.p95, p.p99, p.max
+        ));
+    }
     let s = &r.settle;
     let timed_out = if s.timed_out { " (timed out)" } else { "" };
     lines.push(format!(

@@ -22,6 +22,7 @@ use crate::cli::{
     DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP, Format,
 };
 use crate::config::{AuditConfig, AuditOptions};
+use crate::cost::external_load::{self, CountSource};
 use crate::cost::findings::{FindingKind, Thresholds};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
@@ -127,8 +128,14 @@ pub struct Auth {
 pub struct EndpointTable {
     pub name: Spanned<String>,
     pub method: Option<String>,
-    /// Starts with `/`; appended to `base_url`.
-    pub path: Spanned<String>,
+    /// Starts with `/`; appended to `base_url`. An endpoint has a path or a `command`.
+    pub path: Option<Spanned<String>>,
+    /// Instead of `path`: the load command of `pgcost measure`, program and arguments,
+    /// run in the file's directory; its count comes from `count_from` or `requests`.
+    pub command: Option<Vec<String>>,
+    /// `KIND:PATH`, as `pgcost measure --count-from` takes it (PATH under the file's
+    /// directory).
+    pub count_from: Option<String>,
     /// Name → value; `${VAR}` in a value is replaced by that variable.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -169,7 +176,19 @@ pub struct Endpoint {
     pub name: String,
     pub budget: Budget,
     pub audit: AuditConfig,
+    /// For `command = [...]`: the command that makes the load, measured as `pgcost
+    /// measure` does; `None` for a path that pgcost loads itself.
+    pub command: Option<CommandLoad>,
     pub acks: Vec<Ack>,
+}
+
+/// The load command of a `command = [...]` endpoint.
+#[derive(Debug, Clone)]
+pub struct CommandLoad {
+    pub command: Vec<String>,
+    pub count: CountSource,
+    /// Where it runs: the directory of pgcost.toml.
+    pub dir: PathBuf,
 }
 
 /// The `--baseline` run, read before measuring.
@@ -371,15 +390,7 @@ fn check_endpoint<'a>(
             format!("duplicate endpoint name {name:?} (first defined on line {line})"),
         ));
     }
-    let path = endpoint.path.get_ref();
-    if !path.starts_with('/') {
-        return Err(source
-            .at(
-                Some(endpoint.path.span()),
-                format!("path {path:?} must start with /"),
-            )
-            .with_hint("paths are appended to base_url, e.g. path = \"/api/v1/projects\""));
-    }
+    check_load(source, endpoint)?;
     acks(source, endpoint)?;
     for metric in super::budget::Metric::ALL {
         if metric.limit(&endpoint.budget).is_some_and(|v| v < 0.0) {
@@ -393,6 +404,37 @@ fn check_endpoint<'a>(
         }
     }
     Ok(())
+}
+
+/// An endpoint's load: a path under `base_url`, or a command with its count.
+fn check_load(source: &Source<'_>, endpoint: &EndpointTable) -> Result<()> {
+    let name = endpoint.name.get_ref();
+    let at_name = |message: String| source.at(Some(endpoint.name.span()), message);
+    match (&endpoint.path, &endpoint.command) {
+        (Some(path), None) if !path.get_ref().starts_with('/') => Err(source
+            .at(
+                Some(path.span()),
+                format!("path {:?} must start with /", path.get_ref()),
+            )
+            .with_hint("paths are appended to base_url, e.g. path = \"/api/v1/projects\"")),
+        (Some(_), None) => Ok(()),
+        (None, Some(command)) if command.is_empty() => Err(at_name(format!(
+            "endpoint {name:?}: command is empty"
+        ))),
+        (None, Some(_)) if endpoint.count_from.is_none() && endpoint.requests.is_none() => {
+            Err(at_name(format!(
+                "endpoint {name:?}: a command needs its request count"
+            ))
+            .with_hint("add count_from = \"locust:run_stats.csv\" (or autocannon:, k6:, oha:), or requests = N"))
+        }
+        (None, Some(_)) => Ok(()),
+        (Some(_), Some(_)) => Err(at_name(format!(
+            "endpoint {name:?} has both path and command"
+        ))
+        .with_hint("an endpoint is either a path that pgcost loads, or a command that makes the load")),
+        (None, None) => Err(at_name(format!("endpoint {name:?} has no path"))
+            .with_hint("add path = \"/api/v1/...\" (or command = [...] for your own load tool)")),
+    }
 }
 
 /// An endpoint's `[[endpoint.ack]]` tables, validated: a reason, a real date.
@@ -793,12 +835,38 @@ fn endpoint(
         ),
         ..e
     })?;
+    let command = command_load(shared, table).map_err(|e| Error {
+        message: format!("{origin}: endpoint {name:?}: {}", e.message),
+        ..e
+    })?;
     Ok(Endpoint {
         name: name.clone(),
         budget: table.budget.clone(),
         audit,
+        command,
         acks: Vec::new(),
     })
+}
+
+/// A command endpoint's command, count and directory.
+fn command_load(shared: &Shared<'_>, table: &EndpointTable) -> Result<Option<CommandLoad>> {
+    let Some(command) = &table.command else {
+        return Ok(None);
+    };
+    let count = match (&table.count_from, table.requests) {
+        (Some(text), _) => {
+            let (tool, path) = external_load::parse_count_from(text).map_err(Error::usage)?;
+            CountSource::Tool(tool, shared.base_dir.join(path))
+        }
+        (None, Some(0)) => return Err(Error::usage("requests must be at least 1")),
+        (None, Some(n)) => CountSource::Given(n),
+        (None, None) => return Err(Error::usage("a command needs count_from or requests")),
+    };
+    Ok(Some(CommandLoad {
+        command: command.clone(),
+        count,
+        dir: shared.base_dir.to_path_buf(),
+    }))
 }
 
 /// An endpoint's table over `[defaults]` and the file's shared values, as the options of
@@ -810,11 +878,9 @@ fn audit_options(
     secrets: &mut Vec<String>,
 ) -> Result<AuditOptions> {
     let d = &shared.file.defaults;
-    let url = format!(
-        "{}{}",
-        shared.base_url.trim_end_matches('/'),
-        table.path.get_ref()
-    );
+    // A command endpoint's request is never sent: the command makes the load.
+    let path = table.path.as_ref().map_or("/", |p| p.get_ref().as_str());
+    let url = format!("{}{}", shared.base_url.trim_end_matches('/'), path);
     let (timeout_key, timeout) = match (&table.timeout, &d.timeout) {
         (Some(t), _) => ("timeout", t.as_str()),
         (None, Some(t)) => ("[defaults] timeout", t.as_str()),
@@ -1062,6 +1128,45 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
         let text =
             "[[endpoint]]\nname = \"a\"\npath = \"/a\"\n[endpoint.budget]\nstatements = -1\n";
         assert!(error(text).message.contains("must not be negative"));
+    }
+
+    #[test]
+    fn a_command_endpoint_needs_its_count_and_no_path() {
+        let head = "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/app\"\n\
+                    [[endpoint]]\nname = \"c\"\n";
+        let text = format!("{head}command = [\"k6\", \"run\"]\ncount_from = \"k6:out/s.json\"\n");
+        let endpoints = built(&text, &[]).unwrap();
+        let load = endpoints[0].command.as_ref().unwrap();
+        assert_eq!(load.command, ["k6", "run"]);
+        assert_eq!(
+            load.count,
+            CountSource::Tool(external_load::Tool::K6, "/repo/out/s.json".into())
+        );
+        assert_eq!(load.dir, Path::new("/repo"));
+        let text = format!("{head}command = [\"./load.sh\"]\nrequests = 40\n");
+        let endpoints = built(&text, &[]).unwrap();
+        assert_eq!(
+            endpoints[0].command.as_ref().unwrap().count,
+            CountSource::Given(40)
+        );
+
+        let cases = [
+            ("command = [\"k6\"]\n", "a command needs its request count"),
+            ("command = []\nrequests = 1\n", "command is empty"),
+            (
+                "command = [\"k6\"]\npath = \"/a\"\nrequests = 1\n",
+                "has both path and command",
+            ),
+            ("requests = 1\n", "has no path"),
+            (
+                "command = [\"k6\"]\ncount_from = \"wrk:x\"\n",
+                "unknown load tool",
+            ),
+        ];
+        for (rest, expected) in cases {
+            let e = error(&format!("{head}{rest}"));
+            assert!(e.message.contains(expected), "{rest}: {}", e.message);
+        }
     }
 
     #[test]

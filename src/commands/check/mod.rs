@@ -263,24 +263,28 @@ fn judge(
     })
 }
 
-/// Logs in where asked, then measures the endpoints of `config` in one sequence: N + 1
-/// settle waits for N endpoints. After an interrupted burst, the endpoints measured so far
-/// are returned.
+/// Logs in where asked, then measures the endpoints of `config` that pgcost loads in one
+/// sequence: N + 1 settle waits for N endpoints; then each `command` endpoint, around its
+/// own command, as `pgcost measure` does. After an interrupted burst, the endpoints
+/// measured so far are returned, in the file's order.
 pub async fn measure(
     config: &CheckConfig,
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<Vec<Measured>> {
-    let audits: Vec<_> = config.endpoints.iter().map(|e| e.audit.clone()).collect();
-    let total = audits.len();
-    if !config.quiet {
+    let (commands, paths): (Vec<_>, Vec<_>) =
+        config.endpoints.iter().partition(|e| e.command.is_some());
+    let audits: Vec<_> = paths.iter().map(|e| e.audit.clone()).collect();
+    let total = config.endpoints.len();
+    if !config.quiet && !paths.is_empty() {
         progress::status(&format!(
-            "warming up {total} endpoint(s), then measuring each between shared settle waits"
+            "warming up {} endpoint(s), then measuring each between shared settle waits",
+            paths.len()
         ));
     }
-    let reports = measure::measure_sequence(&audits, progress, stop, |i| {
+    let mut reports = measure::measure_sequence(&audits, progress, stop.clone(), |i| {
         if !config.quiet {
-            let e = &config.endpoints[i];
+            let e = paths[i];
             progress::status(&format!(
                 "measuring {}/{total} {}: {} {}",
                 i + 1,
@@ -291,10 +295,30 @@ pub async fn measure(
         }
     })
     .await?;
-    Ok(config
-        .endpoints
-        .iter()
-        .zip(reports)
+    let mut measured: Vec<&config::Endpoint> = paths[..reports.len()].to_vec();
+    for endpoint in commands {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let load = endpoint.command.as_ref().expect("a command endpoint");
+        if !config.quiet {
+            progress::status(&format!("measuring {}: its command", endpoint.name));
+        }
+        let external = measure::external::Load {
+            command: &load.command,
+            count: &load.count,
+            dir: Some(&load.dir),
+        };
+        let report =
+            measure::external::measure(&endpoint.audit, external, progress, stop.clone()).await?;
+        reports.push(report);
+        measured.push(endpoint);
+    }
+    let mut pairs: Vec<_> = measured.into_iter().zip(reports).collect();
+    let order = |e: &config::Endpoint| config.endpoints.iter().position(|c| c.name == e.name);
+    pairs.sort_by_key(|(e, _)| order(e));
+    Ok(pairs
+        .into_iter()
         .map(|(e, report)| Measured {
             name: e.name.clone(),
             budget: e.budget.clone(),

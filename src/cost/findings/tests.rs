@@ -88,6 +88,8 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             errors: BTreeMap::new(),
             latency_ms: LatencySummary::default(),
             latency_percentiles_ms: Vec::new(),
+            source: "pgcost".into(),
+            command_exit: None,
         },
         settle: Settle {
             before_seconds: 0.5,

@@ -1,0 +1,186 @@
+//! `pgcost measure`: the load comes from the user's own command. Settle and snapshot, run
+//! the command, read its request count, settle and snapshot again; the report is built as
+//! `audit` builds it, divided by that count.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime};
+
+use crate::auth::redact::command_line;
+use crate::config::AuditConfig;
+use crate::cost::churn::{self, Verdict, Windows};
+use crate::cost::external_load::{self, CountSource, ToolCount};
+use crate::cost::load::{LoadResult, new_histogram};
+use crate::cost::report::Report;
+use crate::error::{Error, Result};
+use crate::measure::command::{self, Ran};
+use crate::measure::{Burst, Meter, Notes, reports_with_plans, retry};
+use crate::progress::{self, Progress};
+
+/// The method shown before the command line where an audit shows `GET` before its URL.
+pub const COMMAND_METHOD: &str = "$";
+
+/// The command and where its count comes from.
+pub struct Load<'a> {
+    pub command: &'a [String],
+    pub count: &'a CountSource,
+    /// Where the command runs; `None` for pgcost's own directory.
+    pub dir: Option<&'a Path>,
+}
+
+/// Measures what the requests of `load`'s command cost. Returns a report even when its
+/// numbers are not valid; errors mean nothing could be measured.
+pub async fn measure(
+    config: &AuditConfig,
+    load: Load<'_>,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Report> {
+    let mut meter = Meter::open(config, progress).await?;
+    let opened = meter
+        .boundary(false, true, false, progress, &stop, Instant::now())
+        .await?;
+    if stop.load(Ordering::Relaxed) {
+        // Ctrl-C during the first wait: the command never started.
+        return Err(Error::interrupted());
+    }
+    let written_before = count_file(load.count).and_then(modified);
+    if !config.quiet {
+        progress::status(&format!("pgcost: running {}", command_line(load.command)));
+    }
+    let ran = command::run(load.command, load.dir, &stop).await?;
+    if !config.quiet {
+        progress::status(&format!(
+            "pgcost: the command exited with code {}",
+            ran.exit
+        ));
+    }
+    let counted = match read_count(load.count, written_before) {
+        Ok(counted) => counted,
+        Err(_) if ran.interrupted => return Err(Error::interrupted()),
+        Err(err) => return Err(err),
+    };
+    let closed = meter
+        .close(true, ran.interrupted, progress, &stop, ran.ended)
+        .await?;
+    let config = AuditConfig {
+        requests: counted.requests,
+        ..config.clone()
+    };
+    let mut notes = Notes {
+        invalid_reasons: invalid_reasons(&ran, counted, load.count),
+        warnings: Vec::new(),
+        windows: Windows::default(),
+    };
+    if let Verdict::Churned(churned) = churn::judge(meter.churn(&opened, &closed), counted.requests)
+    {
+        notes = retry::with_unclean_warning(&meter, &config, (&opened, &closed), notes, churned);
+    }
+    let burst = Burst {
+        load: load_result(&ran, counted, load.count),
+        ended: ran.ended,
+        peak_backends: None,
+    };
+    let mut window = meter.measured(
+        &config,
+        &opened,
+        &burst,
+        &closed,
+        ran.interrupted,
+        None,
+        notes,
+    );
+    window.context.target.method = COMMAND_METHOD.into();
+    window.context.target.url = command_line(load.command);
+    let mut reports = reports_with_plans(&config, &[window], progress, &stop).await;
+    Ok(reports.pop().expect("one report for one window"))
+}
+
+/// The file the count is read from, if any.
+fn count_file(count: &CountSource) -> Option<&Path> {
+    match count {
+        CountSource::Given(_) => None,
+        CountSource::Tool(_, path) => Some(path),
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The count, given or read from the tool's file; a file the command did not write (left
+/// from an earlier run) is refused.
+fn read_count(count: &CountSource, written_before: Option<SystemTime>) -> Result<ToolCount> {
+    let (tool, path) = match count {
+        CountSource::Given(n) => {
+            return Ok(ToolCount {
+                requests: *n,
+                failed: 0,
+            });
+        }
+        CountSource::Tool(tool, path) => (*tool, path),
+    };
+    let shown = path.display();
+    let hint = format!("make the command write it: {}", tool.writes_with());
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::usage(format!("cannot read the request count from {shown}: {e}"))
+            .with_hint(hint.clone())
+    })?;
+    if written_before.is_some() && modified(path) == written_before {
+        return Err(Error::usage(format!(
+            "{shown} was not written by the command: it is left from an earlier run"
+        ))
+        .with_hint(hint));
+    }
+    let counted = external_load::parse(tool, &text).map_err(|e| {
+        Error::usage(format!(
+            "cannot read the request count from {shown} ({}): {e}",
+            tool.name()
+        ))
+        .with_hint(hint)
+    })?;
+    if counted.requests == 0 {
+        return Err(Error::untrustworthy(format!(
+            "{shown} counts no request: there is nothing to divide by"
+        )));
+    }
+    Ok(counted)
+}
+
+/// Why the command's run makes the numbers untrustworthy.
+fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if counted.failed > 0 {
+        reasons.push(format!(
+            "{} of {} requests failed, as {} reported: these numbers include failed requests",
+            counted.failed,
+            counted.requests,
+            count.name()
+        ));
+    }
+    if ran.exit != 0 && !ran.interrupted {
+        reasons.push(format!(
+            "the load command exited with code {}: its load may have failed or stopped early",
+            ran.exit
+        ));
+    }
+    reasons
+}
+
+/// What the command's load was, as the report reads a burst: the count, the wall time and
+/// the exit code; no status or latency, which the tool reports itself.
+fn load_result(ran: &Ran, counted: ToolCount, count: &CountSource) -> LoadResult {
+    LoadResult {
+        sent: counted.requests,
+        concurrency: 0,
+        wall: ran.ended - ran.started,
+        latency_us: new_histogram(),
+        status: Default::default(),
+        errors: Default::default(),
+        first_error: None,
+        interrupted: false,
+        source: count.name(),
+        command_exit: Some(ran.exit),
+    }
+}
