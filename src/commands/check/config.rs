@@ -829,6 +829,7 @@ fn audit_options(
     };
     Ok(AuditOptions {
         db: shared.db.clone(),
+        more_dbs: Vec::new(),
         admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),
         request,
         requests: table.requests.or(d.requests).unwrap_or(DEFAULT_REQUESTS),
