@@ -128,6 +128,8 @@ async fn two_databases_are_measured_apart_and_summed() {
     let header = table.split("\nPer request").next().unwrap();
     assert!(header.contains("database \"auth\" also moved"), "{table}");
 
+    check_with_a_budget_per_database(&db, &app);
+
     // A database that does not exist, named as such; exit 2.
     let missing = db.cluster.url("nope");
     let mut cmd = pgcost();
@@ -153,6 +155,53 @@ async fn two_databases_are_measured_apart_and_summed() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("\"nope\""), "{stderr}");
     assert!(stderr.contains("does not exist"), "{stderr}");
+}
+
+/// `pgcost check` with `[database] urls`: two endpoints on the same route, one within its
+/// `auth` budget and one over it (exit 1); the budget of the sum holds in both.
+fn check_with_a_budget_per_database(db: &TestDb, app: &Fixture) {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = |name: &str, auth: &str| {
+        format!(
+            "\n[[endpoint]]\nname = \"{name}\"\npath = \"/nodes/two-databases\"\n\
+             [endpoint.budget]\ntransactions = 4\nrows_read = 80\n\
+             [endpoint.budget.nodes.auth]\n{auth}\n"
+        )
+    };
+    let text = format!(
+        "base_url = \"{}\"\n[database]\nurls = [\"{}\", \"{}\"]\n\
+         [defaults]\nrequests = 100\nconcurrency = 2\nwarmup = 40\n{}{}",
+        app.url(""),
+        db.url(),
+        db.cluster.url(AUTH_DB),
+        endpoint("within", "transactions = 2\nstatements = 2\nrows_read = 20"),
+        endpoint("over", "transactions = 1\nrows_read = 19"),
+    );
+    let config = dir.path().join("pgcost.toml");
+    std::fs::write(&config, text).unwrap();
+    let out = dir.path().join("check.json");
+    let mut cmd = pgcost();
+    cmd.arg("check").arg("--config").arg(&config);
+    cmd.args(["--format", "json", "--quiet", "-o"]).arg(&out);
+    let assert = run_blocking(cmd);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert.code(1);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let endpoints = report["endpoints"].as_array().unwrap();
+    for e in endpoints {
+        assert_eq!(e["report"]["valid"], true, "{err}: {e:#}");
+        assert_eq!(e["report"]["per_request"]["transactions"], 4.0);
+        assert_eq!(e["report"]["nodes"][1]["per_request"]["rows_read"], 20.0);
+    }
+    assert_eq!(endpoints[0]["breaches"], serde_json::json!([]), "{err}");
+    let breached: Vec<&str> = (endpoints[1]["breaches"].as_array().unwrap().iter())
+        .map(|b| b["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        breached,
+        ["nodes.auth.transactions", "nodes.auth.rows_read"]
+    );
 }
 
 #[test]
