@@ -464,6 +464,29 @@ mod tests {
         assert!(verdict.unchecked[0].contains("pg_stat_statements"));
     }
 
+    #[test]
+    fn a_database_budget_holds_that_database_to_its_own_figures() {
+        // One database: its name (the target's, `d`) is the whole report.
+        let r = report();
+        let limits = |transactions: f64| Budget {
+            transactions: Some(transactions),
+            p95_ms: Some(0.0),
+            ..Budget::default()
+        };
+        let budget = |name: &str, transactions: f64| Budget {
+            nodes: [(name.to_string(), limits(transactions))].into(),
+            ..Budget::default()
+        };
+        assert_eq!(check(&budget("d", 1.0), &r), BudgetVerdict::default());
+        let over = check(&budget("d", 0.5), &r);
+        let names: Vec<&str> = over.breaches.iter().map(|b| b.metric.as_str()).collect();
+        assert_eq!(names, ["nodes.d.transactions"], "no latency per database");
+        assert_eq!(over.breaches[0].actual, 1.0);
+        let elsewhere = check(&budget("auth", 1.0), &r);
+        assert!(elsewhere.breaches.is_empty());
+        assert!(elsewhere.unchecked[0].contains("\"auth\""), "{elsewhere:?}");
+    }
+
     fn figures(statements: f64, rows_read: f64) -> Figures {
         Figures {
             transactions: statements,
