@@ -155,6 +155,42 @@ async fn two_databases_are_measured_apart_and_summed() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("\"nope\""), "{stderr}");
     assert!(stderr.contains("does not exist"), "{stderr}");
+
+    // A role that may not read pg_stat_statements for one database: that one is named.
+    let admin = db.connect("postgres").await;
+    admin
+        .batch_execute(
+            "CREATE ROLE weak LOGIN; \
+             REVOKE EXECUTE ON FUNCTION pg_stat_statements(boolean) FROM PUBLIC",
+        )
+        .await
+        .unwrap();
+    let weak = db.cluster.url(AUTH_DB).replace("postgres@", "weak@");
+    let mut cmd = pgcost();
+    cmd.args([
+        "audit",
+        "--url",
+        &app.url("/nodes/two-databases"),
+        "--quiet",
+    ]);
+    cmd.args([
+        "--db",
+        &db.url(),
+        "--db",
+        &weak,
+        "--warmup",
+        "0",
+        "-n",
+        "1",
+        "-c",
+        "1",
+    ]);
+    let out = run_blocking(cmd).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("database \"auth\": reading pg_stat_statements failed"),
+        "{stderr}"
+    );
 }
 
 /// `pgcost check` with `[database] urls`: two endpoints on the same route, one within its

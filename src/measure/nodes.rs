@@ -28,15 +28,10 @@ impl Meters {
     /// whose pg_stat_statements cannot be read when another's can, is a setup error.
     pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meters> {
         let mut meters = Vec::with_capacity(1 + config.more_dbs.len());
+        let several = !config.more_dbs.is_empty();
         for target in std::iter::once(&config.db).chain(&config.more_dbs) {
-            let meter = Meter::open(config, target, progress).await.map_err(|e| {
-                let message = format!("database {:?}: {}", target.dbname, e.message);
-                match config.more_dbs.is_empty() {
-                    true => e,
-                    false => Error { message, ..e },
-                }
-            })?;
-            meters.push(meter);
+            let meter = Meter::open(config, target, progress).await;
+            meters.push(meter.map_err(|e| in_database(several, &target.dbname, e))?);
         }
         let readable = |m: &&Meter| m.reads_statements();
         if let (Some(can), Some(cannot)) = (
@@ -86,10 +81,12 @@ impl Meters {
         quiet_since: Instant,
     ) -> Result<Boundaries> {
         let mut boundaries = Vec::with_capacity(self.meters.len());
+        let several = self.meters.len() > 1;
         for meter in &mut self.meters {
-            let boundary = meter
+            let boundary = (meter
                 .close(closes, interrupted, progress, stop, quiet_since)
-                .await?;
+                .await)
+                .map_err(|e| in_database(several, meter.name(), e))?;
             boundaries.push(boundary);
         }
         Ok(boundaries)
@@ -103,10 +100,12 @@ impl Meters {
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<()> {
+        let several = self.meters.len() > 1;
         for (meter, boundary) in self.meters.iter_mut().zip(boundaries.iter_mut()) {
-            meter
+            (meter
                 .open_after(boundary, progress, stop, quiet_since)
-                .await?;
+                .await)
+                .map_err(|e| in_database(several, meter.name(), e))?;
         }
         Ok(())
     }
@@ -207,6 +206,17 @@ impl Meters {
             lines.extend(warned);
         }
         lines
+    }
+}
+
+/// `error` saying which database it is about, when there are `several`.
+fn in_database(several: bool, name: &str, error: Error) -> Error {
+    match several {
+        true => Error {
+            message: format!("database {name:?}: {}", error.message),
+            ..error
+        },
+        false => error,
     }
 }
 
