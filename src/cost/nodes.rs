@@ -30,6 +30,15 @@ pub struct Node {
     pub tables: Vec<TableRow>,
 }
 
+/// `text` after its database (`auth: text`) when the request touches several databases
+/// (`database` is then set), else `text` alone.
+pub fn in_database(database: &Option<String>, text: &str) -> String {
+    match database {
+        Some(name) => format!("{name}: {text}"),
+        None => text.to_string(),
+    }
+}
+
 /// The name and redacted URL of a node, beside what it was measured with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeName {

@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::{counts, figure};
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Finding, FindingKind};
+pub use crate::cost::nodes::in_database;
 use crate::cost::report::{PerRequest, Report, StatementRow};
 use crate::cost::text::one_line;
 
@@ -172,14 +173,6 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         "db time ms",
     ];
     Some(Grid::new(&header, rows, 1..7))
-}
-
-/// `text` after its database (`auth: text`) when the request touches several.
-pub fn in_database(database: &Option<String>, text: &str) -> String {
-    match database {
-        Some(name) => format!("{name}: {text}"),
-        None => text.to_string(),
-    }
 }
 
 /// The columns every view shows for a statement, first.
