@@ -220,8 +220,10 @@ pub struct AuditArgs {
 
     /// Target database: a postgres:// URL or a libpq key=value string. Defaults to
     /// DATABASE_URL, then the PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE variables.
+    /// Repeat it for every database the request touches: each is measured in the same
+    /// window, and the figures are their sum.
     #[arg(long, value_name = "URL")]
-    pub db: Option<String>,
+    pub db: Vec<String>,
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.

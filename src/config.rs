@@ -24,6 +24,9 @@ use crate::values::{
 #[derive(Debug, Clone)]
 pub struct AuditConfig {
     pub db: DbTarget,
+    /// The other databases the request touches (`--db` repeated), measured in the same
+    /// window as `db`.
+    pub more_dbs: Vec<DbTarget>,
     pub admin_db: String,
     pub request: RequestSpec,
     pub requests: u64,
@@ -53,6 +56,8 @@ pub struct AuditConfig {
 pub struct AuditOptions {
     /// A URL or key=value string; `None` for DATABASE_URL and the libpq variables.
     pub db: Option<String>,
+    /// The other databases the request touches, each a URL or key=value string.
+    pub more_dbs: Vec<String>,
     pub admin_db: String,
     /// The request, with the `-H` headers only: credentials are added from `credentials`.
     pub request: RequestSpec,
@@ -85,7 +90,8 @@ impl AuditConfig {
         prompt: Prompt<'_>,
     ) -> Result<AuditConfig> {
         let options = AuditOptions {
-            db: args.db.clone(),
+            db: args.db.first().cloned(),
+            more_dbs: args.db.iter().skip(1).cloned().collect(),
             admin_db: args.admin_db.clone(),
             request: request_from_args(args)?,
             requests: args.requests,
@@ -121,9 +127,16 @@ impl AuditConfig {
     ) -> Result<AuditConfig> {
         check_counts(options.requests, options.concurrency)?;
         let db = conninfo::resolve(options.db.as_deref(), env)?;
-        if let Some(password) = db.config.get_password() {
-            redactor.add_bytes(password);
+        let mut more_dbs = Vec::with_capacity(options.more_dbs.len());
+        for text in &options.more_dbs {
+            more_dbs.push(conninfo::resolve(Some(text), env)?);
         }
+        for target in std::iter::once(&db).chain(&more_dbs) {
+            if let Some(password) = target.config.get_password() {
+                redactor.add_bytes(password);
+            }
+        }
+        conninfo::check_distinct(&db, &more_dbs)?;
         let mut request = options.request;
         let auth = auth::configure(
             &options.credentials,
@@ -135,6 +148,7 @@ impl AuditConfig {
         )?;
         Ok(AuditConfig {
             db,
+            more_dbs,
             admin_db: options.admin_db,
             request,
             requests: options.requests,

@@ -1,5 +1,5 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
-//! them, their deltas, the per-request `Report` and its headline figures, the
+//! them, their deltas, the per-request `Report` and its headline figures, the databases of one request (nodes), the
 //! unauthenticated comparison, window churn, whether credentials count, the findings, and
 //! what the statements' plans say.
 
@@ -11,6 +11,7 @@ pub mod external_load;
 pub mod figures;
 pub mod findings;
 pub mod load;
+pub mod nodes;
 pub mod plan;
 pub mod report;
 pub mod snapshot;

@@ -50,6 +50,11 @@ pub struct Report {
     /// closed in them.
     #[serde(default)]
     pub windows: crate::cost::churn::Windows,
+    /// Each database the request touches, when `--db` names more than one: its own
+    /// figures, statements and tables. `per_request`, `statements` and `tables` above are
+    /// their sum. Absent with one database.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<crate::cost::nodes::Node>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -186,6 +191,10 @@ pub struct StatementRow {
     /// the findings' statements and the top three by buffers touched get one).
     #[serde(default)]
     pub plan: Option<String>,
+    /// The database the statement ran in, when the request touches several (`--db`
+    /// repeated); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
 }
 
 /// One table's counter growth per request.
@@ -203,6 +212,10 @@ pub struct TableRow {
     /// The table's size in 8 kB pages, to judge whether a sequential scan matters.
     pub pages: i64,
     pub live_rows: i64,
+    /// The database of the table, when the request touches several (`--db` repeated);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
 }
 
 /// First keywords of statements that do no data access of their own.
@@ -372,6 +385,7 @@ impl Report {
             pool: context.pool,
             baseline,
             windows: context.windows,
+            nodes: Vec::new(),
         };
         let mut report = match &context.findings {
             Some(thresholds) => Report {
@@ -517,16 +531,23 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
                 0.0
             },
             plan: None,
+            database: None,
         })
         .collect();
+    sort_statements(&mut rows);
+    rows
+}
+
+/// Most expensive first: blocks, then rows per request, then calls.
+pub(crate) fn sort_statements(rows: &mut [StatementRow]) {
     rows.sort_by(|a, b| {
         b.blocks_per_request
             .total_cmp(&a.blocks_per_request)
             .then(b.rows_per_request.total_cmp(&a.rows_per_request))
             .then(b.calls.cmp(&a.calls))
             .then(a.query.cmp(&b.query))
+            .then(a.database.cmp(&b.database))
     });
-    rows
 }
 
 /// One row per table, most rows read first.
@@ -546,15 +567,22 @@ fn table_rows(tables: &[TableDelta], n: u64) -> Vec<TableRow> {
                 rows_deleted: per_request(c.n_tup_del, n),
                 pages: t.relpages,
                 live_rows: t.n_live_tup,
+                database: None,
             }
         })
         .collect();
+    sort_tables(&mut rows);
+    rows
+}
+
+/// Most rows read first.
+pub(crate) fn sort_tables(rows: &mut [TableRow]) {
     rows.sort_by(|a, b| {
         (b.seq_rows_read + b.idx_rows_fetched)
             .total_cmp(&(a.seq_rows_read + a.idx_rows_fetched))
             .then(a.table.cmp(&b.table))
+            .then(a.database.cmp(&b.database))
     });
-    rows
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::cost::load::{LoadResult, new_histogram};
 use crate::cost::report::Report;
 use crate::error::{Error, Result};
 use crate::measure::command::{self, Ran};
-use crate::measure::{Burst, Meter, Notes, reports_with_plans, retry};
+use crate::measure::{Burst, Meters, Notes, reports_with_plans, retry};
 use crate::progress::{self, Progress};
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
@@ -37,9 +37,9 @@ pub async fn measure(
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<Report> {
-    let mut meter = Meter::open(config, progress).await?;
+    let mut meter = Meters::open(config, progress).await?;
     let opened = meter
-        .boundary(false, true, false, progress, &stop, Instant::now())
+        .boundary((false, true, false), progress, &stop, Instant::now())
         .await?;
     if stop.load(Ordering::Relaxed) {
         // Ctrl-C during the first wait: the command never started.
@@ -84,9 +84,8 @@ pub async fn measure(
     };
     let mut window = meter.measured(
         &config,
-        &opened,
+        (&opened, &closed),
         &burst,
-        &closed,
         ran.interrupted,
         None,
         notes,

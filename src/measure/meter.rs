@@ -12,12 +12,14 @@ use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
+use crate::cost::nodes::{self, NodeName, Traffic};
 use crate::cost::plan::Plans;
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
+use crate::postgres::conninfo::DbTarget;
 use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
@@ -55,6 +57,10 @@ pub struct Boundary {
     pub end_pids: Option<BTreeSet<i32>>,
     /// The app's connections to the target right before `start`.
     pub start_pids: Option<BTreeSet<i32>>,
+    /// Every database's traffic on the server at `end` and at `start` (admin mode only),
+    /// to name the databases that moved without being measured.
+    pub traffic_end: Option<BTreeMap<String, Traffic>>,
+    pub traffic_start: Option<BTreeMap<String, Traffic>>,
 }
 
 /// What the run learnt of an endpoint outside its window, carried into its report.
@@ -81,6 +87,8 @@ pub struct Burst {
 /// consecutive windows.
 pub struct Meter {
     source: StatsConnection,
+    /// The target database.
+    target: DbTarget,
     rules: Rules,
     timeout: Duration,
     /// The server's start time when the open window began, to tell a restart from a
@@ -93,15 +101,20 @@ pub struct Meter {
 }
 
 impl Meter {
-    /// Connects to the target (and the admin database) named by `config`.
-    pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meter> {
-        let spinner = progress.spinner(format!("connecting to {}", config.db.redacted()));
-        let mut source = StatsConnection::open(&config.db, &config.admin_db).await?;
+    /// Connects to `target` (and the admin database) with the settings of `config`.
+    pub async fn open(
+        config: &AuditConfig,
+        target: &DbTarget,
+        progress: &Progress,
+    ) -> Result<Meter> {
+        let spinner = progress.spinner(format!("connecting to {}", target.redacted()));
+        let mut source = StatsConnection::open(target, &config.admin_db).await?;
         let anchor = source.clock_anchor().await?;
         spinner.finish_and_clear();
         let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
         Ok(Meter {
             source,
+            target: target.clone(),
             rules,
             timeout: config.settle_timeout,
             window_started: None,
@@ -133,32 +146,7 @@ impl Meter {
         .await
     }
 
-    /// Waits for the app's counters, closes the previous window (`closes`), reads the
-    /// tables, and opens the next window (`opens`). After an interrupted burst the wait is
-    /// skipped: the counters are read at once, and the report says they are incomplete.
-    /// Raising `stop` ends a wait early, as timed out. `quiet_since` is when the app's last
-    /// traffic ended (the warm-ups, or the burst before).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn boundary(
-        &mut self,
-        closes: bool,
-        opens: bool,
-        interrupted: bool,
-        progress: &Progress,
-        stop: &AtomicBool,
-        quiet_since: Instant,
-    ) -> Result<Boundary> {
-        let mut boundary = self
-            .close(closes, interrupted, progress, stop, quiet_since)
-            .await?;
-        if opens {
-            self.open_after(&mut boundary, progress, stop, quiet_since)
-                .await?;
-        }
-        Ok(boundary)
-    }
-
-    /// The first half of [`Meter::boundary`]: the wait, the closing snapshot when `closes`,
+    /// The first half of a boundary (see [`crate::measure::Meters::boundary`]): the wait, the closing snapshot when `closes`,
     /// and the tables. The window after it is opened by [`Meter::open_after`], once the
     /// caller knows the closed window is kept.
     pub async fn close(
@@ -187,6 +175,10 @@ impl Meter {
         } else {
             (None, None, None)
         };
+        let traffic_end = match closes {
+            true => self.source.databases().await?,
+            false => None,
+        };
         let tables = self.source.tables().await?;
         Ok(Boundary {
             settle,
@@ -197,6 +189,8 @@ impl Meter {
             start: None,
             end_pids,
             start_pids: None,
+            traffic_end,
+            traffic_start: None,
         })
     }
 
@@ -228,7 +222,7 @@ impl Meter {
         }
     }
 
-    /// The second half of [`Meter::boundary`]: opens the next window after the tables of
+    /// The second half of a boundary: opens the next window after the tables of
     /// `boundary` were read.
     pub async fn open_after(
         &mut self,
@@ -249,12 +243,55 @@ impl Meter {
         self.anchor = self.source.clock_anchor().await?;
         let start_pids = self.source.app_pids().await?;
         let start = self.source.calibrated_before().await?;
+        boundary.traffic_start = self.source.databases().await?;
         self.window_started = start.server_started.clone();
         self.window_calls = snapshot::calls(&start.statements);
         boundary.settle_tables = Some(waited);
         boundary.start = Some(start);
         boundary.start_pids = Some(start_pids);
         Ok(())
+    }
+
+    /// The target database's name.
+    pub fn name(&self) -> &str {
+        &self.target.dbname
+    }
+
+    /// The target database's name and redacted URL.
+    pub fn node_name(&self) -> NodeName {
+        NodeName {
+            name: self.target.dbname.clone(),
+            database: self.target.redacted(),
+        }
+    }
+
+    /// The server the target is on (`host:port`).
+    pub fn server(&self) -> String {
+        self.target.server()
+    }
+
+    /// True when pg_stat_statements can be read for the target.
+    pub fn reads_statements(&self) -> bool {
+        self.source.layout.is_some()
+    }
+
+    /// The lines about the databases of this server that moved in the window between two
+    /// boundaries without being `measured`; pgcost's own statistics database is left out.
+    pub fn unmeasured(
+        &self,
+        opened: &Boundary,
+        closed: &Boundary,
+        measured: &[&str],
+        requests: u64,
+    ) -> Vec<String> {
+        let (Some(before), Some(after)) = (&opened.traffic_start, &closed.traffic_end) else {
+            return Vec::new();
+        };
+        let mut excluded = measured.to_vec();
+        excluded.extend(self.source.admin_db());
+        nodes::unmeasured_warnings(before, after, &excluded, requests, |name| {
+            format!("--db {}", self.target.with_dbname(name).redacted())
+        })
     }
 
     /// The app connections that opened or closed in the window between two boundaries.
@@ -376,6 +413,7 @@ impl Meter {
             delta: window,
             load: burst.load.clone(),
             context,
+            nodes: Vec::new(),
         }
     }
 
@@ -393,7 +431,7 @@ impl Meter {
         Target {
             method: config.request.method.to_string(),
             url: auth::redact::url(&config.request.url),
-            database: config.db.redacted(),
+            database: self.target.redacted(),
             server_version: source.server.version.clone(),
             server_version_num: source.server.version_num,
             stats_source: source.mode.name().into(),
@@ -476,8 +514,19 @@ fn window_delta(opened: &Boundary, closed: &Boundary) -> WindowDelta {
 /// result, once the plans are known.
 #[derive(Debug, Clone)]
 pub struct Window {
+    /// With several databases, their sum.
     pub delta: WindowDelta,
     pub load: LoadResult,
+    pub context: Context,
+    /// Each database's own window when the request touches several; empty with one.
+    pub nodes: Vec<NodeWindow>,
+}
+
+/// One database's part of a window.
+#[derive(Debug, Clone)]
+pub struct NodeWindow {
+    pub name: NodeName,
+    pub delta: WindowDelta,
     pub context: Context,
 }
 
@@ -488,7 +537,29 @@ impl Window {
             plans: plans.clone(),
             ..self.context.clone()
         };
-        Report::build(&self.delta, &self.load, context)
+        if self.nodes.is_empty() {
+            return Report::build(&self.delta, &self.load, context);
+        }
+        // The findings are each database's own, over its own statements.
+        let total = Report::build(
+            &self.delta,
+            &self.load,
+            Context {
+                findings: None,
+                ..context
+            },
+        );
+        let nodes = (self.nodes.iter())
+            .map(|node| {
+                let context = Context {
+                    plans: plans.clone(),
+                    ..node.context.clone()
+                };
+                let report = Report::build(&node.delta, &self.load, context);
+                (node.name.clone(), report)
+            })
+            .collect();
+        nodes::combine(total, nodes)
     }
 }
 

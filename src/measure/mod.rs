@@ -14,9 +14,11 @@ mod command;
 pub mod credentials;
 pub mod external;
 mod meter;
+mod nodes;
 pub mod retry;
 
-pub use meter::{Boundary, Burst, Meter, Notes, Window};
+pub use meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
+pub use nodes::{Boundaries, Meters};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +33,7 @@ use crate::cost::unauthenticated;
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
+use crate::postgres::conninfo::DbTarget;
 use crate::postgres::plans;
 use crate::progress::Progress;
 
@@ -198,7 +201,10 @@ pub(crate) async fn reports_with_plans(
     let Some(first) = windows.first() else {
         return reports;
     };
-    if !config.plans || stop.load(Ordering::Relaxed) || wanted.is_empty() {
+    // Plans are fetched over the first database only: with several, a statement's plan
+    // would have to be asked of its own database.
+    let several = !config.more_dbs.is_empty();
+    if !config.plans || several || stop.load(Ordering::Relaxed) || wanted.is_empty() {
         return reports;
     }
     let pages = plan::table_pages(&reports);
@@ -213,6 +219,10 @@ pub(crate) async fn reports_with_plans(
     let plans = plans::fetch(&config.db, &wanted, &settings).await;
     spinner.finish_and_clear();
     windows.iter().map(|w| w.report(&plans)).collect()
+}
+
+fn same_targets(a: &[DbTarget], b: &[DbTarget]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.redacted() == y.redacted())
 }
 
 /// Measures one endpoint with the request exactly as configured. Returns a report even
@@ -271,6 +281,7 @@ async fn sequence(
     };
     if let Some(other) = configs.iter().find(|c| {
         c.db.redacted() != first.db.redacted()
+            || !same_targets(&c.more_dbs, &first.more_dbs)
             || c.admin_db != first.admin_db
             || c.settle_timeout != first.settle_timeout
     }) {
@@ -280,7 +291,7 @@ async fn sequence(
             other.request.url, first.request.url
         )));
     }
-    let mut meter = Meter::open(first, progress).await?;
+    let mut meter = Meters::open(first, progress).await?;
     let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
     // Before every warm-up, so outside every window.
     let mut notes = Vec::with_capacity(configs.len());
@@ -299,7 +310,7 @@ async fn sequence(
     let mut windows = Vec::with_capacity(configs.len());
     let warmed_up = Instant::now();
     let mut opened = meter
-        .boundary(false, true, false, progress, stop, warmed_up)
+        .boundary((false, true, false), progress, stop, warmed_up)
         .await?;
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);
     for (i, (((config, driver), unauthenticated), notes)) in endpoints.enumerate() {

@@ -12,7 +12,7 @@ use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::error::Result;
 use crate::http::connection::Driver;
-use crate::measure::{Boundary, Meter, Notes, Window, warm_up};
+use crate::measure::{Boundaries, Meters, Notes, Window, warm_up};
 use crate::progress::{self, Progress};
 
 /// One endpoint of a sequence, ready for its burst.
@@ -29,7 +29,7 @@ pub struct Endpoint<'a> {
 pub struct Measured {
     pub window: Window,
     /// The boundary that closed the reported window; the next window is not open yet.
-    pub closed: Boundary,
+    pub closed: Boundaries,
     /// When the endpoint's last burst ended.
     pub quiet_since: Instant,
 }
@@ -39,9 +39,9 @@ pub struct Measured {
 /// and retries are left; when none are left, the last window stands, and its report says
 /// what the churn added. A connection per request is the endpoint's cost, never retried.
 pub async fn measure(
-    meter: &mut Meter,
+    meter: &mut Meters,
     endpoint: Endpoint<'_>,
-    mut opened: Boundary,
+    mut opened: Boundaries,
     progress: &Progress,
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured> {
@@ -62,9 +62,8 @@ pub async fn measure(
             let unauthenticated = endpoint.unauthenticated.clone();
             meter.measured(
                 config,
-                &opened,
+                (&opened, &closed),
                 &burst,
-                &closed,
                 interrupted,
                 unauthenticated,
                 notes,
@@ -99,12 +98,12 @@ pub async fn measure(
         }
         warm_up(config, endpoint.driver, progress, stop).await?;
         opened = meter
-            .boundary(false, true, false, progress, stop, Instant::now())
+            .boundary((false, true, false), progress, stop, Instant::now())
             .await?;
     }
 }
 
-fn measured(window: Window, closed: Boundary, quiet_since: Instant) -> Measured {
+fn measured(window: Window, closed: Boundaries, quiet_since: Instant) -> Measured {
     Measured {
         window,
         closed,
@@ -114,15 +113,13 @@ fn measured(window: Window, closed: Boundary, quiet_since: Instant) -> Measured 
 
 /// `notes` with the line that says what the churn of the kept window added.
 pub(crate) fn with_unclean_warning(
-    meter: &Meter,
+    meter: &Meters,
     config: &AuditConfig,
-    (opened, closed): (&Boundary, &Boundary),
+    (opened, closed): (&Boundaries, &Boundaries),
     mut notes: Notes,
     churned: Churn,
 ) -> Notes {
-    let uncounted = meter
-        .uncounted(&meter.window(opened, closed))
-        .map(|(extra, _, _)| extra);
+    let uncounted = meter.uncounted_extra(opened, closed);
     notes.warnings.push(churn::unclean_warning(
         churned,
         config.retries,

@@ -148,6 +148,24 @@ fn tls_settings(
     Ok(TlsSettings { mode, root_cert })
 }
 
+/// Refuses a database named twice among the `--db` targets: it would be counted twice.
+pub fn check_distinct(first: &DbTarget, more: &[DbTarget]) -> Result<()> {
+    let all: Vec<&DbTarget> = std::iter::once(first).chain(more).collect();
+    for (i, target) in all.iter().enumerate() {
+        let same =
+            |other: &&&DbTarget| other.server() == target.server() && other.dbname == target.dbname;
+        if all[..i].iter().any(|other| same(&other)) {
+            return Err(Error::usage(format!(
+                "--db names the database {:?} on {} twice: each database is one node,                  measured once",
+                target.dbname,
+                target.server()
+            ))
+            .with_hint("give each database the request touches one --db"));
+        }
+    }
+    Ok(())
+}
+
 impl DbTarget {
     /// The same server and credentials, another database.
     pub fn with_dbname(&self, dbname: &str) -> DbTarget {
@@ -158,6 +176,14 @@ impl DbTarget {
             dbname: dbname.to_string(),
             tls: self.tls.clone(),
         }
+    }
+
+    /// `host:port`: which server the target is on.
+    pub fn server(&self) -> String {
+        let redacted = self.redacted();
+        let after_user = redacted.rsplit_once('@').map_or("", |(_, rest)| rest);
+        let end = after_user.rfind('/').unwrap_or(after_user.len());
+        after_user[..end].to_string()
     }
 
     /// `postgres://user@host:port/dbname`, never with the password.

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Client;
 
 use crate::cost::delta::DatabaseDelta;
+use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
@@ -453,6 +454,20 @@ impl StatsConnection {
             local,
             server: activity.server_now,
         })
+    }
+
+    /// Every database's traffic on the server, read over the admin connection; `None` in
+    /// target mode, where the read would land in the measured counters.
+    pub async fn databases(&self) -> Result<Option<BTreeMap<String, Traffic>>> {
+        match self.mode {
+            Mode::Admin => views::read_databases(&self.reader).await.map(Some),
+            Mode::Target => Ok(None),
+        }
+    }
+
+    /// The database pgcost's own statistics connection is on, in admin mode.
+    pub fn admin_db(&self) -> Option<&str> {
+        (self.mode == Mode::Admin).then_some(self.admin_db.as_str())
     }
 
     /// Client backends on the target now, for pool headroom.

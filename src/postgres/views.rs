@@ -7,6 +7,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
 use crate::cost::counters::{Columns, DatabaseCounters, TableCounters};
+use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
 };
@@ -33,6 +34,7 @@ const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
 const SQL_FORCE_FLUSH: &str = include_str!("../../sql/force_flush.sql");
 const SQL_BACKEND_PID: &str = include_str!("../../sql/backend_pid.sql");
 const SQL_BACKEND_COUNT: &str = include_str!("../../sql/backend_count.sql");
+const SQL_DATABASES: &str = include_str!("../../sql/databases.sql");
 const SQL_SERVER_STARTED: &str = include_str!("../../sql/server_started.sql");
 
 /// Opens a connection, with TLS as `sslmode` asks, and drives it in the background.
@@ -246,6 +248,24 @@ pub async fn read_database(
         counters: DatabaseCounters::read(&row),
         stats_reset: row.get("stats_reset"),
     })
+}
+
+/// Every database's transactions and rows read (`pg_stat_database`), by name.
+pub async fn read_databases(client: &Client) -> Result<BTreeMap<String, Traffic>> {
+    let rows = client
+        .query(SQL_DATABASES, &[])
+        .await
+        .map_err(|e| query_error("pg_stat_database (sql/databases.sql)", e))?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let traffic = Traffic {
+                transactions: row.get("transactions"),
+                rows_read: row.get("rows_read"),
+            };
+            (row.get("name"), traffic)
+        })
+        .collect())
 }
 
 /// Reads the target's `pg_stat_statements` rows. Rows whose identity is hidden (no

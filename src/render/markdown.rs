@@ -18,6 +18,7 @@ impl Exporter for MarkdownExporter {
         [
             heading(r),
             per_request(r),
+            nodes(r),
             credentials(r),
             baseline(r),
             statements(r),
@@ -76,6 +77,13 @@ fn per_request(r: &Report) -> String {
     format!("{}\n\n", markdown_table(&grid))
 }
 
+fn nodes(r: &Report) -> String {
+    match sections::nodes(r) {
+        Some(grid) => format!("{}\n\n", markdown_table(&grid)),
+        None => String::new(),
+    }
+}
+
 fn credentials(r: &Report) -> String {
     if r.target.credentials.is_empty() {
         return String::new();
@@ -108,7 +116,8 @@ fn statements(r: &Report) -> String {
         .take(STATEMENTS_SHOWN)
         .map(|s| {
             let mut row = statement_figures(s);
-            row.push(format!("`{}`", one_line(&s.query, 80)));
+            let query = format!("`{}`", one_line(&s.query, 80));
+            row.push(sections::in_database(&s.database, &query));
             row
         })
         .collect();

@@ -7,7 +7,8 @@ use std::ops::Range;
 use super::{counts, figure};
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Finding, FindingKind};
-use crate::cost::report::{Report, StatementRow};
+pub use crate::cost::nodes::in_database;
+use crate::cost::report::{PerRequest, Report, StatementRow};
 use crate::cost::text::one_line;
 
 /// Cells under a header, before a view draws them.
@@ -141,6 +142,39 @@ pub fn baseline(report: &Report) -> Option<Baseline> {
     })
 }
 
+/// Each database's figures when the request touches several (`--db` repeated), then
+/// their sum; `None` with one database.
+pub fn nodes(report: &Report) -> Option<Grid> {
+    if report.nodes.is_empty() {
+        return None;
+    }
+    let row = |name: String, p: &PerRequest| {
+        vec![
+            name,
+            format!("{:.2}", p.transactions),
+            figure(p.statements),
+            format!("{:.2}", p.rows_read),
+            figure(p.rows_returned),
+            format!("{:.2}", p.rows_written),
+            figure(p.db_time_ms),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = (report.nodes.iter())
+        .map(|n| row(one_line(&n.name, 30), &n.per_request))
+        .collect();
+    rows.push(row("sum".into(), &report.per_request));
+    let header = [
+        "database",
+        "transactions",
+        "statements",
+        "rows read",
+        "rows returned",
+        "rows written",
+        "db time ms",
+    ];
+    Some(Grid::new(&header, rows, 1..7))
+}
+
 /// The columns every view shows for a statement, first.
 pub const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
 
@@ -163,7 +197,7 @@ pub fn tables(report: &Report) -> Option<Grid> {
         .iter()
         .map(|t| {
             vec![
-                one_line(&t.table, 30),
+                one_line(&in_database(&t.database, &t.table), 30),
                 format!("{:.2}", t.seq_scans),
                 format!("{:.2}", t.seq_rows_read),
                 format!("{:.2}", t.idx_scans),
@@ -206,7 +240,8 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             (None, Some(q)) => Some(q.clone()),
             (Some(t), None) => Some(t.clone()),
             (None, None) => None,
-        };
+        }
+        .map(|subject| in_database(&f.database, &subject));
         if let Some(subject) = subject {
             let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
         }
@@ -263,6 +298,7 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         (None, Some(t)) => t.clone(),
         (None, None) => String::new(),
     };
+    let subject = in_database(&f.database, &subject);
     let unparsed = if f.unparsed { " (unparsed)" } else { "" };
     let _ = writeln!(
         out,

@@ -6,6 +6,7 @@ use tabled::settings::{Alignment, Modify, Style};
 
 use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
 use super::{Exporter, command_load_line, status_line, verdict_line};
+use crate::cost::nodes;
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 
@@ -19,6 +20,9 @@ impl Exporter for TableExporter {
         [
             summary(r),
             titled("Per request", &sections::per_request(r)),
+            sections::nodes(r)
+                .map(|grid| titled("Per database (per request)", &grid))
+                .unwrap_or_default(),
             baseline(r),
             statements(r),
             sections::tables(r)
@@ -26,7 +30,7 @@ impl Exporter for TableExporter {
                 .unwrap_or_default(),
             findings(r),
             list("Why the numbers are not valid", reasons(r)),
-            list("Warnings", &r.warnings),
+            list("Warnings", &later_warnings(r)),
         ]
         .concat()
     }
@@ -102,7 +106,26 @@ fn summary(r: &Report) -> String {
         "settle     {:.1} s before, {:.1} s after the burst{timed_out}",
         s.before_seconds, s.after_seconds
     ));
+    for warning in r.warnings.iter().filter(|w| nodes::is_unmeasured(w)) {
+        lines.push(format!(
+            "warning    {}",
+            textwrap::fill(warning, header_wrap())
+        ));
+    }
     lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+/// A header line's continuation, indented under its value.
+fn header_wrap() -> textwrap::Options<'static> {
+    textwrap::Options::new(87).subsequent_indent("           ")
+}
+
+/// The warnings shown after the findings: all but the ones the header shows.
+fn later_warnings(r: &Report) -> Vec<String> {
+    (r.warnings.iter())
+        .filter(|w| !nodes::is_unmeasured(w))
+        .cloned()
+        .collect()
 }
 
 fn baseline(r: &Report) -> String {
@@ -132,7 +155,7 @@ fn statements(r: &Report) -> String {
             row.extend([
                 format!("{:.3}", s.mean_exec_ms),
                 format!("{:.0}%", s.share_of_rows_returned * 100.0),
-                one_line(&s.query, 40),
+                one_line(&sections::in_database(&s.database, &s.query), 40),
             ]);
             row
         })

@@ -13,6 +13,7 @@ use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use tokio_postgres::NoTls;
 
 pub mod corpus;
+pub mod nodes;
 
 #[derive(Clone)]
 struct App {
@@ -316,6 +317,7 @@ impl Fixture {
             .route("/recycle", get(recycle_scan))
             .merge(auth_routes())
             .merge(corpus::routes())
+            .merge(nodes::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

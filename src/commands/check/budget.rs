@@ -1,13 +1,15 @@
 //! Budgets and baselines: pure comparisons of one endpoint's per-request figures with the
 //! limits in pgcost.toml and with a previous run. No I/O here.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::FindingStatus;
 use super::acks::AckStatus;
 use super::statement_diff::{FindingRef, StatementDiff};
 pub use crate::cost::figures::Figures;
-use crate::cost::findings::{FindingKind, Severity};
+use crate::cost::findings::{Finding, FindingKind, Severity};
 use crate::cost::report::Report;
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
@@ -41,6 +43,11 @@ pub struct Budget {
     /// that is not acknowledged. Judged only against a baseline that has the endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on_findings: Option<Severity>,
+    /// Limits on one database of the request, by its name (`[endpoint.budget.nodes.NAME]`):
+    /// `transactions`, `statements`, `rows_read`, `rows_returned` and `forbid` apply to
+    /// that database's own figures and findings.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<String, Budget>,
 }
 
 /// A per-request figure that budgets and baselines compare.
@@ -145,38 +152,74 @@ fn exceeds(actual: f64, limit: f64) -> bool {
 /// Compares a report with its budget. The report should be valid: an invalid report's
 /// numbers prove nothing either way.
 pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
-    let figures = Figures::of(report);
     let mut verdict = BudgetVerdict::default();
+    let all: Vec<&Finding> = report.findings.iter().collect();
+    check_limits(budget, &Figures::of(report), &all, "", &mut verdict);
+    for (name, node_budget) in &budget.nodes {
+        let single =
+            report.nodes.is_empty() && report.target.database.ends_with(&format!("/{name}"));
+        let node = report.nodes.iter().find(|n| &n.name == name);
+        let figures = match node {
+            Some(node) => Figures::read(&report.load, &node.per_request),
+            None if single => Figures::of(report),
+            None => {
+                verdict.unchecked.push(format!(
+                    "the budget of database {name:?} cannot be checked: no --db or [database] \
+                     url names it"
+                ));
+                continue;
+            }
+        };
+        let found: Vec<&Finding> = (report.findings.iter())
+            .filter(|f| single || f.database.as_deref() == Some(name.as_str()))
+            .collect();
+        let prefix = format!("nodes.{name}.");
+        check_limits(node_budget, &figures, &found, &prefix, &mut verdict);
+    }
+    verdict
+}
+
+/// The limits of `budget` against `figures` and the `findings` they apply to; each breach
+/// named after its limit, after `prefix`. A database's budget has no latency of its own.
+fn check_limits(
+    budget: &Budget,
+    figures: &Figures,
+    findings: &[&Finding],
+    prefix: &str,
+    verdict: &mut BudgetVerdict,
+) {
     for metric in Metric::ALL {
         let Some(limit) = metric.limit(budget) else {
             continue;
         };
-        match metric.of(&figures) {
+        if metric == Metric::P95Ms && !prefix.is_empty() {
+            continue;
+        }
+        let name = format!("{prefix}{}", metric.name());
+        match metric.of(figures) {
             Some(actual) if exceeds(actual, limit) => verdict.breaches.push(Breach {
-                metric: metric.name().into(),
+                metric: name,
                 actual,
                 budget: limit,
                 detail: None,
             }),
             Some(_) => {}
             None => verdict.unchecked.push(format!(
-                "the {} budget cannot be checked: the figure needs pg_stat_statements",
-                metric.name()
+                "the {name} budget cannot be checked: the figure needs pg_stat_statements"
             )),
         }
     }
     for kind in &budget.forbid {
-        let found: Vec<_> = report.findings.iter().filter(|f| f.kind == *kind).collect();
+        let found: Vec<_> = findings.iter().filter(|f| f.kind == *kind).collect();
         if let Some(first) = found.first() {
             verdict.breaches.push(Breach {
-                metric: kind.as_str().into(),
+                metric: format!("{prefix}{}", kind.as_str()),
                 actual: found.len() as f64,
                 budget: 0.0,
                 detail: first.query.clone().or_else(|| first.table.clone()),
             });
         }
     }
-    verdict
 }
 
 /// The limits on the statement set, against the baseline: `new_statements` on the
@@ -419,6 +462,29 @@ mod tests {
         assert!(verdict.breaches.is_empty());
         assert_eq!(verdict.unchecked.len(), 1);
         assert!(verdict.unchecked[0].contains("pg_stat_statements"));
+    }
+
+    #[test]
+    fn a_database_budget_holds_that_database_to_its_own_figures() {
+        // One database: its name (the target's, `d`) is the whole report.
+        let r = report();
+        let limits = |transactions: f64| Budget {
+            transactions: Some(transactions),
+            p95_ms: Some(0.0),
+            ..Budget::default()
+        };
+        let budget = |name: &str, transactions: f64| Budget {
+            nodes: [(name.to_string(), limits(transactions))].into(),
+            ..Budget::default()
+        };
+        assert_eq!(check(&budget("d", 1.0), &r), BudgetVerdict::default());
+        let over = check(&budget("d", 0.5), &r);
+        let names: Vec<&str> = over.breaches.iter().map(|b| b.metric.as_str()).collect();
+        assert_eq!(names, ["nodes.d.transactions"], "no latency per database");
+        assert_eq!(over.breaches[0].actual, 1.0);
+        let elsewhere = check(&budget("auth", 1.0), &r);
+        assert!(elsewhere.breaches.is_empty());
+        assert!(elsewhere.unchecked[0].contains("\"auth\""), "{elsewhere:?}");
     }
 
     fn figures(statements: f64, rows_read: f64) -> Figures {

@@ -60,6 +60,9 @@ pub struct Database {
     pub url: Option<Spanned<String>>,
     /// The variable that holds the URL.
     pub url_env: Option<Spanned<String>>,
+    /// Every database the requests touch, as `--db` repeated: measured in the same
+    /// windows; budgets apply to their sum, `[endpoint.budget.nodes.NAME]` to one.
+    pub urls: Option<Spanned<Vec<String>>>,
     pub admin_db: Option<String>,
 }
 
@@ -688,6 +691,8 @@ struct Shared<'a> {
     base_url: String,
     base_dir: &'a Path,
     db: Option<String>,
+    /// The databases after the first of `[database] urls`.
+    more_dbs: Vec<String>,
     settle_timeout: Duration,
     findings: Thresholds,
     credentials: CredentialOptions,
@@ -712,7 +717,13 @@ pub fn build(
     check_selection(file, origin, overrides)?;
     let base_url = base_url(file, &source, overrides)?;
     let mut secrets = Vec::new();
-    let db = database(&file.database, &source, env, &mut secrets)?;
+    let (db, more_dbs) = match &file.database.urls {
+        Some(urls) => database_urls(&file.database, urls, &source)?,
+        None => (
+            database(&file.database, &source, env, &mut secrets)?,
+            Vec::new(),
+        ),
+    };
     let credentials = credential_options(&file.auth, &base_url, base_dir, env, &mut secrets)
         .map_err(|e| source.in_file(e))?;
     let settle_timeout =
@@ -721,6 +732,7 @@ pub fn build(
         file,
         base_dir,
         db,
+        more_dbs,
         settle_timeout: parse_duration("[defaults] settle_timeout", settle_timeout)
             .map_err(|e| source.in_file(e))?,
         findings: findings(&file.thresholds).map_err(|e| source.in_file(e))?,
@@ -801,6 +813,31 @@ fn database(
             .map(Some)
             .map_err(|e| source.in_file(e)),
         (None, None) => Ok(None),
+    }
+}
+
+/// `[database] urls`: the first database, then the others; alone in `[database]`, never
+/// empty, and without passwords.
+fn database_urls(
+    database: &Database,
+    urls: &Spanned<Vec<String>>,
+    source: &Source<'_>,
+) -> Result<(Option<String>, Vec<String>)> {
+    if database.url.is_some() || database.url_env.is_some() {
+        return Err(source.at(
+            Some(urls.span()),
+            "[database] has urls beside url or url_env; keep one",
+        ));
+    }
+    let with_password = |url: &String| {
+        (url.parse::<tokio_postgres::Config>()).is_ok_and(|c| c.get_password().is_some())
+    };
+    match urls.get_ref().split_first() {
+        None => Err(source.at(Some(urls.span()), "[database] urls is empty")),
+        Some(_) if urls.get_ref().iter().any(with_password) => Err(source
+            .at(Some(urls.span()), "[database] urls contains a password")
+            .with_hint("use PGPASSWORD, or a .pgpass file")),
+        Some((first, more)) => Ok((Some(first.clone()), more.to_vec())),
     }
 }
 
@@ -895,6 +932,7 @@ fn audit_options(
     };
     Ok(AuditOptions {
         db: shared.db.clone(),
+        more_dbs: shared.more_dbs.clone(),
         admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),
         request,
         requests: table.requests.or(d.requests).unwrap_or(DEFAULT_REQUESTS),

@@ -97,10 +97,12 @@ pub fn fingerprint(kind: &str, subject: Option<&str>) -> String {
 }
 
 /// An endpoint's statements, one per normalized text: entries that share a text (another
-/// role, a nested call) are summed, with the queryid of the first.
+/// role, a nested call) are summed, with the queryid of the first. With several
+/// databases, the text is prefixed with its database (`auth: SELECT ...`): the same text
+/// in two databases is two statements.
 pub fn statements_of(rows: &[StatementRow]) -> Vec<StatementFigures> {
     merge(rows.iter().map(|row| StatementFigures {
-        query: row.query.clone(),
+        query: crate::cost::nodes::in_database(&row.database, &row.query),
         queryid: Some(row.queryid.clone()),
         calls_per_request: row.calls_per_request,
         rows_per_call: row.rows_per_call,

@@ -153,6 +153,7 @@ pub fn audit_config(
     let url = crate::values::parse_url(&env.api.url(pipeline))?;
     Ok(AuditConfig {
         db: conninfo::resolve(Some(&env.db_url), &|_: &str| None)?,
+        more_dbs: Vec::new(),
         admin_db: "postgres".into(),
         request: RequestSpec {
             url,

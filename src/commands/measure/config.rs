@@ -41,6 +41,7 @@ impl MeasureConfig {
         }
         let audit = AuditConfig {
             db,
+            more_dbs: Vec::new(),
             admin_db: args.admin_db.clone(),
             request: placeholder_request(),
             requests: match count {

@@ -293,6 +293,10 @@ pub struct Finding {
     /// `docs/findings.md`.
     #[serde(default)]
     pub saves_per_request: Saving,
+    /// The database the finding is in, when the request touches several (`--db`
+    /// repeated); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
 }
 
 impl Finding {
@@ -310,6 +314,7 @@ impl Finding {
             plan: None,
             index: None,
             saves_per_request: Saving::default(),
+            database: None,
         }
     }
 }

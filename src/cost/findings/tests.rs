@@ -29,6 +29,7 @@ fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow
         blocks_per_request: 1.0,
         share_of_rows_returned: 0.0,
         plan: None,
+        database: None,
     }
 }
 
@@ -45,6 +46,7 @@ fn table(name: &str, pages: i64) -> TableRow {
         rows_deleted: 0.0,
         pages,
         live_rows: pages * 50,
+        database: None,
     }
 }
 
@@ -131,6 +133,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         pool: Default::default(),
         baseline: None,
         windows: Default::default(),
+        nodes: Vec::new(),
     }
 }
 

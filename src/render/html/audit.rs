@@ -168,10 +168,11 @@ fn statements(r: &Report) -> Markup {
 
 fn statement_row(number: usize, s: &StatementRow) -> Markup {
     let nested = if s.toplevel { "" } else { " (nested)" };
+    let database = s.database.as_ref().map(|name| format!("{name}: "));
     html! {
         tr {
             td.num { (number) }
-            td { code { (one_line(&s.query, 400)) } (nested) }
+            td { (database.unwrap_or_default()) code { (one_line(&s.query, 400)) } (nested) }
             td.num { (format!("{:.2}", s.calls_per_request)) }
             td.num { (format!("{:.1}", s.rows_per_call)) }
             td.num { (format!("{:.2}", s.rows_per_request)) }
@@ -227,7 +228,9 @@ fn tables(r: &Report) -> Markup {
     let chart = BarChart {
         title: "Rows each table gave the request".into(),
         axis: "rows per request".into(),
-        categories: r.tables.iter().map(|t| one_line(&t.table, 40)).collect(),
+        categories: (r.tables.iter())
+            .map(|t| one_line(&sections::in_database(&t.database, &t.table), 40))
+            .collect(),
         series: vec![
             of("rows read by sequential scans", |t| t.seq_rows_read),
             of("rows fetched by index scans", |t| t.idx_rows_fetched),
@@ -286,6 +289,8 @@ pub fn findings(r: &Report) -> Markup {
 
 fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
     let subject = f.query.as_deref().or(f.table.as_deref()).unwrap_or("");
+    let subject = sections::in_database(&f.database, subject);
+    let subject = subject.as_str();
     html! {
         article class=(format!("finding {}", f.severity)) {
             h3 {

@@ -1,0 +1,248 @@
+//! Every database a request touches (`--db` repeated), measured in the same window: one
+//! [`Meter`] per database, each settled by its own rules, driven through the same
+//! boundaries; and the window's report built from all of them.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use crate::config::AuditConfig;
+use crate::cost::churn::Churn;
+use crate::cost::nodes;
+use crate::cost::report::{Context, Report};
+use crate::error::{Error, Result};
+use crate::http::connection::Driver;
+use crate::measure::meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
+use crate::progress::Progress;
+
+/// The boundaries of every database at one edge of a window, in the order of `--db`.
+pub type Boundaries = Vec<Boundary>;
+
+/// The meters of the databases of one request: the first `--db` first.
+pub struct Meters {
+    meters: Vec<Meter>,
+}
+
+impl Meters {
+    /// Connects to every database the request touches. A database that does not exist, or
+    /// whose pg_stat_statements cannot be read when another's can, is a setup error.
+    pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meters> {
+        let mut meters = Vec::with_capacity(1 + config.more_dbs.len());
+        let several = !config.more_dbs.is_empty();
+        for target in std::iter::once(&config.db).chain(&config.more_dbs) {
+            let meter = Meter::open(config, target, progress).await;
+            meters.push(meter.map_err(|e| in_database(several, &target.dbname, e))?);
+        }
+        let readable = |m: &&Meter| m.reads_statements();
+        if let (Some(can), Some(cannot)) = (
+            meters.iter().find(readable),
+            meters.iter().find(|m| !m.reads_statements()),
+        ) {
+            return Err(Error::database(format!(
+                "pg_stat_statements cannot be read for the database {:?} (it can for {:?}): \
+                 the sum of the databases' statements would be wrong",
+                cannot.name(),
+                can.name()
+            ))
+            .with_hint(
+                "check the warnings above, or run CREATE EXTENSION pg_stat_statements; in that \
+                 database and GRANT pg_read_all_stats to its role",
+            ));
+        }
+        Ok(Meters { meters })
+    }
+
+    /// [`Meter::boundary`] for every database: all close, then all open.
+    pub async fn boundary(
+        &mut self,
+        (closes, opens, interrupted): (bool, bool, bool),
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Boundaries> {
+        let mut boundaries = self
+            .close(closes, interrupted, progress, stop, quiet_since)
+            .await?;
+        if opens {
+            self.open_after(&mut boundaries, progress, stop, quiet_since)
+                .await?;
+        }
+        Ok(boundaries)
+    }
+
+    /// [`Meter::close`] for every database, in turn: the app is quiet meanwhile, and each
+    /// database's wait is its own.
+    pub async fn close(
+        &mut self,
+        closes: bool,
+        interrupted: bool,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<Boundaries> {
+        let mut boundaries = Vec::with_capacity(self.meters.len());
+        let several = self.meters.len() > 1;
+        for meter in &mut self.meters {
+            let boundary = (meter
+                .close(closes, interrupted, progress, stop, quiet_since)
+                .await)
+                .map_err(|e| in_database(several, meter.name(), e))?;
+            boundaries.push(boundary);
+        }
+        Ok(boundaries)
+    }
+
+    /// [`Meter::open_after`] for every database.
+    pub async fn open_after(
+        &mut self,
+        boundaries: &mut Boundaries,
+        progress: &Progress,
+        stop: &AtomicBool,
+        quiet_since: Instant,
+    ) -> Result<()> {
+        let several = self.meters.len() > 1;
+        for (meter, boundary) in self.meters.iter_mut().zip(boundaries.iter_mut()) {
+            (meter
+                .open_after(boundary, progress, stop, quiet_since)
+                .await)
+                .map_err(|e| in_database(several, meter.name(), e))?;
+        }
+        Ok(())
+    }
+
+    /// The app connections that opened or closed in the window, in every database.
+    pub fn churn(&self, opened: &Boundaries, closed: &Boundaries) -> Churn {
+        let each = self.edges(opened, closed).map(|(m, o, c)| m.churn(o, c));
+        each.fold(Churn::default(), |sum, churn| Churn {
+            opened: sum.opened + churn.opened,
+            closed: sum.closed + churn.closed,
+        })
+    }
+
+    /// Transactions beyond the top-level statements of the window, in every database.
+    pub fn uncounted_extra(&self, opened: &Boundaries, closed: &Boundaries) -> Option<i64> {
+        let extras: Vec<i64> = (self.edges(opened, closed))
+            .filter_map(|(m, o, c)| m.uncounted(&m.window(o, c)).map(|(extra, _, _)| extra))
+            .collect();
+        (!extras.is_empty()).then(|| extras.iter().sum())
+    }
+
+    fn edges<'a>(
+        &'a self,
+        opened: &'a Boundaries,
+        closed: &'a Boundaries,
+    ) -> impl Iterator<Item = (&'a Meter, &'a Boundary, &'a Boundary)> {
+        (self.meters.iter().zip(opened).zip(closed)).map(|((m, o), c)| (m, o, c))
+    }
+
+    /// Sends the measured burst, sampling the first database's backends meanwhile.
+    pub async fn burst(
+        &self,
+        config: &AuditConfig,
+        driver: &Arc<Driver>,
+        progress: &Progress,
+        stop: &Arc<AtomicBool>,
+    ) -> Burst {
+        self.meters[0].burst(config, driver, progress, stop).await
+    }
+
+    /// What the window's report is built from (see [`Meter::measured`]): with several
+    /// databases, each one's window and their sum.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measured(
+        &self,
+        config: &AuditConfig,
+        (opened, closed): (&Boundaries, &Boundaries),
+        burst: &Burst,
+        interrupted: bool,
+        unauthenticated: Option<Report>,
+        notes: Notes,
+    ) -> Window {
+        let unmeasured = self.unmeasured(opened, closed, config.requests);
+        if let [meter] = self.meters.as_slice() {
+            let (o, c) = (&opened[0], &closed[0]);
+            let mut window =
+                meter.measured(config, o, burst, c, interrupted, unauthenticated, notes);
+            window.context.warnings.extend(unmeasured);
+            return window;
+        }
+        let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
+            .map(|(m, o, c)| {
+                let window = m.measured(config, o, burst, c, interrupted, None, notes.clone());
+                NodeWindow {
+                    name: m.node_name(),
+                    delta: window.delta,
+                    context: window.context,
+                }
+            })
+            .collect();
+        let named: Vec<_> = nodes.iter().map(|n| (&n.name, &n.delta)).collect();
+        let delta = nodes::merge(&named);
+        let mut context = total_context(&nodes, unauthenticated);
+        context.warnings.extend(unmeasured);
+        Window {
+            delta,
+            load: burst.load.clone(),
+            context,
+            nodes,
+        }
+    }
+
+    /// The lines about the databases that moved in the window without being measured,
+    /// once per server.
+    fn unmeasured(&self, opened: &Boundaries, closed: &Boundaries, requests: u64) -> Vec<String> {
+        let measured: Vec<&str> = self.meters.iter().map(|m| m.name()).collect();
+        let mut servers = Vec::new();
+        let mut lines = Vec::new();
+        for (meter, o, c) in self.edges(opened, closed) {
+            let server = meter.server();
+            if servers.contains(&server) {
+                continue;
+            }
+            let warned = meter.unmeasured(o, c, &measured, requests);
+            if !warned.is_empty() || o.traffic_start.is_some() {
+                servers.push(server);
+            }
+            lines.extend(warned);
+        }
+        lines
+    }
+}
+
+/// `error` saying which database it is about, when there are `several`.
+fn in_database(several: bool, name: &str, error: Error) -> Error {
+    match several {
+        true => Error {
+            message: format!("database {name:?}: {}", error.message),
+            ..error
+        },
+        false => error,
+    }
+}
+
+/// The context of the databases' sum: the first database's, with every database's
+/// warnings and reasons (each once), the longest waits, and statement figures only when
+/// every database has them.
+fn total_context(nodes: &[NodeWindow], unauthenticated: Option<Report>) -> Context {
+    let mut context = nodes[0].context.clone();
+    context.unauthenticated = unauthenticated;
+    for node in &nodes[1..] {
+        let other = &node.context;
+        for line in &other.warnings {
+            if !context.warnings.contains(line) {
+                context.warnings.push(line.clone());
+            }
+        }
+        for line in &other.invalid_reasons {
+            if !context.invalid_reasons.contains(line) {
+                context.invalid_reasons.push(line.clone());
+            }
+        }
+        let settle = &mut context.settle;
+        settle.before_seconds = settle.before_seconds.max(other.settle.before_seconds);
+        settle.after_seconds = settle.after_seconds.max(other.settle.after_seconds);
+        settle.timed_out |= other.settle.timed_out;
+        context.statements_available &= other.statements_available;
+    }
+    context
+}
