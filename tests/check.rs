@@ -218,13 +218,26 @@ async fn demo_pipelines_checked_in_shared_settle_windows() {
     cmd.env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"));
     let (output, shared) = run(cmd).await;
     let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "naive is over budget: {err}");
+    let report = read_report(&dir.path().join("baseline.json"));
+    // On failure, every endpoint's figures and breaches, to tell a leak from a regression.
+    let figures: Vec<String> = (report.endpoints.iter())
+        .map(|e| {
+            format!(
+                "{}: {:?} breaches {:?} warnings {:?}",
+                e.name, e.report.per_request, e.breaches, e.report.warnings
+            )
+        })
+        .collect();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "naive is over budget: {err}\n{figures:#?}"
+    );
     assert!(
         err.contains("pgcost check, 3 endpoint(s): 1 over budget"),
-        "{err}"
+        "{err}\n{figures:#?}"
     );
 
-    let report = read_report(&dir.path().join("baseline.json"));
     assert!(report.valid, "{report:#?}");
     assert!(!report.passed);
     for e in &report.endpoints {
