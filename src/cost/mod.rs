@@ -11,6 +11,7 @@ pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod plan;
+pub mod ramp;
 pub mod report;
 pub mod snapshot;
 pub mod text;
