@@ -7,6 +7,7 @@ pub mod completions;
 pub mod demo;
 pub mod explain;
 pub mod man;
+pub mod ramp;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -18,6 +19,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Audit(args) => audit::execute(&args, &env).await,
         Command::Demo(args) => demo::execute(&args).await,
         Command::Check(args) => check::execute(&args, &env).await,
+        Command::Ramp(args) => ramp::execute(&args, &env).await,
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
         Command::Explain(args) => explain::execute(&args),

@@ -12,6 +12,7 @@
 
 pub mod credentials;
 mod meter;
+pub mod ramp;
 pub mod retry;
 
 pub use meter::{Boundary, Burst, Meter, Notes, Window};

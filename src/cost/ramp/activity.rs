@@ -84,7 +84,9 @@ impl WaitShares {
             ("Client", self.client),
             ("other", self.other),
         ];
-        let best = all.into_iter().fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        let best = all
+            .into_iter()
+            .fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
         (best.1 > 0.0).then_some(best)
     }
 }
@@ -114,7 +116,13 @@ pub fn summarise(samples: &[Sample]) -> ActivitySummary {
         .iter()
         .fold(WaitCounts::default(), |acc, s| acc.plus(s.waits));
     let total = waits.total() as f64;
-    let share = |count: u32| if total > 0.0 { count as f64 / total } else { 0.0 };
+    let share = |count: u32| {
+        if total > 0.0 {
+            count as f64 / total
+        } else {
+            0.0
+        }
+    };
     ActivitySummary {
         samples: samples.len() as u32,
         connected_backends_max: samples.iter().map(|s| s.connected).max().unwrap_or(0),
@@ -152,7 +160,11 @@ mod tests {
     fn wait_shares_are_of_active_samples() {
         let samples = [
             sample(4, &[None, Some("Lock"), Some("Lock"), Some("Timeout")], 0),
-            sample(4, &[Some("Lock"), Some("IO"), Some("Client"), Some("LWLock")], 1),
+            sample(
+                4,
+                &[Some("Lock"), Some("IO"), Some("Client"), Some("LWLock")],
+                1,
+            ),
             sample(4, &[], 2),
             sample(3, &[Some("IPC"), None], 1),
         ];

@@ -28,14 +28,15 @@ pub struct RampTarget {
     pub server_version: String,
 }
 
-/// `pg_stat_database` over the whole ramp, step warm-ups included, read after a settle
-/// wait before the first step and after the last.
+/// `pg_stat_database` over the whole ramp, step warm-ups included (the warm-up before the
+/// first settle wait is not), read after a settle wait before the first step and after
+/// the last.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub transactions: i64,
     pub rows_returned: i64,
     pub rows_fetched: i64,
-    /// Requests sent in the ramp, step warm-ups included.
+    /// Requests sent by the steps, their warm-ups included.
     pub requests_sent: u64,
     pub settle_before_seconds: f64,
     pub settle_after_seconds: f64,

@@ -125,20 +125,37 @@ pub fn build(input: StepInput<'_>) -> Step {
     let load = input.load;
     let wall = load.wall.as_secs_f64();
     let requests = load.responses() + load.error_count();
-    let divide = |x: f64| if requests == 0 { 0.0 } else { x / requests as f64 };
+    let divide = |x: f64| {
+        if requests == 0 {
+            0.0
+        } else {
+            x / requests as f64
+        }
+    };
     let latency = latency_ms(&load.latency_us);
     let tps = input.ticks_per_second;
     let database_ticks = input.database_ticks.as_ref().map(|t| {
         let total: u64 = cpu::grown(&t.before, &t.after).iter().sum();
-        (cpu::cores(total, tps, wall), cpu::ms_per_request(total, tps, requests))
+        (
+            cpu::cores(total, tps, wall),
+            cpu::ms_per_request(total, tps, requests),
+        )
     });
-    let own_cores = if wall > 0.0 { input.own_cpu_seconds / wall } else { 0.0 };
+    let own_cores = if wall > 0.0 {
+        input.own_cpu_seconds / wall
+    } else {
+        0.0
+    };
     Step {
         concurrency: input.concurrency,
         rate: input.rate,
         requests,
         wall_seconds: wall,
-        rps: if wall > 0.0 { load.responses() as f64 / wall } else { 0.0 },
+        rps: if wall > 0.0 {
+            load.responses() as f64 / wall
+        } else {
+            0.0
+        },
         latency_ms: LatencyMs {
             p50: latency.p50,
             p95: latency.p95,

@@ -58,7 +58,11 @@ fn every_pooled_connection_busy_and_flat_db_time_is_the_pool() {
 fn rising_db_time_or_lock_waits_is_the_database() {
     let mut steps = vec![step(1, 200.0, 4.0, 2, 1.0), step(2, 205.0, 8.1, 2, 2.0)];
     let v = judge(&steps, 2.0);
-    assert_eq!((v.wall, v.knee_concurrency), (Wall::Database, Some(1)), "{v:?}");
+    assert_eq!(
+        (v.wall, v.knee_concurrency),
+        (Wall::Database, Some(1)),
+        "{v:?}"
+    );
     assert!(v.evidence.iter().any(|e| e.contains("2.0×")), "{v:?}");
     steps[1].per_request.db_time_ms = 4.5;
     steps[1].database.activity.waits = WaitShares {
@@ -68,8 +72,14 @@ fn rising_db_time_or_lock_waits_is_the_database() {
     };
     let v = judge(&steps, 2.0);
     assert_eq!(v.wall, Wall::Database, "{v:?}");
-    assert!(v.evidence.iter().any(|e| e.contains("top wait: Lock")), "{v:?}");
-    assert_eq!(pool_advice(&steps, v.wall, None).bigger_pool_helps, Some(false));
+    assert!(
+        v.evidence.iter().any(|e| e.contains("top wait: Lock")),
+        "{v:?}"
+    );
+    assert_eq!(
+        pool_advice(&steps, v.wall, None).bigger_pool_helps,
+        Some(false)
+    );
 }
 
 #[test]
@@ -82,7 +92,10 @@ fn idle_backends_and_a_pinned_thread_is_the_app() {
     });
     let v = judge(&steps, 2.0);
     assert_eq!((v.wall, v.knee_concurrency), (Wall::App, Some(1)), "{v:?}");
-    assert!(v.evidence.iter().any(|e| e.contains("99% of one core")), "{v:?}");
+    assert!(
+        v.evidence.iter().any(|e| e.contains("99% of one core")),
+        "{v:?}"
+    );
 }
 
 #[test]

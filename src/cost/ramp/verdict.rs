@@ -137,6 +137,9 @@ fn wall_at(steps: &[Step], k: usize, host_cores: f64) -> (Wall, Vec<String>) {
         db.connected_backends_max
     );
     let app = app_evidence(past);
+    let pinned = past
+        .app_cpu
+        .is_some_and(|c| c.busiest_thread_share >= PINNED_THREAD);
     if connected > 0.0
         && db.active_backends_max as f64 >= connected
         && db.active_backends_mean >= POOL_FULL * connected
@@ -144,12 +147,15 @@ fn wall_at(steps: &[Step], k: usize, host_cores: f64) -> (Wall, Vec<String>) {
         let queue = "every pooled connection was busy: requests queue in the app for one";
         return (Wall::Pool, vec![backends, queue.into(), flat]);
     }
-    if connected == 0.0 || db.active_backends_mean < POOL_IDLE * connected || !app.is_empty() {
+    if connected == 0.0 || db.active_backends_mean < POOL_IDLE * connected || pinned {
         let mut evidence = vec![backends, flat];
         evidence.extend(app);
         return (Wall::App, evidence);
     }
-    (Wall::None, vec![backends, flat, "no rule named the wall".into()])
+    (
+        Wall::None,
+        vec![backends, flat, "no rule named the wall".into()],
+    )
 }
 
 fn database_evidence(first: &Step, past: &Step, host_cores: f64) -> Vec<String> {
@@ -182,14 +188,17 @@ fn app_evidence(step: &Step) -> Vec<String> {
     let Some(cpu) = step.app_cpu else {
         return Vec::new();
     };
-    let mut evidence = Vec::new();
-    if cpu.busiest_thread_share >= PINNED_THREAD {
-        evidence.push(format!(
-            "the app's busiest thread used {:.0}% of one core: it is pinned",
-            cpu.busiest_thread_share * 100.0
-        ));
-    }
-    evidence
+    let pinned = cpu.busiest_thread_share >= PINNED_THREAD;
+    let reading = if pinned {
+        "it is pinned"
+    } else {
+        "not pinned: if this host is short of CPU, the app waits for a core"
+    };
+    vec![format!(
+        "the app's busiest thread used {:.0}% of one core ({reading}); the app, {:.2} cores",
+        cpu.busiest_thread_share * 100.0,
+        cpu.cores
+    )]
 }
 
 /// The pool-size experiment, as advice.
