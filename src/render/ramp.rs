@@ -147,3 +147,60 @@ fn markdown(report: &RampReport) -> String {
         bullets(&notes(report), "- ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::ramp::verdict::{PoolAdvice, Verdict};
+    use crate::cost::ramp::{RampTarget, SCHEMA_VERSION};
+
+    fn report() -> RampReport {
+        RampReport {
+            schema_version: SCHEMA_VERSION,
+            target: RampTarget {
+                method: "GET".into(),
+                url: "http://127.0.0.1:3000/x".into(),
+                database: "postgres://app@127.0.0.1/app".into(),
+                server_version: "15".into(),
+            },
+            steps: Vec::new(),
+            verdict: Verdict {
+                wall: Wall::Pool,
+                knee_concurrency: Some(2),
+                knee_rate: None,
+                evidence: vec!["every pooled connection was busy".into()],
+            },
+            usl: None,
+            pool: PoolAdvice {
+                connected_backends_max: 2,
+                max_connections: Some(100),
+                reserved_connections: Some(3),
+                app_processes_possible: Some(48),
+                bigger_pool_helps: Some(true),
+                advice: "a bigger pool can help".into(),
+            },
+            totals: None,
+            stopped_early: Some("stopped after c=4: p99 600.0 ms passed --max-p99 500ms".into()),
+            valid: true,
+            warnings: Vec::new(),
+            invalid_reasons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_view_says_the_verdict_its_evidence_and_why_it_stopped() {
+        let r = report();
+        let sentence = "Verdict: the app's connection pool is the wall (knee at c=2).";
+        assert_eq!(super::sentence(&r), sentence);
+        for format in [Format::Table, Format::Markdown] {
+            let text = render(format, &r);
+            assert!(text.contains(sentence), "{text}");
+            assert!(text.contains("every pooled connection was busy"), "{text}");
+            assert!(text.contains("passed --max-p99"), "{text}");
+            assert!(text.contains("Pool: a bigger pool can help"), "{text}");
+        }
+        let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &r)).unwrap();
+        assert_eq!(json["verdict"]["wall"], "pool");
+        assert_eq!(json["pool"]["app_processes_possible"], 48);
+    }
+}

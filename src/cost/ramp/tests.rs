@@ -110,3 +110,56 @@ fn a_busy_load_generator_wins_and_no_knee_is_none() {
     let v = judge(&growing, 2.0);
     assert_eq!((v.wall, v.knee_concurrency), (Wall::None, None), "{v:?}");
 }
+
+#[test]
+fn a_step_divides_by_its_requests_and_its_wall_time() {
+    use super::cpu::Ticks;
+    use super::step::{StatementsGrown, StepInput, TicksPair, build};
+    use crate::cost::load::{LoadResult, new_histogram};
+    let mut latency = new_histogram();
+    (1..=190u64).for_each(|ms| latency.record(ms * 1000).unwrap());
+    let load = LoadResult {
+        sent: 200,
+        concurrency: 4,
+        wall: std::time::Duration::from_secs(2),
+        latency_us: latency,
+        status: [(200, 180), (503, 10)].into(),
+        errors: [("timeout".to_string(), 10)].into(),
+        first_error: None,
+        interrupted: false,
+    };
+    let ticks = |t: u64| -> Ticks { [((7, 7), t)].into() };
+    let step = build(StepInput {
+        concurrency: Some(4),
+        rate: None,
+        load: &load,
+        allowed_statuses: &[],
+        statements: StatementsGrown {
+            calls: 600,
+            rows: 1000,
+            exec_time_ms: 500.0,
+        },
+        samples: &[],
+        database_ticks: Some(TicksPair {
+            before: ticks(100),
+            after: ticks(150),
+        }),
+        app_ticks: None,
+        ticks_per_second: 100,
+        own_cpu_seconds: 0.4,
+        usable_cores: 2.0,
+    });
+    assert_eq!(step.requests, 200);
+    assert_eq!(step.rps, 95.0, "190 responses over 2 s");
+    let errors: Vec<(&str, u64)> = step.errors.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(errors, [("status_503", 10), ("timeout", 10)]);
+    assert_eq!(step.error_rate(), 0.1);
+    assert_eq!(step.per_request.statements, 3.0);
+    assert_eq!(step.per_request.rows_returned, 5.0);
+    assert_eq!(step.per_request.db_time_ms, 2.5);
+    // 50 ticks at 100 Hz = 0.5 s of CPU: 0.25 cores over 2 s, 2.5 ms per request.
+    assert_eq!(step.database.cpu_cores, Some(0.25));
+    assert_eq!(step.database.cpu_ms_per_request, Some(2.5));
+    assert_eq!(step.load_generator_cpu.cores, 0.2);
+    assert_eq!(step.load_generator_cpu.share_of_usable, 0.1);
+}
