@@ -320,6 +320,10 @@ async fn pool_wall(db: &TestDb) {
         "{shown}"
     );
     assert_eq!(report["pool"]["bigger_pool_helps"], true);
+    // No assertion on totals.transactions here: on PG 15+ a transaction that touches no
+    // relation (SELECT pg_sleep) leaves no pending statistics entry, so its commit count
+    // is published only with a later flush or when the backend exits, never by the idle
+    // timer that the settle wait relies on.
 }
 
 /// Every request updates the same row and holds its lock for 4 ms, with a pool of 16:
