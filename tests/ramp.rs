@@ -383,3 +383,27 @@ async fn ramp_names_the_wall_of_each_app() {
     pool_wall(&db).await;
     database_wall(&db).await;
 }
+
+/// Bad ramp flags are usage errors (exit 2) before anything is measured.
+#[test]
+fn bad_ramp_flags_are_usage_errors() {
+    let base = [
+        "ramp",
+        "--url",
+        "http://127.0.0.1:1/x",
+        "--db",
+        "postgres://u@127.0.0.1:1/d",
+    ];
+    for (extra, says) in [
+        (&["--steps", "1,0,4"][..], "--steps"),
+        (&["--format", "html"][..], "no HTML view"),
+        (&["--step-requests", "0"][..], "--step-requests"),
+        (&["--max-errors", "lots"][..], "--max-errors"),
+        (&["--sample-interval", "0s"][..], "--sample-interval"),
+    ] {
+        let out = pgcost().args(base).args(extra).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+    }
+}
