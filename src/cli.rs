@@ -269,6 +269,12 @@ pub struct RampArgs {
     #[arg(long, value_name = "LIST")]
     pub steps: Option<String>,
 
+    /// An open model instead of --steps: constant arrival rates in requests per second,
+    /// e.g. 100,200,400. Latency runs from each request's scheduled send time; requests
+    /// that start over 5 ms late are counted.
+    #[arg(long = "rate", value_name = "LIST", conflicts_with = "steps")]
+    pub rates: Option<String>,
+
     /// How long each step's measured load lasts, after a short unmeasured warm-up.
     #[arg(
         long,

@@ -159,13 +159,13 @@ async fn hot(State(pool): State<Pool>) -> &'static str {
 }
 
 /// Serves the pool app on `dbname` with `pool_size` connections, ramps `path` with
-/// `steps` of `requests` each, and prints the summary (named `what`).
+/// `steps` (`--steps LIST` or `--rate LIST`) of `requests` each, and prints the summary.
 async fn ramp_pool_app(
     db: &TestDb,
     dbname: &str,
     pool_size: usize,
     path: &str,
-    steps: &str,
+    steps: [&str; 2],
     requests: &str,
 ) -> (Value, String) {
     let (addr, server) = serve_pool_app(&db.cluster.url(dbname), pool_size).await;
@@ -174,7 +174,7 @@ async fn ramp_pool_app(
         db,
         dbname,
         &url,
-        &["--steps", steps, "--step-requests", requests],
+        &[steps[0], steps[1], "--step-requests", requests],
     );
     server.abort();
     let shown = summary(&report);
@@ -213,8 +213,10 @@ fn summary(report: &Value) -> String {
         .iter()
         .map(|s| {
             format!(
-                "c={} rps={:.0} p99={:.1} stmts={} db_ms={:.2} active={:.2}/{} waits={} app={} db_cpu={} own={}",
+                "c={} rate={} late={} rps={:.0} p99={:.1} stmts={} db_ms={:.2} active={:.2}/{} waits={} app={} db_cpu={} own={}",
                 s["concurrency"],
+                s["rate"],
+                s["late"],
                 s["rps"].as_f64().unwrap(),
                 s["latency_ms"]["p99"].as_f64().unwrap(),
                 s["per_request"]["statements"],
@@ -298,7 +300,15 @@ async fn app_wall(db: &TestDb) {
 
 /// A pool of 2, each request holding a connection for 5 ms: wall `pool`, knee at 2 or 4.
 async fn pool_wall(db: &TestDb) {
-    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", "1,2,4,8,16", "300").await;
+    let (report, shown) = ramp_pool_app(
+        db,
+        "ramp_pool",
+        2,
+        "/sleep",
+        ["--steps", "1,2,4,8,16"],
+        "300",
+    )
+    .await;
     assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap();
     assert!(knee == 2 || knee == 4, "{shown}");
@@ -335,7 +345,8 @@ async fn database_wall(db: &TestDb) {
         .await
         .unwrap();
     drop(setup);
-    let (report, shown) = ramp_pool_app(db, "ramp_hot", 16, "/hot", "1,2,4,8", "200").await;
+    let (report, shown) =
+        ramp_pool_app(db, "ramp_hot", 16, "/hot", ["--steps", "1,2,4,8"], "200").await;
     assert_eq!(report["verdict"]["wall"], "database", "{shown}");
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap() as usize;
     let past = (knee.trailing_zeros() as usize + 1).min(3);
@@ -369,6 +380,34 @@ async fn database_wall(db: &TestDb) {
     );
 }
 
+/// The open model on the pool of 2 (about 330 requests per second at most): 100 and 200
+/// per second are met, 600 is not, so the knee is at 200/s and the wall is the pool; at
+/// 600/s the schedule runs ahead of the app, and latency from the schedule shows it.
+async fn open_model(db: &TestDb) {
+    let rates = ["--rate", "100,200,600"];
+    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates, "200").await;
+    assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
+    assert_eq!(report["verdict"]["knee_rate"], 200.0, "{shown}");
+    assert_eq!(
+        report["verdict"]["knee_concurrency"],
+        Value::Null,
+        "{shown}"
+    );
+    for (i, rate) in [100.0, 200.0, 600.0].into_iter().enumerate() {
+        assert_eq!(report["steps"][i]["rate"], rate, "{shown}");
+        assert_eq!(report["steps"][i]["requests"], 200, "{shown}");
+    }
+    // 200 requests due within 1/3 s, served at about 330/s: the last wait about 0.27 s
+    // past their scheduled time, and most start late (no connection free in the pool).
+    assert!(
+        step_figure(&report, 2, &["latency_ms", "p99"]) >= 150.0,
+        "{shown}"
+    );
+    assert!(step_figure(&report, 2, &["late"]) >= 50.0, "{shown}");
+    assert!(step_figure(&report, 2, &["rps"]) < 0.9 * 600.0, "{shown}");
+    assert!(step_figure(&report, 0, &["rps"]) >= 0.9 * 100.0, "{shown}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ramp_names_the_wall_of_each_app() {
     let db = TestDb::start().await;
@@ -381,6 +420,7 @@ async fn ramp_names_the_wall_of_each_app() {
     }
     app_wall(&db).await;
     pool_wall(&db).await;
+    open_model(&db).await;
     database_wall(&db).await;
 }
 

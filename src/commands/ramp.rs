@@ -47,6 +47,7 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
 /// The ramp's own flags, checked.
 pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
     let steps = args.steps.as_deref().map(parse_steps).transpose()?;
+    let rates = args.rates.as_deref().map(parse_rates).transpose()?;
     let length = match args.step_requests {
         Some(0) => return Err(Error::usage("--step-requests must be at least 1")),
         Some(n) => Length::Requests(n),
@@ -63,6 +64,7 @@ pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
     })?;
     Ok(RampPlan {
         steps,
+        rates,
         length,
         max_errors: max_errors / 100.0,
         max_p99: (args.max_p99.as_deref())
@@ -86,6 +88,22 @@ fn parse_steps(text: &str) -> Result<Vec<u32>> {
     Ok(steps)
 }
 
+/// `100,200,400`: positive arrival rates per second.
+fn parse_rates(text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|part| {
+            part.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite() && *r > 0.0)
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error::usage(format!("--rate {text:?} is not a list of rates per second"))
+                .with_hint("e.g. --rate 100,200,400")
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +114,7 @@ mod tests {
         assert!(parse_steps("1,0").is_err());
         assert!(parse_steps("1,x").is_err());
         assert!(parse_steps("").is_err());
+        assert_eq!(parse_rates("100, 250.5").unwrap(), [100.0, 250.5]);
+        assert!(parse_rates("100,-1").is_err());
     }
 }

@@ -60,6 +60,8 @@ pub struct Step {
     /// `None` without `--pid`.
     pub app_cpu: Option<AppCpu>,
     pub load_generator_cpu: LoadGeneratorCpu,
+    /// Open model: requests that started more than 1 ms after their scheduled time.
+    pub late: Option<u64>,
 }
 
 impl Step {
@@ -95,6 +97,7 @@ pub struct TicksPair {
 pub struct StepInput<'a> {
     pub concurrency: Option<u32>,
     pub rate: Option<f64>,
+    pub late: Option<u64>,
     pub load: &'a LoadResult,
     pub allowed_statuses: &'a [u16],
     pub statements: StatementsGrown,
@@ -178,5 +181,6 @@ pub fn build(input: StepInput<'_>) -> Step {
             cores: own_cores,
             share_of_usable: own_cores / input.usable_cores.max(1.0),
         },
+        late: input.late,
     }
 }

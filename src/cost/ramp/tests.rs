@@ -36,6 +36,7 @@ fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step 
         },
         app_cpu: None,
         load_generator_cpu: LoadGeneratorCpu::default(),
+        late: None,
     }
 }
 
@@ -99,6 +100,23 @@ fn idle_backends_and_a_pinned_thread_is_the_app() {
 }
 
 #[test]
+fn an_open_model_knee_is_named_by_its_rate() {
+    let mut steps = vec![
+        step(1, 100.0, 5.0, 2, 0.5),
+        step(1, 199.0, 5.0, 2, 1.1),
+        step(1, 330.0, 5.1, 2, 1.9),
+    ];
+    for (s, rate) in steps.iter_mut().zip([100.0, 200.0, 400.0]) {
+        (s.concurrency, s.rate) = (None, Some(rate));
+    }
+    let v = judge(&steps, 2.0);
+    assert_eq!(
+        (v.wall, v.knee_rate, v.knee_concurrency),
+        (Wall::Pool, Some(200.0), None)
+    );
+}
+
+#[test]
 fn a_busy_load_generator_wins_and_no_knee_is_none() {
     let mut steps = vec![step(1, 300.0, 0.0, 0, 0.0), step(2, 310.0, 0.0, 0, 0.0)];
     steps[1].load_generator_cpu = LoadGeneratorCpu {
@@ -132,6 +150,7 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
     let step = build(StepInput {
         concurrency: Some(4),
         rate: None,
+        late: None,
         load: &load,
         allowed_statuses: &[],
         statements: StatementsGrown {

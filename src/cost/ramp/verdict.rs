@@ -16,8 +16,10 @@ pub const DB_WAIT_SHARE: f64 = 0.3;
 pub const PINNED_THREAD: f64 = 0.9;
 /// Active backends below this share of the connected ones: the pool is not saturated.
 pub const POOL_IDLE: f64 = 0.5;
-/// Active backends at or above this share of the connected ones (mean): the pool is full.
-pub const POOL_FULL: f64 = 0.75;
+/// Active backends at or above this share of the connected ones (mean), with the max
+/// reaching them: the pool is full. A connection the app holds between two statements
+/// is idle on the server, so the mean of a full pool stays below 1.
+pub const POOL_FULL: f64 = 0.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,11 +62,18 @@ pub fn points(steps: &[Step]) -> Vec<(f64, f64)> {
 /// Names the wall. `host_cores` are the cores of this host, where the database backends'
 /// CPU is compared when Postgres runs here.
 pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
-    let knee = knee::knee(&points(steps));
+    let rates: Vec<(f64, f64)> = (steps.iter())
+        .filter_map(|s| s.rate.map(|rate| (rate, s.rps)))
+        .collect();
+    let knee = if rates.is_empty() {
+        knee::knee(&points(steps))
+    } else {
+        knee::unmet(&rates)
+    };
     let mut verdict = Verdict {
         wall: Wall::None,
         knee_concurrency: knee.and_then(|k| steps[k].concurrency),
-        knee_rate: None,
+        knee_rate: knee.and_then(|k| steps[k].rate),
         evidence: Vec::new(),
     };
     let last = knee.map_or(steps.len(), |k| (k + 2).min(steps.len()));
@@ -84,7 +93,8 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     let Some(k) = knee else {
         if let Some(last) = steps.last() {
             verdict.evidence.push(format!(
-                "throughput grew by 10% or more at every doubling, up to {} ({:.0} rps)",
+                "throughput kept growing (every rate met, or +10% or more at every doubling), \
+                 up to {} ({:.0} rps)",
                 label(last),
                 last.rps
             ));
@@ -104,7 +114,8 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     verdict
 }
 
-fn label(step: &Step) -> String {
+/// `c=8` or `rate=400/s`.
+pub fn label(step: &Step) -> String {
     match (step.concurrency, step.rate) {
         (Some(c), _) => format!("c={c}"),
         (None, Some(rate)) => format!("rate={rate:.0}/s"),

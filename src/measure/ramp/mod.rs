@@ -12,13 +12,14 @@ use std::time::{Duration, Instant};
 use crate::auth;
 use crate::config::AuditConfig;
 use crate::cost::ramp::step::{self as figures, Step, StepInput};
+use crate::cost::ramp::verdict::label;
 use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
 use crate::error::{Error, Result};
 use crate::measure::{self, Meter};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
 use crate::progress::Progress;
-use step::Length;
+use step::{Length, Load};
 
 /// The default steps double from 1 up to this concurrency.
 pub const MAX_DEFAULT_CONCURRENCY: u32 = 256;
@@ -28,6 +29,8 @@ pub const MAX_DEFAULT_CONCURRENCY: u32 = 256;
 pub struct RampPlan {
     /// `None`: double from 1 until two steps past the knee, or 256.
     pub steps: Option<Vec<u32>>,
+    /// Open model instead: arrival rates in requests per second (`--rate`).
+    pub rates: Option<Vec<f64>>,
     pub length: Length,
     /// Stop when a step's error rate passes this share (0 to 1).
     pub max_errors: f64,
@@ -38,14 +41,18 @@ pub struct RampPlan {
 }
 
 impl RampPlan {
-    /// The concurrency of step `i` given the steps so far; `None` when the ramp is done.
-    fn next(&self, done: &[Step]) -> Option<u32> {
+    /// The load of the next step given the steps so far; `None` when the ramp is done.
+    fn next(&self, done: &[Step]) -> Option<Load> {
+        if let Some(rates) = &self.rates {
+            return rates.get(done.len()).map(|&rate| Load::Open(rate));
+        }
         match &self.steps {
-            Some(steps) => steps.get(done.len()).copied(),
+            Some(steps) => steps.get(done.len()).map(|&c| Load::Closed(c)),
             None => {
                 let points = crate::cost::ramp::verdict::points(done);
                 let c = 1u32 << done.len().min(31);
-                (c <= MAX_DEFAULT_CONCURRENCY && !knee::passed_by_two(&points)).then_some(c)
+                let more = c <= MAX_DEFAULT_CONCURRENCY && !knee::passed_by_two(&points);
+                more.then_some(Load::Closed(c))
             }
         }
     }
@@ -54,8 +61,8 @@ impl RampPlan {
     fn stop_reason(&self, step: &Step) -> Option<String> {
         if step.error_rate() > self.max_errors {
             return Some(format!(
-                "stopped after c={}: {:.1}% of requests failed (--max-errors {:.1}%)",
-                step.concurrency.unwrap_or(0),
+                "stopped after {}: {:.1}% of requests failed (--max-errors {:.1}%)",
+                label(step),
                 step.error_rate() * 100.0,
                 self.max_errors * 100.0
             ));
@@ -63,8 +70,8 @@ impl RampPlan {
         let limit = self.max_p99?;
         (step.latency_ms.p99 > limit.as_secs_f64() * 1000.0).then(|| {
             format!(
-                "stopped after c={}: p99 {:.1} ms passed --max-p99 {:?}",
-                step.concurrency.unwrap_or(0),
+                "stopped after {}: p99 {:.1} ms passed --max-p99 {:?}",
+                label(step),
                 step.latency_ms.p99,
                 limit
             )
@@ -126,8 +133,8 @@ async fn run_steps(
         ended: Instant::now(),
     };
     let (tps, cores) = (procfs::ticks_per_second(), procfs::usable_cores());
-    while let Some(concurrency) = plan.next(&run.steps) {
-        let spinner = progress.spinner(format!("ramp: c={concurrency}"));
+    while let Some(load) = plan.next(&run.steps) {
+        let spinner = progress.spinner(format!("ramp: {load:?}"));
         let probe = step::Probe {
             source: &mut session.source,
             sampler: &session.sampler,
@@ -135,14 +142,23 @@ async fn run_steps(
             pids: &plan.pids,
             own_pid,
         };
-        let measured = step::measure(probe, driver, concurrency, plan.length, stop).await?;
+        let measured = step::measure(probe, driver, load, plan.length, stop).await?;
         spinner.finish_and_clear();
         run.ended = Instant::now();
         run.sent += measured.load.sent + measured.warm_up_sent;
         run.invalid_reasons.extend(measured.invalid_reasons);
         let step = figures::build(StepInput {
-            concurrency: Some(concurrency),
-            rate: None,
+            concurrency: if let Load::Closed(c) = load {
+                Some(c)
+            } else {
+                None
+            },
+            rate: if let Load::Open(rate) = load {
+                Some(rate)
+            } else {
+                None
+            },
+            late: measured.late,
             load: &measured.load,
             allowed_statuses: &config.auth.allowed_statuses,
             statements: measured.statements,

@@ -15,7 +15,7 @@ use crate::cost::ramp::activity::Sample;
 use crate::cost::ramp::step::{StatementsGrown, TicksPair};
 use crate::error::Result;
 use crate::http::connection::Driver;
-use crate::http::load;
+use crate::http::{load, open_loop};
 use crate::measure::ramp::procfs;
 use crate::postgres::ramp as views;
 use crate::postgres::stats_connection::StatsConnection;
@@ -34,6 +34,50 @@ impl Length {
         match self {
             Length::Time(d) => Length::Time((d / 10).min(Duration::from_millis(500))),
             Length::Requests(_) => Length::Requests((2 * concurrency as u64).max(10)),
+        }
+    }
+}
+
+/// The load of one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Closed loop: this many requests in flight.
+    Closed(u32),
+    /// Open model: this many requests per second, on a schedule.
+    Open(f64),
+}
+
+impl Load {
+    /// Open model: workers (connections) enough for a quarter of a second of arrivals.
+    fn workers(rate: f64) -> u32 {
+        ((rate * 0.25).ceil() as u32).clamp(16, 1024)
+    }
+
+    /// Sends this load for `length`; the late requests of an open-model step.
+    pub async fn send(
+        self,
+        driver: &Arc<Driver>,
+        length: Length,
+        stop: &Arc<AtomicBool>,
+    ) -> (LoadResult, Option<u64>) {
+        match self {
+            Load::Closed(c) => (load_for(driver, c, length, stop).await, None),
+            Load::Open(rate) => {
+                let total = match length {
+                    Length::Requests(n) => n,
+                    Length::Time(d) => (rate * d.as_secs_f64()).ceil() as u64,
+                };
+                let paced =
+                    open_loop::paced(driver, rate, total, Self::workers(rate), stop.clone()).await;
+                (paced.load, Some(paced.late))
+            }
+        }
+    }
+
+    fn warm_up(self, length: Length) -> Length {
+        match self {
+            Load::Closed(c) => length.warm_up(c),
+            Load::Open(rate) => length.warm_up(((rate / 100.0).ceil() as u32).max(1)),
         }
     }
 }
@@ -77,6 +121,8 @@ pub struct Measured {
     pub invalid_reasons: Vec<String>,
     /// Requests of the step's warm-up.
     pub warm_up_sent: u64,
+    /// Open model: requests that started late.
+    pub late: Option<u64>,
 }
 
 /// Samples the target's backends every `interval` until `done`; returns the samples and
@@ -113,15 +159,15 @@ pub struct Probe<'a> {
     pub own_pid: i32,
 }
 
-/// Measures one step at `concurrency` for `length` (after its warm-up).
+/// Measures one step of `load` for `length` (after its warm-up).
 pub async fn measure(
     probe: Probe<'_>,
     driver: &Arc<Driver>,
-    concurrency: u32,
+    load: Load,
     length: Length,
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured> {
-    let warm_up = load_for(driver, concurrency, length.warm_up(concurrency), stop).await;
+    let (warm_up, _) = load.send(driver, load.warm_up(length), stop).await;
     let before = probe.source.snapshot().await?;
     let (_, backend_pids) = views::sample(probe.sampler, probe.source.oid, probe.own_pid).await?;
     let database_before = procfs::postgres_ticks(&backend_pids);
@@ -130,13 +176,13 @@ pub async fn measure(
     let own_before = procfs::own_cpu_seconds();
     let done = AtomicBool::new(false);
     let burst = async {
-        let result = load_for(driver, concurrency, length, stop).await;
+        let result = load.send(driver, length, stop).await;
         done.store(true, Ordering::Relaxed);
         result
     };
     let ids = (probe.source.oid, probe.own_pid);
     let sampling = sample_until(probe.sampler, ids, probe.interval, &done);
-    let (load, sampled) = tokio::join!(burst, sampling);
+    let ((result, late), sampled) = tokio::join!(burst, sampling);
     let own_cpu_seconds = procfs::own_cpu_seconds() - own_before;
     let app_ticks = app_before.map(|before| TicksPair {
         before,
@@ -161,7 +207,8 @@ pub async fn measure(
             exec_time_ms: acc.exec_time_ms + s.exec_time_ms,
         });
     Ok(Measured {
-        load,
+        load: result,
+        late,
         statements,
         samples,
         database_ticks,
