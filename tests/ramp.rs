@@ -383,6 +383,7 @@ async fn database_wall(db: &TestDb) {
 /// The open model on the pool of 2 (about 330 requests per second at most): 100 and 200
 /// per second are met, 600 is not, so the knee is at 200/s and the wall is the pool; at
 /// 600/s the schedule runs ahead of the app, and latency from the schedule shows it.
+/// Sampled at 20 ms, the step sees both pooled connections busy.
 async fn open_model(db: &TestDb) {
     let rates = ["--rate", "100,200,600"];
     let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates, "200").await;
@@ -398,12 +399,15 @@ async fn open_model(db: &TestDb) {
         assert_eq!(report["steps"][i]["requests"], 200, "{shown}");
     }
     // 200 requests due within 1/3 s, served at about 330/s: the last wait about 0.27 s
-    // past their scheduled time, and most start late (no connection free in the pool).
+    // past their scheduled time, in the app's queue for a pooled connection. pgcost itself
+    // kept the schedule: its requests started on time (at most 5% late, on a busy host).
     assert!(
         step_figure(&report, 2, &["latency_ms", "p99"]) >= 150.0,
         "{shown}"
     );
-    assert!(step_figure(&report, 2, &["late"]) >= 50.0, "{shown}");
+    for i in 0..3 {
+        assert!(step_figure(&report, i, &["late"]) <= 10.0, "{shown}");
+    }
     assert!(step_figure(&report, 2, &["rps"]) < 0.9 * 600.0, "{shown}");
     assert!(step_figure(&report, 0, &["rps"]) >= 0.9 * 100.0, "{shown}");
 }
