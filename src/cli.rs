@@ -126,6 +126,11 @@ pub struct DemoArgs {
     #[arg(long)]
     pub serve: bool,
 
+    /// After the audits, ramp the naive and the cached pipelines (pgcost ramp, steps 1 to
+    /// 8 of 1 s each) and show where each one's wall is.
+    #[arg(long, conflicts_with = "serve")]
+    pub ramp: bool,
+
     /// Requests per pipeline.
     #[arg(short = 'n', long, default_value_t = 200)]
     pub requests: u64,

@@ -92,9 +92,13 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     }
     let Some(k) = knee else {
         if let Some(last) = steps.last() {
+            let how = if rates.is_empty() {
+                "throughput grew by 10% or more at every doubling"
+            } else {
+                "every arrival rate was met"
+            };
             verdict.evidence.push(format!(
-                "throughput kept growing (every rate met, or +10% or more at every doubling), \
-                 up to {} ({:.0} rps)",
+                "{how}, up to {} ({:.0} rps)",
                 label(last),
                 last.rps
             ));
