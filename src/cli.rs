@@ -47,6 +47,9 @@ pub enum Command {
     /// settle, snapshot, run the command after `--`, settle, snapshot, and divide by its
     /// request count.
     Measure(MeasureArgs),
+    /// Raise the load step by step, find the knee where throughput stops growing, and say
+    /// whether the wall is the app, its connection pool or the database (docs/ramp.md).
+    Ramp(RampArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
     Completions(CompletionsArgs),
@@ -186,6 +189,11 @@ pub struct DemoArgs {
     #[arg(long)]
     pub serve: bool,
 
+    /// After the audits, ramp the naive and the cached pipelines (pgcost ramp, steps 1 to
+    /// 8 of 1 s each) and show where each one's wall is.
+    #[arg(long, conflicts_with = "serve")]
+    pub ramp: bool,
+
     /// Requests per pipeline.
     #[arg(short = 'n', long, default_value_t = 200)]
     pub requests: u64,
@@ -316,6 +324,56 @@ pub struct AuditArgs {
 
     #[command(flatten)]
     pub auth: AuthArgs,
+}
+
+/// `pgcost ramp`: every flag of `audit` (-n and -c aside, which the steps replace; the
+/// warm-up before the first settle uses --warmup), and the steps.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct RampArgs {
+    #[command(flatten)]
+    pub audit: AuditArgs,
+
+    /// Closed-loop concurrency of each step, e.g. 1,2,4,8,16. By default it doubles from
+    /// 1 until two steps past the knee, or up to 256.
+    #[arg(long, value_name = "LIST")]
+    pub steps: Option<String>,
+
+    /// An open model instead of --steps: constant arrival rates in requests per second,
+    /// e.g. 100,200,400. Latency runs from each request's scheduled send time; requests
+    /// that start over 5 ms late are counted.
+    #[arg(long = "rate", value_name = "LIST", conflicts_with = "steps")]
+    pub rates: Option<String>,
+
+    /// How long each step's measured load lasts, after a short unmeasured warm-up.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        conflicts_with = "step_requests"
+    )]
+    pub step_duration: String,
+
+    /// Measure each step over exactly N requests instead of a duration.
+    #[arg(long, value_name = "N")]
+    pub step_requests: Option<u64>,
+
+    /// Stop the ramp after a step whose error rate passes this, e.g. 1%.
+    #[arg(long, value_name = "PERCENT", default_value = "1%")]
+    pub max_errors: String,
+
+    /// Stop the ramp after a step whose p99 latency passes this, e.g. 500ms.
+    #[arg(long, value_name = "DURATION")]
+    pub max_p99: Option<String>,
+
+    /// How often pg_stat_activity is sampled (over the admin database) during a step.
+    #[arg(long, value_name = "DURATION", default_value = "20ms")]
+    pub sample_interval: String,
+
+    /// An app server process on this host (repeatable): the CPU of its threads and of its
+    /// child processes is read from /proc at every step.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<i32>,
 }
 
 /// How each measured request authenticates. Every value read here is a secret: none is

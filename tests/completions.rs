@@ -5,7 +5,7 @@ mod support;
 
 use support::pgcost;
 
-const SUBCOMMANDS: [&str; 5] = ["audit", "demo", "check", "completions", "man"];
+const SUBCOMMANDS: [&str; 6] = ["audit", "demo", "check", "ramp", "completions", "man"];
 
 fn stdout(args: &[&str]) -> String {
     let output = pgcost().args(args).output().unwrap();
@@ -21,7 +21,13 @@ fn bash_completion_completes_every_subcommand_and_flag() {
     for name in SUBCOMMANDS {
         assert!(script.contains(name), "{name} missing");
     }
-    for flag in ["--url", "--format", "--max-regression", "--bearer-file"] {
+    for flag in [
+        "--url",
+        "--format",
+        "--max-regression",
+        "--bearer-file",
+        "--step-duration",
+    ] {
         assert!(script.contains(flag), "{flag} missing");
     }
     assert!(script.contains("html"), "the html format is completed");

@@ -44,9 +44,14 @@ pub fn emit(config: &AuditConfig, report: &Report, interrupted: bool) -> Result<
 
 /// 130 when interrupted, 0 for a valid report, 3 otherwise.
 pub fn exit_code(report: &Report, interrupted: bool) -> i32 {
+    exit_code_of(report.valid, interrupted)
+}
+
+/// The exit code of a report that is `valid` or not (any command's report).
+pub fn exit_code_of(valid: bool, interrupted: bool) -> i32 {
     if interrupted {
         exit::INTERRUPTED
-    } else if report.valid {
+    } else if valid {
         exit::OK
     } else {
         exit::INVALID

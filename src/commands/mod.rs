@@ -8,6 +8,7 @@ pub mod demo;
 pub mod explain;
 pub mod man;
 pub mod measure;
+pub mod ramp;
 
 use crate::cli::{Cli, Command};
 use crate::error::Result;
@@ -20,6 +21,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Demo(args) => demo::execute(&args).await,
         Command::Check(args) => check::execute(&args, &env).await,
         Command::Measure(args) => measure::execute(&args, &env).await,
+        Command::Ramp(args) => ramp::execute(&args, &env).await,
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
         Command::Explain(args) => explain::execute(&args),

@@ -13,6 +13,7 @@ pub mod findings;
 pub mod load;
 pub mod nodes;
 pub mod plan;
+pub mod ramp;
 pub mod report;
 pub mod snapshot;
 pub mod text;

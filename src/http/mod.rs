@@ -3,4 +3,5 @@
 
 pub mod connection;
 pub mod load;
+pub mod open_loop;
 pub mod request;

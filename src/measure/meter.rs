@@ -417,6 +417,12 @@ impl Meter {
         }
     }
 
+    /// The backend of pgcost's own table reader on the target (0 when none), for samplers
+    /// to leave out.
+    pub fn own_target_pid(&self) -> i32 {
+        self.source.own_target_pid()
+    }
+
     /// The window's delta, the tool's own footprint taken out.
     pub fn window(&self, opened: &Boundary, closed: &Boundary) -> WindowDelta {
         let mut window = window_delta(opened, closed);

@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod conninfo;
 pub mod plans;
+pub mod ramp;
 pub mod settle;
 pub mod stats_connection;
 pub mod views;

@@ -364,7 +364,8 @@ impl StatsConnection {
     }
 
     /// The pid of the tool's own table reader in the target, or 0 (no backend has pid 0).
-    fn own_target_pid(&self) -> i32 {
+    /// The backend pid of pgcost's own table reader on the target; 0 when there is none.
+    pub fn own_target_pid(&self) -> i32 {
         self.table_reader.as_ref().map_or(0, |r| r.pid)
     }
 

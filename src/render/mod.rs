@@ -4,6 +4,7 @@
 
 pub mod html;
 mod markdown;
+pub mod ramp;
 mod sections;
 mod table;
 

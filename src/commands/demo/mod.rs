@@ -4,6 +4,7 @@
 
 pub mod api;
 mod html;
+mod ramps;
 mod setup;
 mod view;
 
@@ -29,6 +30,7 @@ pub use view::render_comparison;
 #[derive(Debug, Clone)]
 pub struct DemoConfig {
     pub serve: bool,
+    pub ramp: bool,
     pub requests: u64,
     pub concurrency: u32,
     pub cache_ttl: Duration,
@@ -45,8 +47,12 @@ impl DemoConfig {
             return Err(Error::usage("pgcost demo prints table, json or html")
                 .with_hint("use --format table, --format json or --format html"));
         }
+        if args.ramp && args.format == Format::Html {
+            return Err(Error::usage("pgcost demo --ramp prints table or json"));
+        }
         Ok(DemoConfig {
             serve: args.serve,
+            ramp: args.ramp,
             requests: args.requests,
             concurrency: args.concurrency,
             cache_ttl,
@@ -105,11 +111,20 @@ async fn run(config: &DemoConfig) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let env = setup(config.cache_ttl, &progress).await?;
     let report = audit_all(&env, config.requests, config.concurrency, &progress).await?;
+    let ramps = if config.ramp {
+        Some(ramps::ramp_pipelines(&env, &progress).await?)
+    } else {
+        None
+    };
     drop(env);
-    let text = match config.format {
-        Format::Json => crate::render::json(&report),
-        Format::Html => render_html(&report),
-        _ => render_comparison(&report),
+    let text = match (config.format, &ramps) {
+        (Format::Json, Some(ramps)) => crate::render::json(&ramps::WithRamps {
+            pipelines: &report.pipelines,
+            ramps,
+        }),
+        (Format::Json, None) => crate::render::json(&report),
+        (Format::Html, _) => render_html(&report),
+        (_, ramps) => render_comparison(&report) + &ramps::render(ramps.as_ref()),
     };
     output::emit(config.output.as_deref(), &text)?;
     Ok(if report.valid() {

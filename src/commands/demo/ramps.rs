@@ -1,0 +1,69 @@
+//! `pgcost demo --ramp`: the naive and the cached pipelines ramped after the audits, to
+//! show where each one's wall is.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::api::Pipeline;
+use super::{Environment, Pipelines, audit_config};
+use crate::cli::Format;
+use crate::cost::ramp::RampReport;
+use crate::error::Result;
+use crate::measure::ramp::step::Length;
+use crate::measure::ramp::{self, RampPlan};
+use crate::progress::Progress;
+
+/// The ramps of the demo, by pipeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ramps {
+    pub naive: RampReport,
+    pub cached: RampReport,
+}
+
+/// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
+#[derive(Serialize)]
+pub struct WithRamps<'a> {
+    pub pipelines: &'a Pipelines,
+    pub ramps: &'a Ramps,
+}
+
+/// Ramps the naive and the cached pipelines, concurrency 1 to 8, 1 s a step.
+pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ramps> {
+    let plan = RampPlan {
+        steps: Some(vec![1, 2, 4, 8]),
+        rates: None,
+        length: Length::Time(Duration::from_secs(1)),
+        max_errors: 0.01,
+        max_p99: None,
+        sample_interval: Duration::from_millis(20),
+        pids: Vec::new(),
+    };
+    let mut reports = Vec::new();
+    for pipeline in [Pipeline::Naive, Pipeline::Cached] {
+        crate::progress::status(&format!("ramping the {} pipeline", pipeline.name()));
+        let config = audit_config(env, pipeline, 200, 8)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        reports.push(ramp::ramp(&config, &plan, progress, stop).await?);
+    }
+    let cached = reports.pop().expect("two ramps");
+    let naive = reports.pop().expect("two ramps");
+    Ok(Ramps { naive, cached })
+}
+
+/// The ramps as tables, after the comparison; nothing without them.
+pub fn render(ramps: Option<&Ramps>) -> String {
+    let Some(ramps) = ramps else {
+        return String::new();
+    };
+    let table = |name: &str, report: &RampReport| {
+        format!(
+            "\nRamp of the {name} pipeline (the API runs inside pgcost: its CPU counts as \
+             pgcost's own)\n{}",
+            crate::render::ramp::render(Format::Table, report)
+        )
+    };
+    table("naive", &ramps.naive) + &table("cached", &ramps.cached)
+}

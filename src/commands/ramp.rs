@@ -1,0 +1,120 @@
+//! `pgcost ramp`: raise the load step by step, find the knee, and name the wall.
+
+use std::sync::atomic::Ordering;
+
+use crate::cli::{Format, RampArgs};
+use crate::commands::audit;
+use crate::config::AuditConfig;
+use crate::error::{Error, Result};
+use crate::measure::ramp::step::Length;
+use crate::measure::ramp::{self, RampPlan};
+use crate::output;
+use crate::postgres::conninfo::EnvLookup;
+use crate::progress::Progress;
+use crate::render;
+use crate::values::{parse_percent, parse_positive_duration};
+
+/// The command: validate the flags, ramp, render, and the exit code.
+pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let config = AuditConfig::from_args(&args.audit, env)?;
+    let plan = plan_from_args(args)?;
+    if config.format == Format::Html {
+        return Err(Error::usage("pgcost ramp has no HTML view yet")
+            .with_hint("use --format table, json or markdown"));
+    }
+    let redactor = config.auth.redactor.clone();
+    run(&config, &plan)
+        .await
+        .map_err(|err| output::scrubbed(err, &redactor))
+}
+
+async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
+    let progress = Progress::new(config.quiet);
+    let stop = output::stop_on_ctrl_c();
+    let report = ramp::ramp(config, plan, &progress, stop.clone()).await?;
+    let scrub = |text: &str| config.auth.redactor.scrub(text);
+    let text = scrub(&render::ramp::render(config.format, &report));
+    output::emit(config.output.as_deref(), &text)?;
+    if config.output.is_some() {
+        crate::progress::status(&scrub(&render::ramp::sentence(&report)));
+    }
+    Ok(audit::exit_code_of(
+        report.valid,
+        stop.load(Ordering::Relaxed),
+    ))
+}
+
+/// The ramp's own flags, checked.
+pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
+    let steps = args.steps.as_deref().map(parse_steps).transpose()?;
+    let rates = args.rates.as_deref().map(parse_rates).transpose()?;
+    let length = match args.step_requests {
+        Some(0) => return Err(Error::usage("--step-requests must be at least 1")),
+        Some(n) => Length::Requests(n),
+        None => Length::Time(parse_positive_duration(
+            "--step-duration",
+            &args.step_duration,
+        )?),
+    };
+    let max_errors = parse_percent(&args.max_errors).map_err(|_| {
+        Error::usage(format!(
+            "--max-errors {:?} is not a percentage",
+            args.max_errors
+        ))
+    })?;
+    Ok(RampPlan {
+        steps,
+        rates,
+        length,
+        max_errors: max_errors / 100.0,
+        max_p99: (args.max_p99.as_deref())
+            .map(|text| parse_positive_duration("--max-p99", text))
+            .transpose()?,
+        sample_interval: parse_positive_duration("--sample-interval", &args.sample_interval)?,
+        pids: args.pids.clone(),
+    })
+}
+
+/// `1,2,4,8`: positive concurrencies.
+fn parse_steps(text: &str) -> Result<Vec<u32>> {
+    let steps: Vec<u32> = text
+        .split(',')
+        .map(|part| part.trim().parse::<u32>().ok().filter(|c| *c > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error::usage(format!("--steps {text:?} is not a list of concurrencies"))
+                .with_hint("e.g. --steps 1,2,4,8,16")
+        })?;
+    Ok(steps)
+}
+
+/// `100,200,400`: positive arrival rates per second.
+fn parse_rates(text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|part| {
+            part.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite() && *r > 0.0)
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error::usage(format!("--rate {text:?} is not a list of rates per second"))
+                .with_hint("e.g. --rate 100,200,400")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_positive_concurrencies() {
+        assert_eq!(parse_steps("1, 2,4").unwrap(), [1, 2, 4]);
+        assert!(parse_steps("1,0").is_err());
+        assert!(parse_steps("1,x").is_err());
+        assert!(parse_steps("").is_err());
+        assert_eq!(parse_rates("100, 250.5").unwrap(), [100.0, 250.5]);
+        assert!(parse_rates("100,-1").is_err());
+    }
+}

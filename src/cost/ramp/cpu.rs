@@ -1,0 +1,109 @@
+//! CPU arithmetic of the ramp: utime + stime read from `/proc/PID/task/TID/stat`, and the
+//! conversion of clock ticks (jiffies) to cores: divide by the tick rate AND by the wall
+//! time, never compare raw jiffies with milliseconds.
+
+use std::collections::BTreeMap;
+
+/// utime + stime of one `stat` line, in clock ticks: fields 14 and 15, counted after the
+/// command name, which may hold spaces and parentheses (so split after its last `)`).
+pub fn stat_ticks(stat: &str) -> Option<u64> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // After the name: field 3 (state) is the first; utime is field 14, stime field 15.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// The parent pid of one `stat` line (field 4).
+pub fn stat_parent(stat: &str) -> Option<i32> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Cores used: `ticks` of CPU time over `wall_seconds`, at `ticks_per_second`.
+pub fn cores(ticks: u64, ticks_per_second: u64, wall_seconds: f64) -> f64 {
+    if ticks_per_second == 0 || wall_seconds <= 0.0 {
+        return 0.0;
+    }
+    ticks as f64 / ticks_per_second as f64 / wall_seconds
+}
+
+/// Milliseconds of CPU per request.
+pub fn ms_per_request(ticks: u64, ticks_per_second: u64, requests: u64) -> f64 {
+    if ticks_per_second == 0 || requests == 0 {
+        return 0.0;
+    }
+    ticks as f64 * 1000.0 / ticks_per_second as f64 / requests as f64
+}
+
+/// CPU ticks per thread (or per process), keyed by (pid, tid), at one instant.
+pub type Ticks = BTreeMap<(i32, i32), u64>;
+
+/// The growth of each key present at both instants (a thread that ended is left out, one
+/// that started counts from zero).
+pub fn grown(before: &Ticks, after: &Ticks) -> Vec<u64> {
+    after
+        .iter()
+        .map(|(key, end)| end.saturating_sub(before.get(key).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// The processes' CPU over a step: the busiest thread's share of one core, and the total
+/// in cores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AppCpu {
+    pub busiest_thread_share: f64,
+    pub cores: f64,
+    /// Threads seen (of the processes and their children).
+    pub threads: usize,
+}
+
+/// [`AppCpu`] of per-thread tick counts read before and after a step.
+pub fn app_cpu(before: &Ticks, after: &Ticks, ticks_per_second: u64, wall_seconds: f64) -> AppCpu {
+    let grown = grown(before, after);
+    let busiest = grown.iter().copied().max().unwrap_or(0);
+    AppCpu {
+        busiest_thread_share: cores(busiest, ticks_per_second, wall_seconds),
+        cores: cores(grown.iter().sum(), ticks_per_second, wall_seconds),
+        threads: after.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "4242 (tokio (rt) x) R 4200 4242 4200 0 -1 4194304 100 0 0 0 \
+                        1000 80 0 0 20 0 3 0 12345 1000000 200";
+
+    #[test]
+    fn ticks_come_from_fields_14_and_15_after_a_name_with_spaces_and_parens() {
+        assert_eq!(stat_ticks(STAT), Some(1080));
+        assert_eq!(stat_parent(STAT), Some(4200));
+        assert_eq!(stat_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn jiffies_divide_by_the_tick_rate_and_by_the_wall_time() {
+        // The trap: 1000 jiffies over 10 s at 100 Hz is ONE core, not 10 (or 100).
+        assert!((cores(1000, 100, 10.0) - 1.0).abs() < 1e-12);
+        assert!((cores(108, 100, 1.0) - 1.08).abs() < 1e-12);
+        assert!((cores(500, 250, 4.0) - 0.5).abs() < 1e-12);
+        assert_eq!(cores(10, 0, 1.0), 0.0);
+        assert_eq!(cores(10, 100, 0.0), 0.0);
+        // 150 ticks at 100 Hz = 1.5 s of CPU over 300 requests = 5 ms each.
+        assert!((ms_per_request(150, 100, 300) - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn busiest_thread_and_total_over_a_step() {
+        let before: Ticks = [((1, 1), 100), ((1, 2), 50), ((1, 3), 7)].into();
+        // Thread 3 ended; thread 4 started during the step.
+        let after: Ticks = [((1, 1), 295), ((1, 2), 60), ((1, 4), 15)].into();
+        let cpu = app_cpu(&before, &after, 100, 2.0);
+        assert!((cpu.busiest_thread_share - 0.975).abs() < 1e-12, "{cpu:?}");
+        assert!((cpu.cores - 1.10).abs() < 1e-12, "{cpu:?}");
+        assert_eq!(cpu.threads, 3);
+    }
+}

@@ -1,0 +1,186 @@
+//! One step of the ramp as the report shows it, built from what the step measured.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cost::load::{LoadResult, latency_ms};
+use crate::cost::ramp::activity::{ActivitySummary, Sample, summarise};
+use crate::cost::ramp::cpu::{self, AppCpu, Ticks};
+
+/// Latency percentiles of a step, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// Per request, from the `pg_stat_statements` delta of the step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerRequest {
+    pub statements: f64,
+    pub rows_returned: f64,
+    pub db_time_ms: f64,
+}
+
+/// The database side of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepDatabase {
+    #[serde(flatten)]
+    pub activity: ActivitySummary,
+    /// CPU of the target's backends in cores; `None` when Postgres is not on this host.
+    pub cpu_cores: Option<f64>,
+    pub cpu_ms_per_request: Option<f64>,
+}
+
+/// pgcost's own CPU over the step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadGeneratorCpu {
+    pub cores: f64,
+    /// Of the cores pgcost may use (0 to 1).
+    pub share_of_usable: f64,
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub concurrency: Option<u32>,
+    pub rate: Option<f64>,
+    /// Responses and transport errors.
+    pub requests: u64,
+    pub wall_seconds: f64,
+    pub rps: f64,
+    pub latency_ms: LatencyMs,
+    /// Errors by kind: transport errors, and `status_NNN` for rejected statuses.
+    pub errors: BTreeMap<String, u64>,
+    pub per_request: PerRequest,
+    pub database: StepDatabase,
+    /// `None` without `--pid`.
+    pub app_cpu: Option<AppCpu>,
+    pub load_generator_cpu: LoadGeneratorCpu,
+    /// Open model: requests that started more than 1 ms after their scheduled time.
+    pub late: Option<u64>,
+}
+
+impl Step {
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    pub fn error_rate(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.error_count() as f64 / self.requests as f64
+        }
+    }
+}
+
+/// Statement counters grown over a step: calls, rows and execution time (ms).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StatementsGrown {
+    pub calls: i64,
+    pub rows: i64,
+    pub exec_time_ms: f64,
+}
+
+/// CPU ticks read before and after a step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TicksPair {
+    pub before: Ticks,
+    pub after: Ticks,
+}
+
+/// Everything one step measured.
+pub struct StepInput<'a> {
+    pub concurrency: Option<u32>,
+    pub rate: Option<f64>,
+    pub late: Option<u64>,
+    pub load: &'a LoadResult,
+    pub allowed_statuses: &'a [u16],
+    pub statements: StatementsGrown,
+    pub samples: &'a [Sample],
+    /// The database backends' ticks; `None` when Postgres is not on this host.
+    pub database_ticks: Option<TicksPair>,
+    /// The `--pid` processes' threads; `None` without `--pid`.
+    pub app_ticks: Option<TicksPair>,
+    pub ticks_per_second: u64,
+    /// pgcost's own CPU seconds over the step, and the cores it may use.
+    pub own_cpu_seconds: f64,
+    pub usable_cores: f64,
+}
+
+/// Errors by kind: the transport's, and every status outside 2xx and 3xx not allowed.
+pub fn errors(load: &LoadResult, allowed: &[u16]) -> BTreeMap<String, u64> {
+    let mut errors = load.errors.clone();
+    for (&code, &n) in &load.status {
+        if code >= 400 && !allowed.contains(&code) {
+            *errors.entry(format!("status_{code}")).or_default() += n;
+        }
+    }
+    errors
+}
+
+/// Builds the step's figures.
+pub fn build(input: StepInput<'_>) -> Step {
+    let load = input.load;
+    let wall = load.wall.as_secs_f64();
+    let requests = load.responses() + load.error_count();
+    let divide = |x: f64| {
+        if requests == 0 {
+            0.0
+        } else {
+            x / requests as f64
+        }
+    };
+    let latency = latency_ms(&load.latency_us);
+    let tps = input.ticks_per_second;
+    let database_ticks = input.database_ticks.as_ref().map(|t| {
+        let total: u64 = cpu::grown(&t.before, &t.after).iter().sum();
+        (
+            cpu::cores(total, tps, wall),
+            cpu::ms_per_request(total, tps, requests),
+        )
+    });
+    let own_cores = if wall > 0.0 {
+        input.own_cpu_seconds / wall
+    } else {
+        0.0
+    };
+    Step {
+        concurrency: input.concurrency,
+        rate: input.rate,
+        requests,
+        wall_seconds: wall,
+        rps: if wall > 0.0 {
+            load.responses() as f64 / wall
+        } else {
+            0.0
+        },
+        latency_ms: LatencyMs {
+            p50: latency.p50,
+            p95: latency.p95,
+            p99: latency.p99,
+            max: latency.max,
+        },
+        errors: errors(load, input.allowed_statuses),
+        per_request: PerRequest {
+            statements: divide(input.statements.calls as f64),
+            rows_returned: divide(input.statements.rows as f64),
+            db_time_ms: divide(input.statements.exec_time_ms),
+        },
+        database: StepDatabase {
+            activity: summarise(input.samples),
+            cpu_cores: database_ticks.map(|t| t.0),
+            cpu_ms_per_request: database_ticks.map(|t| t.1),
+        },
+        app_cpu: (input.app_ticks.as_ref()).map(|t| cpu::app_cpu(&t.before, &t.after, tps, wall)),
+        load_generator_cpu: LoadGeneratorCpu {
+            cores: own_cores,
+            share_of_usable: own_cores / input.usable_cores.max(1.0),
+        },
+        late: input.late,
+    }
+}

@@ -1,0 +1,106 @@
+//! The open-model load driver: requests sent on a fixed schedule, at a constant arrival
+//! rate, whatever the responses do. Latency runs from each request's scheduled send time,
+//! so a server that falls behind shows it (corrected for coordinated omission, as wrk2
+//! does); a request that could not start on time is counted as late.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cost::load::{LoadResult, new_histogram};
+use crate::http::connection::{Driver, Failure};
+
+/// A request that starts this long after its scheduled time is late (tokio's timer
+/// wakes at millisecond granularity, so a threshold of 1 ms would count every request).
+pub const LATE_AFTER: Duration = Duration::from_millis(5);
+
+/// What an open-model step observed: the load, and the requests that started late.
+pub struct Paced {
+    pub load: LoadResult,
+    pub late: u64,
+}
+
+fn empty(workers: u32) -> LoadResult {
+    LoadResult {
+        sent: 0,
+        concurrency: workers,
+        wall: Duration::ZERO,
+        latency_us: new_histogram(),
+        status: Default::default(),
+        errors: Default::default(),
+        first_error: None,
+        interrupted: false,
+        source: crate::cost::load::PGCOST_SOURCE,
+        command_exit: None,
+    }
+}
+
+/// One worker: claims the next slot of the schedule, waits for its time, sends it.
+async fn work(
+    driver: &Driver,
+    schedule: (Instant, f64, u64),
+    next: &AtomicU64,
+    stop: &AtomicBool,
+    tally: &Mutex<(LoadResult, u64)>,
+) {
+    let (start, rate, total) = schedule;
+    let mut link = None;
+    loop {
+        let slot = next.fetch_add(1, Ordering::Relaxed);
+        if slot >= total || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let due = start + Duration::from_secs_f64(slot as f64 / rate);
+        tokio::time::sleep_until(due.into()).await;
+        let late = Instant::now().saturating_duration_since(due) > LATE_AFTER;
+        let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await;
+        let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());
+        tally.1 += late as u64;
+        let failure = match outcome {
+            Ok(Ok(code)) => {
+                let us = due.elapsed().as_micros().max(1) as u64;
+                tally.0.latency_us.saturating_record(us);
+                *tally.0.status.entry(code).or_default() += 1;
+                None
+            }
+            Ok(Err(failure)) => Some(failure),
+            Err(_) => Some(Failure {
+                kind: "timeout",
+                text: format!("no complete response within {:?}", driver.timeout),
+            }),
+        };
+        if let Some(failure) = failure {
+            link = None;
+            *tally.0.errors.entry(failure.kind.to_string()).or_default() += 1;
+            tally.0.first_error.get_or_insert(failure.text);
+        }
+    }
+}
+
+/// Sends `total` requests at `rate` per second with up to `workers` in flight.
+pub async fn paced(
+    driver: &Arc<Driver>,
+    rate: f64,
+    total: u64,
+    workers: u32,
+    stop: Arc<AtomicBool>,
+) -> Paced {
+    let start = Instant::now();
+    let next = Arc::new(AtomicU64::new(0));
+    let tally = Arc::new(Mutex::new((empty(workers), 0u64)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..workers.max(1) {
+        let (driver, next, stop, tally) =
+            (driver.clone(), next.clone(), stop.clone(), tally.clone());
+        tasks.spawn(async move { work(&driver, (start, rate, total), &next, &stop, &tally).await });
+    }
+    while tasks.join_next().await.is_some() {}
+    let (mut load, late) = std::mem::replace(
+        &mut *tally.lock().unwrap_or_else(|p| p.into_inner()),
+        (empty(workers), 0),
+    );
+    load.wall = start.elapsed();
+    load.sent = load.responses() + load.error_count();
+    load.interrupted = load.sent < total;
+    Paced { load, late }
+}

@@ -1,0 +1,269 @@
+//! Measuring `pgcost ramp`: warm up, settle, then step the load up, each step measured
+//! at once (`pg_stat_statements` is immediate), and settle once more after the last, for
+//! the `pg_stat_database` totals of the whole ramp.
+
+pub mod procfs;
+pub mod step;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::auth;
+use crate::config::AuditConfig;
+use crate::cost::ramp::step::{self as figures, Step, StepInput};
+use crate::cost::ramp::verdict::label;
+use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
+use crate::error::{Error, Result};
+use crate::measure::{self, Meter};
+use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::postgres::{ramp as ramp_views, views};
+use crate::progress::Progress;
+use step::{Length, Load};
+
+/// The default steps double from 1 up to this concurrency.
+pub const MAX_DEFAULT_CONCURRENCY: u32 = 256;
+
+/// What to ramp, besides the request and the database of the audit configuration.
+#[derive(Debug, Clone)]
+pub struct RampPlan {
+    /// `None`: double from 1 until two steps past the knee, or 256.
+    pub steps: Option<Vec<u32>>,
+    /// Open model instead: arrival rates in requests per second (`--rate`).
+    pub rates: Option<Vec<f64>>,
+    pub length: Length,
+    /// Stop when a step's error rate passes this share (0 to 1).
+    pub max_errors: f64,
+    /// Stop when a step's p99 passes this.
+    pub max_p99: Option<Duration>,
+    pub sample_interval: Duration,
+    pub pids: Vec<i32>,
+}
+
+impl RampPlan {
+    /// The load of the next step given the steps so far; `None` when the ramp is done.
+    fn next(&self, done: &[Step]) -> Option<Load> {
+        if let Some(rates) = &self.rates {
+            return rates.get(done.len()).map(|&rate| Load::Open(rate));
+        }
+        match &self.steps {
+            Some(steps) => steps.get(done.len()).map(|&c| Load::Closed(c)),
+            None => {
+                let points = crate::cost::ramp::verdict::points(done);
+                let c = 1u32 << done.len().min(31);
+                let more = c <= MAX_DEFAULT_CONCURRENCY && !knee::passed_by_two(&points);
+                more.then_some(Load::Closed(c))
+            }
+        }
+    }
+
+    /// Why the ramp stops after `step`, if it does.
+    fn stop_reason(&self, step: &Step) -> Option<String> {
+        if step.error_rate() > self.max_errors {
+            return Some(format!(
+                "stopped after {}: {:.1}% of requests failed (--max-errors {:.1}%)",
+                label(step),
+                step.error_rate() * 100.0,
+                self.max_errors * 100.0
+            ));
+        }
+        let limit = self.max_p99?;
+        (step.latency_ms.p99 > limit.as_secs_f64() * 1000.0).then(|| {
+            format!(
+                "stopped after {}: p99 {:.1} ms passed --max-p99 {:?}",
+                label(step),
+                step.latency_ms.p99,
+                limit
+            )
+        })
+    }
+}
+
+/// Connections and what the report needs of the server.
+struct Session {
+    source: StatsConnection,
+    sampler: tokio_postgres::Client,
+    limits: Option<(i32, i32)>,
+}
+
+async fn open(config: &AuditConfig) -> Result<Session> {
+    let source = StatsConnection::open(&config.db, &config.admin_db).await?;
+    if source.mode != Mode::Admin {
+        return Err(Error::usage(format!(
+            "pgcost ramp samples pg_stat_activity every few milliseconds, and must read it \
+             over the admin database to leave the target's counters alone: {}",
+            source.warnings.join("; ")
+        ))
+        .with_hint(
+            "pass --admin-db NAME: another database of the cluster, with pg_stat_statements",
+        ));
+    }
+    let sampler = views::connect(&config.db.with_dbname(&config.admin_db)).await?;
+    let limits = ramp_views::limits(&sampler).await.ok();
+    Ok(Session {
+        source,
+        sampler,
+        limits,
+    })
+}
+
+/// What the steps produced.
+struct Steps {
+    steps: Vec<Step>,
+    /// Requests sent by the steps, their warm-ups included.
+    sent: u64,
+    stopped_early: Option<String>,
+    invalid_reasons: Vec<String>,
+    ended: Instant,
+}
+
+async fn run_steps(
+    (session, own_pid): (&mut Session, i32),
+    config: &AuditConfig,
+    plan: &RampPlan,
+    driver: &Arc<crate::http::connection::Driver>,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<Steps> {
+    let mut run = Steps {
+        steps: Vec::new(),
+        sent: 0,
+        stopped_early: None,
+        invalid_reasons: Vec::new(),
+        ended: Instant::now(),
+    };
+    let (tps, cores) = (procfs::ticks_per_second(), procfs::usable_cores());
+    while let Some(load) = plan.next(&run.steps) {
+        let spinner = progress.spinner(format!("ramp: {load:?}"));
+        let probe = step::Probe {
+            source: &mut session.source,
+            sampler: &session.sampler,
+            interval: plan.sample_interval,
+            pids: &plan.pids,
+            own_pid,
+        };
+        let measured = step::measure(probe, driver, load, plan.length, stop).await?;
+        spinner.finish_and_clear();
+        run.ended = Instant::now();
+        run.sent += measured.load.sent + measured.warm_up_sent;
+        run.invalid_reasons.extend(measured.invalid_reasons);
+        let step = figures::build(StepInput {
+            concurrency: if let Load::Closed(c) = load {
+                Some(c)
+            } else {
+                None
+            },
+            rate: if let Load::Open(rate) = load {
+                Some(rate)
+            } else {
+                None
+            },
+            late: measured.late,
+            load: &measured.load,
+            allowed_statuses: &config.auth.allowed_statuses,
+            statements: measured.statements,
+            samples: &measured.samples,
+            database_ticks: measured.database_ticks,
+            app_ticks: measured.app_ticks,
+            ticks_per_second: tps,
+            own_cpu_seconds: measured.own_cpu_seconds,
+            usable_cores: cores,
+        });
+        let reason = plan.stop_reason(&step);
+        run.steps.push(step);
+        if stop.load(Ordering::Relaxed) {
+            run.invalid_reasons
+                .push("interrupted: the ramp did not finish".into());
+            break;
+        }
+        if reason.is_some() {
+            run.stopped_early = reason;
+            break;
+        }
+    }
+    Ok(run)
+}
+
+/// The whole `pgcost ramp`: logs in if asked, warms up, settles, runs the steps, settles,
+/// and reads them. Errors mean nothing could be measured.
+pub async fn ramp(
+    config: &AuditConfig,
+    plan: &RampPlan,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<RampReport> {
+    let config = measure::authenticate(config, progress, run_length(config, plan)).await?;
+    // The audit's meter settles and reads the whole ramp's boundaries; the session reads
+    // the steps.
+    if !config.more_dbs.is_empty() {
+        return Err(Error::usage(
+            "pgcost ramp measures one database: give --db once",
+        ));
+    }
+    let mut meter = Meter::open(&config, &config.db, progress).await?;
+    let mut session = open(&config).await?;
+    let driver = measure::driver(&config)?;
+    measure::warm_up(&config, &driver, progress, &stop).await?;
+    let warmed_up = Instant::now();
+    let mut opened = (meter.close(false, false, progress, &stop, warmed_up)).await?;
+    (meter.open_after(&mut opened, progress, &stop, warmed_up)).await?;
+    let own_pid = meter.own_target_pid();
+    let run = run_steps(
+        (&mut session, own_pid),
+        &config,
+        plan,
+        &driver,
+        progress,
+        &stop,
+    )
+    .await?;
+    let interrupted = stop.load(Ordering::Relaxed);
+    let closed = (meter.close(true, interrupted, progress, &stop, run.ended)).await?;
+    let whole = meter.window(&opened, &closed);
+    let mut invalid_reasons = run.invalid_reasons;
+    invalid_reasons.extend(whole.invalid_reasons);
+    let (settle_before, settle_after) = (&opened.settle, &closed.settle);
+    for outcome in [settle_before, settle_after]
+        .into_iter()
+        .filter(|o| o.timed_out)
+    {
+        invalid_reasons.push(format!(
+            "a settle wait timed out after {:.0} s: the ramp's totals may be incomplete",
+            outcome.waited.as_secs_f64()
+        ));
+    }
+    let mut warnings = session.source.warnings.clone();
+    warnings.extend(config.auth.warnings.iter().cloned());
+    let context = ramp::Context {
+        target: RampTarget {
+            method: config.request.method.to_string(),
+            url: auth::redact::url(&config.request.url),
+            database: config.db.redacted(),
+            server_version: session.source.server.version.clone(),
+        },
+        totals: Some(Totals::of(
+            &whole.database,
+            run.sent,
+            (
+                settle_before.waited.as_secs_f64(),
+                settle_after.waited.as_secs_f64(),
+            ),
+        )),
+        stopped_early: run.stopped_early,
+        warnings,
+        invalid_reasons,
+        limits: session.limits,
+        host_cores: procfs::usable_cores(),
+    };
+    Ok(ramp::report(run.steps, context))
+}
+
+/// How long the ramp may take, generously, for the expiry check of a token.
+fn run_length(config: &AuditConfig, plan: &RampPlan) -> Duration {
+    let steps = plan.steps.as_ref().map_or(9, Vec::len) as u32;
+    let step = match plan.length {
+        Length::Time(d) => d * 11 / 10,
+        Length::Requests(n) => Duration::from_millis(n.saturating_mul(50).min(3_600_000)),
+    };
+    step * steps + config.settle_timeout * 2 + Duration::from_secs(30)
+}

@@ -1,0 +1,220 @@
+//! One step of the ramp: an unmeasured warm-up, then the measured load with
+//! `pg_stat_activity` sampled over the admin connection and CPU read before and after.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use tokio_postgres::Client;
+
+use crate::cost::delta;
+use crate::cost::load::LoadResult;
+use crate::cost::ramp::activity::Sample;
+use crate::cost::ramp::step::{StatementsGrown, TicksPair};
+use crate::error::Result;
+use crate::http::connection::Driver;
+use crate::http::{load, open_loop};
+use crate::measure::ramp::procfs;
+use crate::postgres::ramp as views;
+use crate::postgres::stats_connection::StatsConnection;
+
+/// How long a step's measured load lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Length {
+    Time(Duration),
+    Requests(u64),
+}
+
+impl Length {
+    /// The unmeasured warm-up before the measured load: a tenth of the step, at most
+    /// 500 ms, or twice the concurrency in requests (at least 10).
+    pub fn warm_up(self, concurrency: u32) -> Length {
+        match self {
+            Length::Time(d) => Length::Time((d / 10).min(Duration::from_millis(500))),
+            Length::Requests(_) => Length::Requests((2 * concurrency as u64).max(10)),
+        }
+    }
+}
+
+/// The load of one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// Closed loop: this many requests in flight.
+    Closed(u32),
+    /// Open model: this many requests per second, on a schedule.
+    Open(f64),
+}
+
+impl Load {
+    /// Open model: workers (connections) enough for a quarter of a second of arrivals.
+    fn workers(rate: f64) -> u32 {
+        ((rate * 0.25).ceil() as u32).clamp(16, 1024)
+    }
+
+    /// Sends this load for `length`; the late requests of an open-model step.
+    pub async fn send(
+        self,
+        driver: &Arc<Driver>,
+        length: Length,
+        stop: &Arc<AtomicBool>,
+    ) -> (LoadResult, Option<u64>) {
+        match self {
+            Load::Closed(c) => (load_for(driver, c, length, stop).await, None),
+            Load::Open(rate) => {
+                let total = match length {
+                    Length::Requests(n) => n,
+                    Length::Time(d) => (rate * d.as_secs_f64()).ceil() as u64,
+                };
+                let paced =
+                    open_loop::paced(driver, rate, total, Self::workers(rate), stop.clone()).await;
+                (paced.load, Some(paced.late))
+            }
+        }
+    }
+
+    fn warm_up(self, length: Length) -> Length {
+        match self {
+            Load::Closed(c) => length.warm_up(c),
+            Load::Open(rate) => length.warm_up(((rate / 100.0).ceil() as u32).max(1)),
+        }
+    }
+}
+
+/// Sends load for `length` with `concurrency` in flight; a timed load is ended by raising
+/// its own stop (requests in flight then are abandoned, counted nowhere).
+pub async fn load_for(
+    driver: &Arc<Driver>,
+    concurrency: u32,
+    length: Length,
+    stop: &Arc<AtomicBool>,
+) -> LoadResult {
+    let bar = ProgressBar::hidden();
+    match length {
+        Length::Requests(n) => load::burst(driver, n, concurrency, &bar, stop.clone()).await,
+        Length::Time(duration) => {
+            let own_stop = Arc::new(AtomicBool::new(false));
+            let (timer_stop, outer) = (own_stop.clone(), stop.clone());
+            let timer = tokio::spawn(async move {
+                let end = tokio::time::Instant::now() + duration;
+                while tokio::time::Instant::now() < end && !outer.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(5).min(duration)).await;
+                }
+                timer_stop.store(true, Ordering::Relaxed);
+            });
+            let result = load::burst(driver, u64::MAX, concurrency, &bar, own_stop).await;
+            timer.abort();
+            result
+        }
+    }
+}
+
+/// What a step measured, before its figures are computed.
+pub struct Measured {
+    pub load: LoadResult,
+    pub statements: StatementsGrown,
+    pub samples: Vec<Sample>,
+    pub database_ticks: Option<TicksPair>,
+    pub app_ticks: Option<TicksPair>,
+    pub own_cpu_seconds: f64,
+    pub invalid_reasons: Vec<String>,
+    /// Requests of the step's warm-up.
+    pub warm_up_sent: u64,
+    /// Open model: requests that started late.
+    pub late: Option<u64>,
+}
+
+/// Samples the target's backends every `interval` until `done`; returns the samples and
+/// every pid seen.
+async fn sample_until(
+    client: &Client,
+    (oid, own_pid): (u32, i32),
+    interval: Duration,
+    done: &AtomicBool,
+) -> Result<(Vec<Sample>, BTreeSet<i32>)> {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let (mut samples, mut pids) = (Vec::new(), BTreeSet::new());
+    while !done.load(Ordering::Relaxed) {
+        ticker.tick().await;
+        if done.load(Ordering::Relaxed) {
+            break;
+        }
+        let (sample, seen) = views::sample(client, oid, own_pid).await?;
+        samples.push(sample);
+        pids.extend(seen);
+    }
+    Ok((samples, pids))
+}
+
+/// The connections and settings one step needs.
+pub struct Probe<'a> {
+    pub source: &'a mut StatsConnection,
+    pub sampler: &'a Client,
+    pub interval: Duration,
+    /// The `--pid` processes.
+    pub pids: &'a [i32],
+    /// pgcost's own backend on the target, left out of the samples (0 when none).
+    pub own_pid: i32,
+}
+
+/// Measures one step of `load` for `length` (after its warm-up).
+pub async fn measure(
+    probe: Probe<'_>,
+    driver: &Arc<Driver>,
+    load: Load,
+    length: Length,
+    stop: &Arc<AtomicBool>,
+) -> Result<Measured> {
+    let (warm_up, _) = load.send(driver, load.warm_up(length), stop).await;
+    let before = probe.source.snapshot().await?;
+    let (_, backend_pids) = views::sample(probe.sampler, probe.source.oid, probe.own_pid).await?;
+    let database_before = procfs::postgres_ticks(&backend_pids);
+    let app_before = (!probe.pids.is_empty())
+        .then(|| procfs::thread_ticks(&procfs::with_descendants(probe.pids)));
+    let own_before = procfs::own_cpu_seconds();
+    let done = AtomicBool::new(false);
+    let burst = async {
+        let result = load.send(driver, length, stop).await;
+        done.store(true, Ordering::Relaxed);
+        result
+    };
+    let ids = (probe.source.oid, probe.own_pid);
+    let sampling = sample_until(probe.sampler, ids, probe.interval, &done);
+    let ((result, late), sampled) = tokio::join!(burst, sampling);
+    let own_cpu_seconds = procfs::own_cpu_seconds() - own_before;
+    let app_ticks = app_before.map(|before| TicksPair {
+        before,
+        after: procfs::thread_ticks(&procfs::with_descendants(probe.pids)),
+    });
+    let (samples, seen) = sampled?;
+    let database_ticks = database_before.map(|before| {
+        let all: BTreeSet<i32> = backend_pids.union(&seen).copied().collect();
+        TicksPair {
+            before,
+            after: procfs::postgres_ticks(&all).unwrap_or_default(),
+        }
+    });
+    let after = probe.source.snapshot().await?;
+    let window = delta::delta(&before, &after);
+    let statements = window
+        .statements
+        .iter()
+        .fold(StatementsGrown::default(), |acc, s| StatementsGrown {
+            calls: acc.calls + s.calls,
+            rows: acc.rows + s.rows,
+            exec_time_ms: acc.exec_time_ms + s.exec_time_ms,
+        });
+    Ok(Measured {
+        load: result,
+        late,
+        statements,
+        samples,
+        database_ticks,
+        app_ticks,
+        own_cpu_seconds,
+        invalid_reasons: window.invalid_reasons,
+        warm_up_sent: warm_up.sent,
+    })
+}

@@ -1,0 +1,206 @@
+//! Views of a `RampReport`: one row per step, then the verdict in one sentence and its
+//! evidence; as a terminal table, as Markdown, or as JSON.
+
+use crate::cli::Format;
+use crate::cost::ramp::RampReport;
+use crate::cost::ramp::step::Step;
+use crate::cost::ramp::verdict::Wall;
+
+use super::sections::Grid;
+use super::{json, markdown_table, terminal_table};
+
+/// The report in `format` (HTML is refused earlier, by the command).
+pub fn render(format: Format, report: &RampReport) -> String {
+    match format {
+        Format::Json => json(report),
+        Format::Markdown => markdown(report),
+        Format::Table | Format::Html => table(report),
+    }
+}
+
+fn step_row(step: &Step) -> Vec<String> {
+    let db = &step.database.activity;
+    let load = match (step.concurrency, step.rate) {
+        (Some(c), _) => c.to_string(),
+        (None, Some(rate)) => format!("{rate:.0}/s"),
+        _ => "-".into(),
+    };
+    let top_wait = db.waits.top().map_or("-".into(), |(name, share)| {
+        format!("{name} {:.0}%", share * 100.0)
+    });
+    let app_cpu = step.app_cpu.map_or("-".into(), |cpu| {
+        format!(
+            "{:.0}% / {:.2}",
+            cpu.busiest_thread_share * 100.0,
+            cpu.cores
+        )
+    });
+    vec![
+        load,
+        format!("{:.0}", step.rps),
+        format!("{:.1}", step.latency_ms.p50),
+        format!("{:.1}", step.latency_ms.p99),
+        step.error_count().to_string(),
+        format!("{:.2}", step.per_request.statements),
+        format!("{:.2}", step.per_request.db_time_ms),
+        format!(
+            "{:.1} / {}",
+            db.active_backends_mean, db.connected_backends_max
+        ),
+        top_wait,
+        app_cpu,
+    ]
+}
+
+fn grid(report: &RampReport) -> Grid {
+    let header = [
+        "c",
+        "rps",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        "stmts/req",
+        "db ms/req",
+        "active/conn",
+        "top wait",
+        "app cpu (thread / cores)",
+    ];
+    Grid::new(&header, report.steps.iter().map(step_row).collect(), 0..8)
+}
+
+/// The verdict in one sentence.
+pub fn sentence(report: &RampReport) -> String {
+    let v = &report.verdict;
+    let knee = v
+        .knee_concurrency
+        .map_or(String::new(), |c| format!(" (knee at c={c})"));
+    let what = match v.wall {
+        Wall::App => "the app itself is the wall",
+        Wall::Pool => "the app's connection pool is the wall",
+        Wall::Database => "the database is the wall",
+        Wall::LoadGenerator => "pgcost ran out of CPU: the load generator is the wall",
+        Wall::None => "no wall was found",
+    };
+    format!("Verdict: {what}{knee}.")
+}
+
+fn notes(report: &RampReport) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(usl) = &report.usl {
+        let peak = match (usl.peak_concurrency, usl.peak_rps) {
+            (Some(c), Some(rps)) => format!(", peak {rps:.0} rps at c≈{c:.0}"),
+            _ => ", no peak (κ = 0)".into(),
+        };
+        notes.push(format!(
+            "USL: σ {:.3}, κ {:.5}{peak}, r² {:.2}{}",
+            usl.sigma,
+            usl.kappa,
+            usl.r_squared,
+            if usl.poor_fit { " (poor fit)" } else { "" }
+        ));
+    }
+    notes.push(format!("Pool: {}", report.pool.advice));
+    if let Some(t) = &report.totals {
+        notes.push(format!(
+            "Whole ramp (pg_stat_database): {} transactions, {} rows returned, {} rows \
+             fetched, {} requests sent",
+            t.transactions, t.rows_returned, t.rows_fetched, t.requests_sent
+        ));
+    }
+    notes.extend(report.stopped_early.iter().cloned());
+    notes.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    notes.extend(
+        report
+            .invalid_reasons
+            .iter()
+            .map(|w| format!("not valid: {w}")),
+    );
+    notes
+}
+
+/// Each line of `lines`, prefixed by `bullet`.
+fn bullets(lines: &[String], bullet: &str) -> String {
+    lines
+        .iter()
+        .map(|line| format!("{bullet}{line}\n"))
+        .collect()
+}
+
+fn table(report: &RampReport) -> String {
+    let (method, url) = (&report.target.method, &report.target.url);
+    format!(
+        "pgcost ramp {method} {url}\n{}\n{}\n{}\n{}",
+        terminal_table(&grid(report)),
+        sentence(report),
+        bullets(&report.verdict.evidence, "  - "),
+        bullets(&notes(report), "")
+    )
+}
+
+fn markdown(report: &RampReport) -> String {
+    let (method, url) = (&report.target.method, &report.target.url);
+    format!(
+        "### pgcost ramp `{method} {url}`\n\n{}\n\n**{}**\n\n{}\n{}",
+        markdown_table(&grid(report)),
+        sentence(report),
+        bullets(&report.verdict.evidence, "- "),
+        bullets(&notes(report), "- ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::ramp::verdict::{PoolAdvice, Verdict};
+    use crate::cost::ramp::{RampTarget, SCHEMA_VERSION};
+
+    fn report() -> RampReport {
+        RampReport {
+            schema_version: SCHEMA_VERSION,
+            target: RampTarget {
+                method: "GET".into(),
+                url: "http://127.0.0.1:3000/x".into(),
+                database: "postgres://app@127.0.0.1/app".into(),
+                server_version: "15".into(),
+            },
+            steps: Vec::new(),
+            verdict: Verdict {
+                wall: Wall::Pool,
+                knee_concurrency: Some(2),
+                knee_rate: None,
+                evidence: vec!["every pooled connection was busy".into()],
+            },
+            usl: None,
+            pool: PoolAdvice {
+                connected_backends_max: 2,
+                max_connections: Some(100),
+                reserved_connections: Some(3),
+                app_processes_possible: Some(48),
+                bigger_pool_helps: Some(true),
+                advice: "a bigger pool can help".into(),
+            },
+            totals: None,
+            stopped_early: Some("stopped after c=4: p99 600.0 ms passed --max-p99 500ms".into()),
+            valid: true,
+            warnings: Vec::new(),
+            invalid_reasons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_view_says_the_verdict_its_evidence_and_why_it_stopped() {
+        let r = report();
+        let sentence = "Verdict: the app's connection pool is the wall (knee at c=2).";
+        assert_eq!(super::sentence(&r), sentence);
+        for format in [Format::Table, Format::Markdown] {
+            let text = render(format, &r);
+            assert!(text.contains(sentence), "{text}");
+            assert!(text.contains("every pooled connection was busy"), "{text}");
+            assert!(text.contains("passed --max-p99"), "{text}");
+            assert!(text.contains("Pool: a bigger pool can help"), "{text}");
+        }
+        let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &r)).unwrap();
+        assert_eq!(json["verdict"]["wall"], "pool");
+        assert_eq!(json["pool"]["app_processes_possible"], 48);
+    }
+}
