@@ -10,14 +10,84 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 
-use crate::cost::load::{LoadResult, new_histogram};
+use crate::cost::load::{LoadResult, PGCOST_SOURCE, new_histogram};
 use crate::http::connection::{Driver, Failure};
 
-struct WorkerTally {
+/// What one worker saw, merged into the burst's [`LoadResult`] at the end.
+pub(crate) struct WorkerTally {
     latency_us: Histogram<u64>,
     status: BTreeMap<u16, u64>,
     errors: BTreeMap<String, u64>,
     first_error: Option<String>,
+}
+
+/// One exchange as the worker awaited it: a status code, a failure, or the timeout.
+pub(crate) type Outcome = Result<Result<u16, Failure>, tokio::time::error::Elapsed>;
+
+impl WorkerTally {
+    pub(crate) fn new() -> WorkerTally {
+        WorkerTally {
+            latency_us: new_histogram(),
+            status: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            first_error: None,
+        }
+    }
+
+    /// Counts one exchange: a response's status and its latency since `since`, or the
+    /// failure by kind. Returns true when the connection's state is unknown after a
+    /// failure, so that the next request must open a new one.
+    pub(crate) fn record(&mut self, outcome: Outcome, since: Instant, timeout: Duration) -> bool {
+        let failure = match outcome {
+            Ok(Ok(code)) => {
+                let us = since.elapsed().as_micros().max(1) as u64;
+                self.latency_us.saturating_record(us);
+                *self.status.entry(code).or_default() += 1;
+                return false;
+            }
+            Ok(Err(failure)) => failure,
+            Err(_) => Failure {
+                kind: "timeout",
+                text: format!("no complete response within {timeout:?}"),
+            },
+        };
+        *self.errors.entry(failure.kind.to_string()).or_default() += 1;
+        self.first_error.get_or_insert(failure.text);
+        true
+    }
+
+    /// Adds this worker's counts to `result`.
+    pub(crate) fn merge_into(&self, result: &mut LoadResult) {
+        result
+            .latency_us
+            .add(&self.latency_us)
+            .expect("same histogram bounds");
+        for (code, n) in &self.status {
+            *result.status.entry(*code).or_default() += n;
+        }
+        for (kind, n) in &self.errors {
+            *result.errors.entry(kind.clone()).or_default() += n;
+        }
+        if result.first_error.is_none() {
+            result.first_error = self.first_error.clone();
+        }
+    }
+}
+
+/// A load with nothing counted yet, from `workers` workers.
+pub(crate) fn empty_result(workers: u32) -> LoadResult {
+    LoadResult {
+        sent: 0,
+        concurrency: workers,
+        wall: Duration::ZERO,
+        latency_us: new_histogram(),
+        status: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        first_error: None,
+        interrupted: false,
+        source: PGCOST_SOURCE,
+        command_exit: None,
+    }
 }
 
 /// One worker's loop: claims request numbers until `total` are claimed, on one keep-alive
@@ -42,27 +112,8 @@ async fn work(
         let mut tally = tally
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let failure = match outcome {
-            Ok(Ok(code)) => {
-                let us = t0.elapsed().as_micros().max(1) as u64;
-                tally.latency_us.saturating_record(us);
-                *tally.status.entry(code).or_default() += 1;
-                None
-            }
-            Ok(Err(failure)) => Some(failure),
-            Err(_) => Some(Failure {
-                kind: "timeout",
-                text: format!("no complete response within {:?}", driver.timeout),
-            }),
-        };
-        if let Some(failure) = failure {
-            // The connection's state is unknown after a failure: the next request opens
-            // a new one.
+        if tally.record(outcome, t0, driver.timeout) {
             link = None;
-            *tally.errors.entry(failure.kind.to_string()).or_default() += 1;
-            if tally.first_error.is_none() {
-                tally.first_error = Some(failure.text);
-            }
         }
         bar.inc(1);
     }
@@ -86,12 +137,7 @@ pub async fn burst(
         let driver = driver.clone();
         let next = next.clone();
         let bar = bar.clone();
-        let tally = Arc::new(Mutex::new(WorkerTally {
-            latency_us: new_histogram(),
-            status: BTreeMap::new(),
-            errors: BTreeMap::new(),
-            first_error: None,
-        }));
+        let tally = Arc::new(Mutex::new(WorkerTally::new()));
         tallies.push(tally.clone());
         handles.push(tasks.spawn(async move { work(&driver, &next, total, &bar, &tally).await }));
     }
@@ -107,35 +153,12 @@ pub async fn burst(
     });
     while tasks.join_next().await.is_some() {}
     watcher.abort();
-    let mut result = LoadResult {
-        sent: 0,
-        concurrency: workers,
-        wall: Duration::ZERO,
-        latency_us: new_histogram(),
-        status: BTreeMap::new(),
-        errors: BTreeMap::new(),
-        first_error: None,
-        interrupted: false,
-        source: crate::cost::load::PGCOST_SOURCE,
-        command_exit: None,
-    };
+    let mut result = empty_result(workers);
     for tally in tallies {
         let tally = tally
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        result
-            .latency_us
-            .add(&tally.latency_us)
-            .expect("same histogram bounds");
-        for (code, n) in &tally.status {
-            *result.status.entry(*code).or_default() += n;
-        }
-        for (kind, n) in &tally.errors {
-            *result.errors.entry(kind.clone()).or_default() += n;
-        }
-        if result.first_error.is_none() {
-            result.first_error = tally.first_error.clone();
-        }
+        tally.merge_into(&mut result);
     }
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cost::load::{LoadResult, new_histogram};
-use crate::http::connection::{Driver, Failure};
+use crate::cost::load::LoadResult;
+use crate::http::connection::Driver;
+use crate::http::load::{WorkerTally, empty_result};
 
 /// A request that starts this long after its scheduled time is late (tokio's timer
 /// wakes at millisecond granularity, so a threshold of 1 ms would count every request).
@@ -20,28 +21,13 @@ pub struct Paced {
     pub late: u64,
 }
 
-fn empty(workers: u32) -> LoadResult {
-    LoadResult {
-        sent: 0,
-        concurrency: workers,
-        wall: Duration::ZERO,
-        latency_us: new_histogram(),
-        status: Default::default(),
-        errors: Default::default(),
-        first_error: None,
-        interrupted: false,
-        source: crate::cost::load::PGCOST_SOURCE,
-        command_exit: None,
-    }
-}
-
 /// One worker: claims the next slot of the schedule, waits for its time, sends it.
 async fn work(
     driver: &Driver,
     schedule: (Instant, f64, u64),
     next: &AtomicU64,
     stop: &AtomicBool,
-    tally: &Mutex<(LoadResult, u64)>,
+    tally: &Mutex<(WorkerTally, u64)>,
 ) {
     let (start, rate, total) = schedule;
     let mut link = None;
@@ -56,23 +42,8 @@ async fn work(
         let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await;
         let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());
         tally.1 += late as u64;
-        let failure = match outcome {
-            Ok(Ok(code)) => {
-                let us = due.elapsed().as_micros().max(1) as u64;
-                tally.0.latency_us.saturating_record(us);
-                *tally.0.status.entry(code).or_default() += 1;
-                None
-            }
-            Ok(Err(failure)) => Some(failure),
-            Err(_) => Some(Failure {
-                kind: "timeout",
-                text: format!("no complete response within {:?}", driver.timeout),
-            }),
-        };
-        if let Some(failure) = failure {
+        if tally.0.record(outcome, due, driver.timeout) {
             link = None;
-            *tally.0.errors.entry(failure.kind.to_string()).or_default() += 1;
-            tally.0.first_error.get_or_insert(failure.text);
         }
     }
 }
@@ -87,7 +58,7 @@ pub async fn paced(
 ) -> Paced {
     let start = Instant::now();
     let next = Arc::new(AtomicU64::new(0));
-    let tally = Arc::new(Mutex::new((empty(workers), 0u64)));
+    let tally = Arc::new(Mutex::new((WorkerTally::new(), 0u64)));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..workers.max(1) {
         let (driver, next, stop, tally) =
@@ -95,10 +66,12 @@ pub async fn paced(
         tasks.spawn(async move { work(&driver, (start, rate, total), &next, &stop, &tally).await });
     }
     while tasks.join_next().await.is_some() {}
-    let (mut load, late) = std::mem::replace(
-        &mut *tally.lock().unwrap_or_else(|p| p.into_inner()),
-        (empty(workers), 0),
-    );
+    let mut load = empty_result(workers);
+    let late = {
+        let tally = tally.lock().unwrap_or_else(|p| p.into_inner());
+        tally.0.merge_into(&mut load);
+        tally.1
+    };
     load.wall = start.elapsed();
     load.sent = load.responses() + load.error_count();
     load.interrupted = load.sent < total;
