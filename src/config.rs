@@ -16,8 +16,8 @@ use crate::error::Result;
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::values::{
-    check_counts, parse_duration, parse_header, parse_method, parse_positive_duration,
-    parse_thresholds, parse_url, read_body_file, read_cacert,
+    check_counts, findings_from_flags, parse_duration, parse_header, parse_method,
+    parse_positive_duration, parse_url, read_body_file, read_cacert,
 };
 
 /// Everything `audit::run` needs, already checked.
@@ -105,11 +105,7 @@ impl AuditConfig {
                 .map(|path| read_cacert("--cacert", path))
                 .transpose()?,
             quiet: args.quiet,
-            findings: if args.no_findings {
-                None
-            } else {
-                Some(parse_thresholds(&args.thresholds)?)
-            },
+            findings: findings_from_flags(args.no_findings, &args.thresholds)?,
             plans: !args.no_plans,
             credentials: CredentialOptions::from_args(args)?,
             retries: args.retries,

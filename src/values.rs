@@ -40,6 +40,14 @@ pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> 
 }
 
 /// Applies `NAME=VALUE` overrides to the default finding thresholds.
+/// The findings' thresholds from `--threshold` overrides, or `None` under `--no-findings`.
+pub fn findings_from_flags(no_findings: bool, overrides: &[String]) -> Result<Option<Thresholds>> {
+    match no_findings {
+        true => Ok(None),
+        false => parse_thresholds(overrides).map(Some),
+    }
+}
+
 pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
     let mut pairs = Vec::new();
     for text in overrides {

@@ -13,7 +13,7 @@ use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, EnvLookup};
-use crate::values::{parse_duration, parse_thresholds};
+use crate::values::{findings_from_flags, parse_duration};
 
 /// Everything `measure::run` needs, already checked.
 #[derive(Debug, Clone)]
@@ -56,11 +56,7 @@ impl MeasureConfig {
             insecure: false,
             cacert: None,
             quiet: args.quiet,
-            findings: if args.no_findings {
-                None
-            } else {
-                Some(parse_thresholds(&args.thresholds)?)
-            },
+            findings: findings_from_flags(args.no_findings, &args.thresholds)?,
             plans: !args.no_plans,
             auth,
             retries: 0,
