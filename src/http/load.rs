@@ -90,12 +90,12 @@ pub(crate) fn empty_result(workers: u32) -> LoadResult {
     }
 }
 
-/// One worker's loop: claims request numbers until `total` are claimed, on one keep-alive
-/// connection (a new one after an error, or when the server closes it).
+/// One worker's loop: claims request numbers while they are below `limit`, on one
+/// keep-alive connection (a new one after an error, or when the server closes it).
 async fn work(
     driver: &Driver,
     next: &AtomicU64,
-    total: u64,
+    limit: &AtomicU64,
     bar: &ProgressBar,
     tally: &Mutex<WorkerTally>,
 ) {
@@ -105,7 +105,7 @@ async fn work(
         .await
         .ok()
         .and_then(Result::ok);
-    while next.fetch_add(1, Ordering::Relaxed) < total {
+    while next.fetch_add(1, Ordering::Relaxed) < limit.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await;
         // Uncontended: only a stop's reader takes this lock from another task.
@@ -127,8 +127,23 @@ pub async fn burst(
     bar: &ProgressBar,
     stop: Arc<AtomicBool>,
 ) -> LoadResult {
+    let limit = Arc::new(AtomicU64::new(total));
+    burst_within(driver, limit, concurrency, bar, stop).await
+}
+
+/// Sends requests with `concurrency` in flight until `limit` of them have been claimed.
+/// Lowering `limit` (to 0) ends the burst gently: no request starts after that, and the
+/// ones in flight finish and are counted. A raised `stop` aborts them instead.
+pub async fn burst_within(
+    driver: &Arc<Driver>,
+    limit: Arc<AtomicU64>,
+    concurrency: u32,
+    bar: &ProgressBar,
+    stop: Arc<AtomicBool>,
+) -> LoadResult {
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
+    let total = limit.load(Ordering::Relaxed);
     let workers = concurrency.max(1).min(total.max(1) as u32);
     let mut tasks = tokio::task::JoinSet::new();
     let mut tallies = Vec::new();
@@ -137,9 +152,9 @@ pub async fn burst(
         let driver = driver.clone();
         let next = next.clone();
         let bar = bar.clone();
-        let tally = Arc::new(Mutex::new(WorkerTally::new()));
+        let (limit, tally) = (limit.clone(), Arc::new(Mutex::new(WorkerTally::new())));
         tallies.push(tally.clone());
-        handles.push(tasks.spawn(async move { work(&driver, &next, total, &bar, &tally).await }));
+        handles.push(tasks.spawn(async move { work(&driver, &next, &limit, &bar, &tally).await }));
     }
     // A stop aborts the workers: the request in flight is abandoned, counted neither as a
     // response nor as an error, and the burst is reported as interrupted. (A stop future in
@@ -162,6 +177,6 @@ pub async fn burst(
     }
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();
-    result.interrupted = result.sent < total;
+    result.interrupted = result.sent < limit.load(Ordering::Relaxed).min(total);
     result
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use indicatif::ProgressBar;
@@ -82,8 +82,9 @@ impl Load {
     }
 }
 
-/// Sends load for `length` with `concurrency` in flight; a timed load is ended by raising
-/// its own stop (requests in flight then are abandoned, counted nowhere).
+/// Sends load for `length` with `concurrency` in flight. A timed load ends gently: once
+/// its time is up no request starts, and the ones in flight finish and are counted, so
+/// that the step's statements belong to its requests.
 pub async fn load_for(
     driver: &Arc<Driver>,
     concurrency: u32,
@@ -94,16 +95,13 @@ pub async fn load_for(
     match length {
         Length::Requests(n) => load::burst(driver, n, concurrency, &bar, stop.clone()).await,
         Length::Time(duration) => {
-            let own_stop = Arc::new(AtomicBool::new(false));
-            let (timer_stop, outer) = (own_stop.clone(), stop.clone());
+            let limit = Arc::new(AtomicU64::new(u64::MAX));
+            let ends = limit.clone();
             let timer = tokio::spawn(async move {
-                let end = tokio::time::Instant::now() + duration;
-                while tokio::time::Instant::now() < end && !outer.load(Ordering::Relaxed) {
-                    tokio::time::sleep(Duration::from_millis(5).min(duration)).await;
-                }
-                timer_stop.store(true, Ordering::Relaxed);
+                tokio::time::sleep(duration).await;
+                ends.store(0, Ordering::Relaxed);
             });
-            let result = load::burst(driver, u64::MAX, concurrency, &bar, own_stop).await;
+            let result = load::burst_within(driver, limit, concurrency, &bar, stop.clone()).await;
             timer.abort();
             result
         }
