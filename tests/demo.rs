@@ -76,6 +76,7 @@ async fn three_pipelines_cost_what_their_code_says() {
         rows_returned: 2.0 + projects,
     };
 
+    let ramp_statements = [naive.statements, cached.statements];
     let report = demo::audit_all(&env, 200, 8, &Progress::hidden())
         .await
         .unwrap();
@@ -148,6 +149,32 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{text}"
     );
     assert!(text.contains("   plan:\n"), "{text}");
+
+    // `pgcost demo --ramp`: the naive and cached pipelines ramped at c = 1, 2, 4 and 8 for
+    // 1 s each. Timed steps end gently, so each step's statements per request are exactly
+    // the pipeline's, at every concurrency.
+    let ramps = demo::ramps::ramp_pipelines(&env, &Progress::hidden())
+        .await
+        .unwrap();
+    for (name, ramp, statements) in [
+        ("naive", &ramps.naive, ramp_statements[0]),
+        ("cached", &ramps.cached, ramp_statements[1]),
+    ] {
+        assert!(ramp.valid, "{name}: {:?}", ramp.invalid_reasons);
+        let levels: Vec<_> = ramp.steps.iter().map(|s| s.concurrency).collect();
+        assert_eq!(levels, [1, 2, 4, 8].map(Some), "{name}");
+        for step in &ramp.steps {
+            assert_eq!(step.per_request.statements, statements, "{name}: {step:?}");
+            assert!(
+                step.requests > 0 && step.errors.is_empty(),
+                "{name}: {step:?}"
+            );
+        }
+        let totals = ramp.totals.as_ref().expect("settled before and after");
+        assert!(totals.transactions > 0, "{name}: {totals:?}");
+    }
+    let text = demo::ramps::render(Some(&ramps));
+    assert!(text.contains("Ramp of the naive pipeline") && text.contains("Verdict:"));
 }
 
 fn cluster_dir_of(line: &str) -> Option<String> {

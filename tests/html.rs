@@ -360,3 +360,69 @@ fn demo_page(naive: &Report, exists: &Report) {
     }
     assert!(dom.contains(naive.findings[0].kind.as_str()));
 }
+
+/// A real ramp of the fixture's EXISTS gate (one statement per request), run by the binary
+/// with timed steps: its page shows the five curves and every step's figures; and the demo
+/// page with ramps embeds them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ramp_html_of_the_fixture_renders_in_chromium() {
+    use pgcost::cost::ramp::RampReport;
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let url = app.url("/perms-exists");
+    let json = keep_dir().join("ramp.json");
+    let mut cmd = pgcost();
+    cmd.args(["ramp", "--url", &url, "--db", &db.url(), "--quiet"])
+        .args([
+            "--steps",
+            "1,2,4",
+            "--step-duration",
+            "1s",
+            "--warmup",
+            "20",
+        ])
+        .args(["--format", "json", "-o"])
+        .arg(&json);
+    run_blocking(cmd).success();
+    let report: RampReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(report.valid, "{:?}", report.invalid_reasons);
+    assert_eq!(report.steps.len(), 3);
+    for step in &report.steps {
+        // Timed steps end gently: in-flight requests finish and count, so the statements
+        // of a step are exactly its requests'.
+        assert_eq!(step.per_request.statements, 1.0, "{step:?}");
+        assert!(step.requests > 10, "{step:?}");
+    }
+    let html = pgcost::render::ramp::render(pgcost::cli::Format::Html, &report);
+    let dom = assert_renders("ramp", &html, &[&url], 5).dom;
+    assert!(dom.contains(&pgcost::render::ramp::sentence(&report)));
+    for step in &report.steps {
+        let rps = format!(">{:.2}<", step.rps);
+        let p99 = format!(">{:.2}<", step.latency_ms.p99);
+        assert!(dom.contains(&rps) && dom.contains(&p99), "{rps} {p99}");
+    }
+    for c in ["1", "2", "4"] {
+        assert!(dom.contains(&format!("<td>{c}</td>")), "step c={c}");
+    }
+    if report.usl.is_some() {
+        assert!(dom.contains("USL fit"), "the fitted curve's legend");
+    }
+
+    // The demo's page with the ramps of two pipelines under the audits' charts.
+    use pgcost::commands::demo::{DemoReport, Pipelines, ramps::Ramps, render_html_with_ramps};
+    let audit = support::audit(&db, url.clone(), &["-n", "50", "-c", "2"]).await;
+    let demo = DemoReport {
+        pipelines: Pipelines {
+            naive: audit.clone(),
+            exists: audit.clone(),
+            cached: audit,
+        },
+    };
+    let ramps = Ramps {
+        naive: report.clone(),
+        cached: report,
+    };
+    let html = render_html_with_ramps(&demo, Some(&ramps));
+    let dom = assert_renders("demo-ramp", &html, &[&url], 7 + 2 * 5).dom;
+    assert!(dom.contains("Ramp of the cached pipeline"));
+}

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::cli::{Format, RampArgs};
+use crate::cli::RampArgs;
 use crate::commands::audit;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
@@ -18,10 +18,6 @@ use crate::values::{parse_percent, parse_positive_duration};
 pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = AuditConfig::from_args(&args.audit, env)?;
     let plan = plan_from_args(args)?;
-    if config.format == Format::Html {
-        return Err(Error::usage("pgcost ramp has no HTML view yet")
-            .with_hint("use --format table, json or markdown"));
-    }
     let redactor = config.auth.redactor.clone();
     run(&config, &plan)
         .await

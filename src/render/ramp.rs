@@ -1,5 +1,6 @@
 //! Views of a `RampReport`: one row per step, then the verdict in one sentence and its
-//! evidence; as a terminal table, as Markdown, or as JSON.
+//! evidence; as a terminal table, as Markdown, or as JSON (the HTML page is in
+//! `html/ramp.rs`).
 
 use crate::cli::Format;
 use crate::cost::ramp::RampReport;
@@ -9,12 +10,13 @@ use crate::cost::ramp::verdict::Wall;
 use super::sections::Grid;
 use super::{json, markdown_table, terminal_table};
 
-/// The report in `format` (HTML is refused earlier, by the command).
+/// The report in `format`.
 pub fn render(format: Format, report: &RampReport) -> String {
     match format {
         Format::Json => json(report),
         Format::Markdown => markdown(report),
-        Format::Table | Format::Html => table(report),
+        Format::Html => super::html::ramp::render(report),
+        Format::Table => table(report),
     }
 }
 
@@ -52,7 +54,7 @@ fn step_row(step: &Step) -> Vec<String> {
     ]
 }
 
-fn grid(report: &RampReport) -> Grid {
+pub(crate) fn grid(report: &RampReport) -> Grid {
     let header = [
         "c",
         "rps",
@@ -84,7 +86,7 @@ pub fn sentence(report: &RampReport) -> String {
     format!("Verdict: {what}{knee}.")
 }
 
-fn notes(report: &RampReport) -> Vec<String> {
+pub(crate) fn notes(report: &RampReport) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(usl) = &report.usl {
         let peak = match (usl.peak_concurrency, usl.peak_rps) {

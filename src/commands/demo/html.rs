@@ -4,6 +4,7 @@
 use maud::html;
 
 use super::DemoReport;
+use super::ramps::Ramps;
 use super::view::comparison;
 use crate::cost::report::Report;
 use crate::render::html::chart::{BarChart, Series};
@@ -24,6 +25,11 @@ const FIGURES: [Figure; 6] = [
 ];
 
 pub fn render(demo: &DemoReport) -> String {
+    render_with_ramps(demo, None)
+}
+
+/// The page, with the ramps of `pgcost demo --ramp` after the findings.
+pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
     let pipelines = demo.all();
     let reasons: Vec<String> = pipelines
         .iter()
@@ -64,6 +70,15 @@ pub fn render(demo: &DemoReport) -> String {
         }
         h2 { "The naive pipeline" }
         (findings(&demo.pipelines.naive))
+        @if let Some(ramps) = ramps {
+            @for (name, ramp) in [("naive", &ramps.naive), ("cached", &ramps.cached)] {
+                section {
+                    h2 { "Ramp of the " (name) " pipeline" }
+                    p.meta { "The demo API runs inside pgcost: its CPU counts as pgcost's own." }
+                    (crate::render::html::ramp::body(ramp))
+                }
+            }
+        }
     };
     page(title, body)
 }

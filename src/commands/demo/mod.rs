@@ -4,7 +4,7 @@
 
 pub mod api;
 mod html;
-mod ramps;
+pub mod ramps;
 mod setup;
 mod view;
 
@@ -22,7 +22,7 @@ use crate::output;
 use crate::progress::Progress;
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
-pub use html::render as render_html;
+pub use html::{render as render_html, render_with_ramps as render_html_with_ramps};
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 pub use view::render_comparison;
 
@@ -46,9 +46,6 @@ impl DemoConfig {
         if args.format == Format::Markdown {
             return Err(Error::usage("pgcost demo prints table, json or html")
                 .with_hint("use --format table, --format json or --format html"));
-        }
-        if args.ramp && args.format == Format::Html {
-            return Err(Error::usage("pgcost demo --ramp prints table or json"));
         }
         Ok(DemoConfig {
             serve: args.serve,
@@ -123,7 +120,7 @@ async fn run(config: &DemoConfig) -> Result<i32> {
             ramps,
         }),
         (Format::Json, None) => crate::render::json(&report),
-        (Format::Html, _) => render_html(&report),
+        (Format::Html, ramps) => html::render_with_ramps(&report, ramps.as_ref()),
         (_, ramps) => render_comparison(&report) + &ramps::render(ramps.as_ref()),
     };
     output::emit(config.output.as_deref(), &text)?;

@@ -26,14 +26,14 @@ pub const PALETTE: [RGBColor; 5] = [
 pub const LIMIT: RGBColor = RGBColor(0xD5, 0x5E, 0x00);
 
 /// Text and axes; the stylesheet maps this exact colour to the scheme's foreground.
-const INK: RGBColor = RGBColor(0, 0, 0);
+pub(super) const INK: RGBColor = RGBColor(0, 0, 0);
 /// Grid lines; the stylesheet maps this exact colour to the scheme's grid colour.
-const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
+pub(super) const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 
 const WIDTH: u32 = 900;
-const FONT: (&str, u32) = ("sans-serif", 13);
+pub(super) const FONT: (&str, u32) = ("sans-serif", 13);
 
-fn hex(color: RGBColor) -> String {
+pub(super) fn hex(color: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", color.0, color.1, color.2)
 }
 
@@ -186,9 +186,9 @@ impl BarChart {
 /// A linear axis whose labelled ticks sit exactly at `ticks` (one per bar row, or at
 /// chosen percentiles), and that draws no light grid lines between them.
 #[derive(Clone)]
-struct TickedAxis {
-    range: Range<f64>,
-    ticks: Vec<f64>,
+pub(super) struct TickedAxis {
+    pub(super) range: Range<f64>,
+    pub(super) ticks: Vec<f64>,
 }
 
 impl Ranged for TickedAxis {
@@ -312,7 +312,7 @@ fn percentile_label(percentile: f64) -> String {
 }
 
 /// An axis label: `20`, `2.5`, `0.25`, without trailing zeros.
-fn axis_number(value: f64) -> String {
+pub(super) fn axis_number(value: f64) -> String {
     let text = format!("{value:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -331,7 +331,7 @@ pub fn legend_markup(entries: &[(String, String)]) -> Markup {
 }
 
 /// A round upper bound for an axis that ends at `max`, a little above it.
-fn nice_top(max: f64) -> f64 {
+pub(super) fn nice_top(max: f64) -> f64 {
     if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -344,12 +344,12 @@ fn nice_top(max: f64) -> f64 {
         .unwrap_or(10.0 * magnitude)
 }
 
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
+pub(super) type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Draws on an SVG canvas `WIDTH` wide and returns the element, sized by the stylesheet
 /// (its `viewBox` keeps the proportions). A drawing error leaves a note instead of a chart:
 /// the numbers are in the table beside it either way.
-fn draw(
+pub(super) fn draw(
     height: u32,
     paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
 ) -> String {

@@ -4,6 +4,8 @@
 
 mod audit;
 pub mod chart;
+pub mod lines;
+pub mod ramp;
 
 pub use audit::{HtmlExporter, findings, statement_label};
 
