@@ -18,6 +18,12 @@ use crate::values::{parse_percent, parse_positive_duration};
 pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = AuditConfig::from_args(&args.audit, env)?;
     let plan = plan_from_args(args)?;
+    if config.background != Default::default() {
+        return Err(Error::usage(
+            "pgcost ramp does not take --app-role, --control or --max-background yet: its \
+             steps read pg_stat_statements of every role",
+        ));
+    }
     if config.format == Format::Html {
         return Err(Error::usage("pgcost ramp has no HTML view yet")
             .with_hint("use --format table, json or markdown"));
