@@ -349,7 +349,12 @@ pub struct BackgroundArgs {
 
     /// With --control: the report is not valid when the background subtracted is more
     /// than this share of the signal, in any figure.
-    #[arg(long, value_name = "PERCENT", default_value = "5%", requires = "control")]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value = "5%",
+        requires = "control"
+    )]
     pub max_background: String,
 }
 

@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::values::{
-    check_counts, findings_from_flags, parse_duration, parse_header, parse_method,
-    parse_percent, parse_positive_duration, parse_url, read_body_file, read_cacert,
+    check_counts, findings_from_flags, parse_duration, parse_header, parse_method, parse_percent,
+    parse_positive_duration, parse_url, read_body_file, read_cacert,
 };
 
 /// Everything `audit::run` needs, already checked.

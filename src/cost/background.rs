@@ -56,8 +56,8 @@ pub fn split_by_role(
     app_oids: &BTreeSet<u32>,
     names: &BTreeMap<u32, String>,
 ) -> (Vec<StatementDelta>, Vec<OtherRole>) {
-    let (app, others): (Vec<_>, Vec<_>) = (statements.into_iter())
-        .partition(|s| app_oids.contains(&s.key.userid));
+    let (app, others): (Vec<_>, Vec<_>) =
+        (statements.into_iter()).partition(|s| app_oids.contains(&s.key.userid));
     let mut by_role: BTreeMap<String, OtherRole> = BTreeMap::new();
     for s in others {
         let role = names.get(&s.key.userid).cloned();
@@ -91,7 +91,10 @@ impl Counts {
     /// The counts of a window's delta (its statements already split by role).
     pub fn of(delta: &WindowDelta, statements_available: bool) -> Counts {
         let d = &delta.database;
-        let top = delta.statements.iter().filter(|s| s.key.toplevel != Some(false));
+        let top = delta
+            .statements
+            .iter()
+            .filter(|s| s.key.toplevel != Some(false));
         Counts {
             transactions: d.xact_commit + d.xact_rollback,
             rows_read: d.tup_returned,
@@ -360,7 +363,12 @@ fn percent(fraction: f64) -> String {
 
 /// Without `--control`: the other backends' work is in the pg_stat_database figures.
 fn unsubtracted_warning(input: &Input) -> String {
-    let shown: Vec<&str> = input.other_backends.iter().take(3).map(|s| s.as_str()).collect();
+    let shown: Vec<&str> = input
+        .other_backends
+        .iter()
+        .take(3)
+        .map(|s| s.as_str())
+        .collect();
     let more = input.other_backends.len().saturating_sub(shown.len());
     let more = if more > 0 {
         format!(" and {more} more")
@@ -368,7 +376,9 @@ fn unsubtracted_warning(input: &Input) -> String {
         String::new()
     };
     let statements = match input.options.app_roles.is_empty() {
-        true => "--app-role ROLE counts only the app's statements (pg_stat_statements by role), and ",
+        true => {
+            "--app-role ROLE counts only the app's statements (pg_stat_statements by role), and "
+        }
         false => "statements are the app roles' only (--app-role); ",
     };
     format!(

@@ -64,8 +64,10 @@ impl Watch {
         for role in &options.app_roles {
             let oid = watch.role_names.iter().find(|(_, name)| *name == role);
             let Some((oid, _)) = oid else {
-                return Err(Error::usage(format!("--app-role {role:?}: no such role on the server"))
-                    .with_hint("give the role the app connects as, as its database URL names it"));
+                return Err(Error::usage(format!(
+                    "--app-role {role:?}: no such role on the server"
+                ))
+                .with_hint("give the role the app connects as, as its database URL names it"));
             };
             watch.app_oids.insert(*oid);
         }
@@ -122,7 +124,12 @@ impl Meter {
         };
         let opened_at = self.watch.opened_at;
         let settle = self
-            .settle(progress, "settling before the control window", stop, opened_at)
+            .settle(
+                progress,
+                "settling before the control window",
+                stop,
+                opened_at,
+            )
             .await?;
         let mut reasons = Vec::new();
         if settle.timed_out {
@@ -137,7 +144,10 @@ impl Meter {
         let mut pids = BTreeSet::new();
         while start_at.elapsed() < length && !stop.load(Ordering::Relaxed) {
             tokio::time::sleep(SAMPLE_EVERY.min(length.saturating_sub(start_at.elapsed()))).await;
-            pids.extend(active_since(&self.source.activity().await?, first.server_now));
+            pids.extend(active_since(
+                &self.source.activity().await?,
+                first.server_now,
+            ));
         }
         let (end_at, end) = (Instant::now(), self.source.snapshot().await?);
         spinner.finish_and_clear();
@@ -145,7 +155,12 @@ impl Meter {
             return Err(Error::interrupted());
         }
         let mut window = delta::delta(&start, &end);
-        reasons.extend(window.invalid_reasons.iter().map(|r| format!("control window: {r}")));
+        reasons.extend(
+            window
+                .invalid_reasons
+                .iter()
+                .map(|r| format!("control window: {r}")),
+        );
         self.watch.split(&mut window);
         self.watch.control = Some(Control {
             seconds: end_at.duration_since(start_at).as_secs_f64(),

@@ -70,7 +70,10 @@ pub async fn measure(
         ..config.clone()
     };
     let mut notes = Notes {
-        invalid_reasons: control.into_iter().chain(invalid_reasons(&ran, counted, load.count)).collect(),
+        invalid_reasons: control
+            .into_iter()
+            .chain(invalid_reasons(&ran, counted, load.count))
+            .collect(),
         warnings: Vec::new(),
         windows: Windows::default(),
     };

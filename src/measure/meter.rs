@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
+use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
@@ -19,12 +20,11 @@ use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
-use crate::postgres::conninfo::DbTarget;
-use crate::cost::background::OtherRole;
 use crate::measure::background::{self, Watch};
+use crate::postgres::conninfo::DbTarget;
 use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules};
-use crate::postgres::views::Backend;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::postgres::views::Backend;
 use crate::progress::Progress;
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
@@ -396,7 +396,12 @@ impl Meter {
     ) -> Window {
         let source = &self.source;
         let (window, other_roles) = self.split_window(opened, closed);
-        let background = (self.watch).input((opened, closed), burst, other_roles, source.server.version_num);
+        let background = (self.watch).input(
+            (opened, closed),
+            burst,
+            other_roles,
+            source.server.version_num,
+        );
         let mut warnings = self.warnings(config);
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(notes.warnings);

@@ -150,17 +150,17 @@ impl Others {
 /// Seconds between pgcost's last request (`quiet_seconds` ago) and the backend's last
 /// change of state; `None` for a backend whose state is hidden.
 fn changed_after_quiet(b: &Backend, quiet_seconds: f64, server_ahead: f64) -> Option<f64> {
-    (!hidden(b)).then(|| quiet_seconds - (b.idle_seconds - server_ahead))
+    (!hidden(b)).then_some(quiet_seconds - (b.idle_seconds - server_ahead))
 }
 
 /// The backends that did something at least `after` seconds after pgcost's last request:
 /// traffic that is not pgcost's (its requests were answered by then).
-pub fn active_after_quiet<'a>(
-    backends: &'a [Backend],
+pub fn active_after_quiet(
+    backends: &[Backend],
     quiet_seconds: f64,
     server_ahead: f64,
     after: f64,
-) -> impl Iterator<Item = &'a Backend> {
+) -> impl Iterator<Item = &Backend> {
     backends.iter().filter(move |b| {
         b.backend_type == "client backend"
             && changed_after_quiet(b, quiet_seconds, server_ahead).is_some_and(|s| s >= after)
@@ -302,23 +302,11 @@ pub async fn wait<P: Probe>(
     ));
     loop {
         let elapsed = start.elapsed();
-        let activity = probe.activity().await?;
-        let ahead = quiet
-            .anchor
-            .server_ahead(activity.server_now, Instant::now());
-        outcome.server_clock_ahead = outcome.server_clock_ahead.max(ahead);
-        let (quiet_seconds, ahead) = (quiet.since.elapsed().as_secs_f64(), outcome.server_clock_ahead);
-        let others_now: Vec<&Backend> =
-            active_after_quiet(&activity.backends, quiet_seconds, ahead, OTHER_TRAFFIC_AFTER_SECONDS)
-                .collect();
-        for b in &others_now {
-            outcome.others.insert(b.pid, (*b).clone());
-        }
-        let verdict = judge(&activity.backends, rules, quiet_seconds, ahead, quiet.others);
+        let (verdict, others_now) = look(probe, rules, &quiet, &mut outcome).await?;
         outcome.waited = elapsed;
         let (reason, retry_in) = match verdict {
             Verdict::Settled if !rules.stability_check => break,
-            Verdict::Settled if !others_now.is_empty() => {
+            Verdict::Settled if others_now => {
                 // Other traffic keeps the counters moving: the judge's word stands (PG 15+);
                 // before 15, the next read must come from a fresh stats file.
                 if rules.flushed_after_quiet_seconds.is_none() {
@@ -353,6 +341,39 @@ pub async fn wait<P: Probe>(
     }
     spinner.finish_and_clear();
     Ok(outcome)
+}
+
+/// One read of the target's backends: the verdict, and whether other traffic is moving
+/// the counters now (recorded in `outcome`, with the server clock's step).
+async fn look<P: Probe>(
+    probe: &mut P,
+    rules: &Rules,
+    quiet: &Quiet<'_>,
+    outcome: &mut Outcome,
+) -> Result<(Verdict, bool)> {
+    let activity = probe.activity().await?;
+    let ahead = quiet
+        .anchor
+        .server_ahead(activity.server_now, Instant::now());
+    outcome.server_clock_ahead = outcome.server_clock_ahead.max(ahead);
+    let (quiet_seconds, ahead) = (
+        quiet.since.elapsed().as_secs_f64(),
+        outcome.server_clock_ahead,
+    );
+    let mut others_now = false;
+    let after = OTHER_TRAFFIC_AFTER_SECONDS;
+    for b in active_after_quiet(&activity.backends, quiet_seconds, ahead, after) {
+        outcome.others.insert(b.pid, b.clone());
+        others_now = true;
+    }
+    let verdict = judge(
+        &activity.backends,
+        rules,
+        quiet_seconds,
+        ahead,
+        quiet.others,
+    );
+    Ok((verdict, others_now))
 }
 
 /// Two reads of the counters, `rules.stability_gap` apart, that agree.
@@ -393,7 +414,13 @@ mod tests {
 
     #[test]
     fn idle_pool_must_outlast_the_idle_flush_timer() {
-        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15(), 0.0, 0.0, &none());
+        let v = judge(
+            &[b(1, "idle", 3.0), b(2, "idle", 9.0)],
+            &pg15(),
+            0.0,
+            0.0,
+            &none(),
+        );
         match v {
             Verdict::Pending { retry_in, reason } => {
                 assert_eq!(retry_in, Duration::from_secs(1));
@@ -434,7 +461,10 @@ mod tests {
             backend_type: "walsender".into(),
             ..b(3, "active", 0.0)
         };
-        assert_eq!(judge(&[walsender], &pg15(), 0.0, 0.0, &none()), Verdict::Settled);
+        assert_eq!(
+            judge(&[walsender], &pg15(), 0.0, 0.0, &none()),
+            Verdict::Settled
+        );
     }
 
     #[test]
@@ -448,7 +478,10 @@ mod tests {
             matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
-        assert_eq!(judge(&[hidden], &pg15(), 10.6, 0.0, &none()), Verdict::Settled);
+        assert_eq!(
+            judge(&[hidden], &pg15(), 10.6, 0.0, &none()),
+            Verdict::Settled
+        );
     }
 
     #[test]
@@ -553,7 +586,11 @@ mod tests {
         let seen: Vec<i32> = active_after_quiet(&[writer, b(6, "idle", 2.9)], 3.0, 0.0, 1.0)
             .map(|b| b.pid)
             .collect();
-        assert_eq!(seen, vec![5], "the pooled backend idle since the burst is the app's");
+        assert_eq!(
+            seen,
+            vec![5],
+            "the pooled backend idle since the burst is the app's"
+        );
     }
 
     #[test]

@@ -45,7 +45,12 @@ fn control(seconds: f64, transactions: i64, rows_read: i64, statements: i64) -> 
 #[test]
 fn other_roles_statements_are_set_apart_and_summed_by_role() {
     let names: BTreeMap<u32, String> = [(10, "app".into()), (20, "cron".into())].into();
-    let statements = vec![stmt(10, 1, 200), stmt(20, 2, 30), stmt(20, 3, 5), stmt(30, 4, 1)];
+    let statements = vec![
+        stmt(10, 1, 200),
+        stmt(20, 2, 30),
+        stmt(20, 3, 5),
+        stmt(30, 4, 1),
+    ];
     let (app, others) = split_by_role(statements, &[10].into(), &names);
     assert_eq!(app, vec![stmt(10, 1, 200)]);
     assert_eq!(
@@ -182,7 +187,10 @@ fn without_control_other_backends_are_warned_about() {
     assert_eq!(a.warnings.len(), 1);
     let w = &a.warnings[0];
     assert!(w.contains("pid 7 (role cron)"), "{w}");
-    assert!(w.contains("--app-role ROLE") && w.contains("--control DURATION"), "{w}");
+    assert!(
+        w.contains("--app-role ROLE") && w.contains("--control DURATION"),
+        "{w}"
+    );
 
     input.options.app_roles = vec!["app".into()];
     input.other_roles = vec![OtherRole {
