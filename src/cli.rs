@@ -341,9 +341,9 @@ pub struct BackgroundArgs {
     #[arg(long = "app-role", value_name = "NAME")]
     pub app_roles: Vec<String>,
 
-    /// Measure a quiet window this long before the warm-up, with no request from pgcost;
-    /// its rates (transactions, rows read, statements per second) are the background,
-    /// subtracted from the measured window, with their uncertainty. E.g. 10s.
+    /// Measure a quiet window this long first (before the warm-up, or the command), with no
+    /// request from pgcost: its rates (transactions, rows read, statements per second) are
+    /// the background, subtracted from the measured window, with their uncertainty. E.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub control: Option<String>,
 

@@ -334,8 +334,11 @@ impl Meter {
 
     /// Transactions beyond the top-level statements of a window, as (extra, transactions,
     /// statements), when pg_stat_statements tracks BEGIN and COMMIT and there are any.
+    /// Not with `--app-role`: other roles' transactions are in the database's count, their
+    /// statements are not.
     pub fn uncounted(&self, window: &WindowDelta) -> Option<(i64, i64, i64)> {
-        if self.source.layout.is_none() || !self.source.server.tracks_utility {
+        let by_role = !self.watch.others.app_roles.is_empty();
+        if self.source.layout.is_none() || !self.source.server.tracks_utility || by_role {
             return None;
         }
         let transactions = window.database.xact_commit + window.database.xact_rollback;
