@@ -321,6 +321,36 @@ mod tests {
     }
 
     #[test]
+    fn background_options_are_checked() {
+        let c = config(
+            &["--app-role", "app", "--app-role", "app", "--control", "10s"],
+            &[],
+        );
+        let options = c.unwrap().background;
+        assert_eq!(options.app_roles, vec!["app".to_string()]);
+        assert_eq!(options.control, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(options.max_share, 0.05);
+        let c = config(&["--control", "5s", "--max-background", "12.5%"], &[]);
+        assert_eq!(c.unwrap().background.max_share, 0.125);
+        for (extra, message) in [
+            (&["--control", "0s"][..], "--control"),
+            (
+                &["--control", "5s", "--max-background", "lots"],
+                "--max-background",
+            ),
+            (&["--app-role", " "], "--app-role needs a role name"),
+            (
+                &["--control", "5s", "--db", "postgres://app@127.0.0.1:1/auth"],
+                "several --db",
+            ),
+        ] {
+            let err = config(extra, &[]).unwrap_err();
+            assert!(err.message.contains(message), "{extra:?}: {}", err.message);
+        }
+        assert_eq!(config(&[], &[]).unwrap().background, Default::default());
+    }
+
+    #[test]
     fn a_baseline_needs_credentials() {
         let err = config(&["--compare-unauthenticated"], &[]).unwrap_err();
         assert!(err.message.contains("needs credentials"), "{}", err.message);

@@ -148,7 +148,10 @@ async fn app_role(db: &TestDb) {
     assert_eq!(other.rows, other.calls, "one row updated per call");
     assert!(r.warnings.iter().any(|w| w.contains("outside --app-role")));
     // The writer's transactions are not taken for work pg_stat_statements missed.
-    let extra = r.warnings.iter().find(|w| w.starts_with("transactions exceed"));
+    let extra = r
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("transactions exceed"));
     assert!(extra.is_none(), "{extra:?}");
 }
 
@@ -236,4 +239,48 @@ async fn background_traffic_is_named_left_out_subtracted_or_refused() {
         control(&db),
         too_loud(&db)
     );
+    // A role the server does not know is a setup error, before anything is sent.
+    let url = db.url();
+    let argv = [
+        "pgcost",
+        "audit",
+        "--url",
+        "http://127.0.0.1:9/x",
+        "--db",
+        &url,
+    ];
+    let parsed = <pgcost::cli::Cli as clap::Parser>::parse_from(argv.iter().chain(&[
+        "--quiet",
+        "--app-role",
+        "no_such_role",
+    ]));
+    let pgcost::cli::Command::Audit(args) = parsed.command else {
+        unreachable!("an audit command line")
+    };
+    let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progress = pgcost::progress::Progress::hidden();
+    let err = pgcost::measure::run(&config, &progress, stop)
+        .await
+        .unwrap_err();
+    assert_eq!(err.exit_code(), 2, "{}", err.message);
+    assert!(
+        err.message
+            .contains("--app-role \"no_such_role\": no such role")
+    );
+}
+
+#[test]
+fn ramp_does_not_take_the_background_flags_yet() {
+    for flag in [["--control", "5s"], ["--app-role", "app"]] {
+        pgcost()
+            .args(["ramp", "--url", "http://127.0.0.1:9/x"])
+            .args(["--db", "postgres://u@127.0.0.1:9/d"])
+            .args(flag)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(
+                "pgcost ramp does not take --app-role",
+            ));
+    }
 }
