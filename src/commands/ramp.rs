@@ -18,12 +18,6 @@ use crate::values::{parse_percent, parse_positive_duration};
 pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = AuditConfig::from_args(&args.audit, env)?;
     let plan = plan_from_args(args)?;
-    if config.background != Default::default() {
-        return Err(Error::usage(
-            "pgcost ramp does not take --app-role, --control or --max-background yet: its \
-             steps read pg_stat_statements of every role",
-        ));
-    }
     if config.format == Format::Html {
         return Err(Error::usage("pgcost ramp has no HTML view yet")
             .with_hint("use --format table, json or markdown"));
@@ -52,6 +46,13 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
 
 /// The ramp's own flags, checked.
 pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
+    let background = &args.audit.background;
+    if background.control.is_some() || !background.app_roles.is_empty() {
+        return Err(Error::usage(
+            "pgcost ramp does not take --app-role, --control or --max-background yet: its \
+             steps read pg_stat_statements of every role",
+        ));
+    }
     let steps = args.steps.as_deref().map(parse_steps).transpose()?;
     let rates = args.rates.as_deref().map(parse_rates).transpose()?;
     let length = match args.step_requests {
