@@ -9,14 +9,14 @@ use bytes::Bytes;
 use reqwest::header::HeaderMap;
 
 use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
-use crate::cli::AuditArgs;
-use crate::cli::Format;
+use crate::cli::{AuditArgs, BackgroundArgs, Format};
+use crate::cost::background;
 use crate::cost::findings::Thresholds;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::values::{
-    check_counts, findings_from_flags, parse_duration, parse_header, parse_method,
+    check_counts, findings_from_flags, parse_duration, parse_header, parse_method, parse_percent,
     parse_positive_duration, parse_url, read_body_file, read_cacert,
 };
 
@@ -48,6 +48,8 @@ pub struct AuditConfig {
     pub auth: AuthConfig,
     /// Times a window in which app connections opened or closed is measured again.
     pub retries: u32,
+    /// Other traffic on the database: `--app-role`, `--control`, `--max-background`.
+    pub background: background::Options,
 }
 
 /// One audit's options, each value parsed on its own (and named, in its errors, as its
@@ -74,6 +76,7 @@ pub struct AuditOptions {
     pub plans: bool,
     pub credentials: CredentialOptions,
     pub retries: u32,
+    pub background: background::Options,
 }
 
 impl AuditConfig {
@@ -109,6 +112,7 @@ impl AuditConfig {
             plans: !args.no_plans,
             credentials: CredentialOptions::from_args(args)?,
             retries: args.retries,
+            background: background_from_args(&args.background)?,
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -133,6 +137,12 @@ impl AuditConfig {
             }
         }
         conninfo::check_distinct(&db, &more_dbs)?;
+        if options.background.control.is_some() && !more_dbs.is_empty() {
+            return Err(Error::usage(
+                "--control measures one database's background: it cannot be combined with \
+                 several --db yet",
+            ));
+        }
         let mut request = options.request;
         let auth = auth::configure(
             &options.credentials,
@@ -160,6 +170,7 @@ impl AuditConfig {
             plans: options.plans,
             auth,
             retries: options.retries,
+            background: options.background,
         })
     }
 
@@ -183,6 +194,34 @@ impl AuditConfig {
         };
         anonymous
     }
+}
+
+/// `--app-role`, `--control` and `--max-background`, checked.
+pub fn background_from_args(args: &BackgroundArgs) -> Result<background::Options> {
+    let mut app_roles = Vec::new();
+    for role in &args.app_roles {
+        if role.trim().is_empty() {
+            return Err(Error::usage("--app-role needs a role name"));
+        }
+        if !app_roles.contains(role) {
+            app_roles.push(role.clone());
+        }
+    }
+    let control = (args.control.as_deref())
+        .map(|text| parse_positive_duration("--control", text))
+        .transpose()?;
+    let max_share = parse_percent(&args.max_background).map_err(|_| {
+        Error::usage(format!(
+            "--max-background {:?} is not a percentage",
+            args.max_background
+        ))
+        .with_hint("e.g. --max-background 5%")
+    })?;
+    Ok(background::Options {
+        app_roles,
+        control,
+        max_share: max_share / 100.0,
+    })
 }
 
 /// The request of the flags: URL, method, `-H` headers, body and timeout.
@@ -279,6 +318,36 @@ mod tests {
         assert!(!anonymous.auth.compare_unauthenticated);
         assert!(anonymous.auth.described.is_empty());
         assert!(anonymous.findings.is_none());
+    }
+
+    #[test]
+    fn background_options_are_checked() {
+        let c = config(
+            &["--app-role", "app", "--app-role", "app", "--control", "10s"],
+            &[],
+        );
+        let options = c.unwrap().background;
+        assert_eq!(options.app_roles, vec!["app".to_string()]);
+        assert_eq!(options.control, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(options.max_share, 0.05);
+        let c = config(&["--control", "5s", "--max-background", "12.5%"], &[]);
+        assert_eq!(c.unwrap().background.max_share, 0.125);
+        for (extra, message) in [
+            (&["--control", "0s"][..], "--control"),
+            (
+                &["--control", "5s", "--max-background", "lots"],
+                "--max-background",
+            ),
+            (&["--app-role", " "], "--app-role needs a role name"),
+            (
+                &["--control", "5s", "--db", "postgres://app@127.0.0.1:1/auth"],
+                "several --db",
+            ),
+        ] {
+            let err = config(extra, &[]).unwrap_err();
+            assert!(err.message.contains(message), "{extra:?}: {}", err.message);
+        }
+        assert_eq!(config(&[], &[]).unwrap().background, Default::default());
     }
 
     #[test]

@@ -42,6 +42,13 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
 
 /// The ramp's own flags, checked.
 pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
+    let background = &args.audit.background;
+    if background.control.is_some() || !background.app_roles.is_empty() {
+        return Err(Error::usage(
+            "pgcost ramp does not take --app-role, --control or --max-background yet: its \
+             steps read pg_stat_statements of every role",
+        ));
+    }
     let steps = args.steps.as_deref().map(parse_steps).transpose()?;
     let rates = args.rates.as_deref().map(parse_rates).transpose()?;
     let length = match args.step_requests {

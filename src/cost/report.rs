@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cost::background;
 use crate::cost::counters::DatabaseCounters;
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
 use crate::cost::figures::Figures;
@@ -55,6 +56,10 @@ pub struct Report {
     /// their sum. Absent with one database.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<crate::cost::nodes::Node>,
+    /// Other traffic on the database (`--app-role`, `--control`): what was left out or
+    /// subtracted, and how far off the corrected figures may be. Absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<crate::cost::background::Background>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -293,6 +298,9 @@ pub struct Context {
     pub plans: Plans,
     /// Windows discarded before this one (connection churn).
     pub windows: crate::cost::churn::Windows,
+    /// Other traffic on the database, as the measurement saw it; `None` where not looked
+    /// at (target mode without flags, older reports).
+    pub background: Option<crate::cost::background::Input>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -354,10 +362,18 @@ impl Report {
         let n = context.requests;
         let top = TopLevel::of(&delta.statements);
         let available = context.statements_available;
-        let per_request = PerRequest::of(&delta.database, &top, n, available);
+        let mut per_request = PerRequest::of(&delta.database, &top, n, available);
         let load_view = Load::of(load, n, context.warmup);
         let mut invalid_reasons = invalid_reasons(delta, load, &context);
         let mut warnings = warnings(delta, load, &context);
+        let background = (context.background.as_ref()).map(|input| {
+            let counts = background::Counts::of(delta, available);
+            let assessed = background::assess(input, counts, n);
+            per_request.subtract_background(assessed.corrected);
+            invalid_reasons.extend(assessed.invalid_reasons);
+            warnings.extend(assessed.warnings);
+            assessed.background
+        });
         let baseline = context.unauthenticated.as_ref().map(|unauthenticated| {
             let comparison =
                 unauthenticated::compare(unauthenticated, Figures::read(&load_view, &per_request));
@@ -386,6 +402,7 @@ impl Report {
             baseline,
             windows: context.windows,
             nodes: Vec::new(),
+            background: background.flatten(),
         };
         let mut report = match &context.findings {
             Some(thresholds) => Report {
@@ -473,6 +490,20 @@ impl PerRequest {
             blocks_read: per_request(d.blks_read, n),
             db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
             new_sessions: d.sessions.map(|s| per_request(s, n)),
+        }
+    }
+}
+
+impl PerRequest {
+    /// Takes the `corrected` figures (the background subtracted, `--control`).
+    fn subtract_background(&mut self, corrected: Option<background::PerFigure>) {
+        let Some(corrected) = corrected else {
+            return;
+        };
+        self.transactions = corrected.transactions;
+        self.rows_read = corrected.rows_read;
+        if corrected.statements.is_some() {
+            self.statements = corrected.statements;
         }
     }
 }
@@ -640,6 +671,7 @@ pub(crate) mod tests {
             unauthenticated: None,
             plans: Plans::default(),
             windows: Default::default(),
+            background: None,
         }
     }
 

@@ -38,6 +38,7 @@ pub async fn measure(
     stop: Arc<AtomicBool>,
 ) -> Result<Report> {
     let mut meter = Meters::open(config, progress).await?;
+    let control = meter.control(progress, &stop).await?;
     let opened = meter
         .boundary((false, true, false), progress, &stop, Instant::now())
         .await?;
@@ -69,7 +70,10 @@ pub async fn measure(
         ..config.clone()
     };
     let mut notes = Notes {
-        invalid_reasons: invalid_reasons(&ran, counted, load.count),
+        invalid_reasons: control
+            .into_iter()
+            .chain(invalid_reasons(&ran, counted, load.count))
+            .collect(),
         warnings: Vec::new(),
         windows: Windows::default(),
     };
@@ -81,6 +85,7 @@ pub async fn measure(
         load: load_result(&ran, counted, load.count),
         ended: ran.ended,
         peak_backends: None,
+        others: Default::default(),
     };
     let mut window = meter.measured(
         &config,

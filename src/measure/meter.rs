@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
+use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
@@ -19,15 +20,19 @@ use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
+use crate::measure::background::{self, Watch};
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::postgres::views::Backend;
 use crate::progress::Progress;
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
     format!(
         "settling {when} timed out after {timeout_s:.0} s ({}): counters may be incomplete; \
-         raise --settle-timeout or stop other traffic to the database",
+         if that is other traffic, --app-role ROLE leaves other roles' backends out of the \
+         wait and --control DURATION those seen busy while pgcost sent nothing \
+         (docs/background.md); else raise --settle-timeout",
         outcome
             .pending
             .as_deref()
@@ -61,6 +66,10 @@ pub struct Boundary {
     /// to name the databases that moved without being measured.
     pub traffic_end: Option<BTreeMap<String, Traffic>>,
     pub traffic_start: Option<BTreeMap<String, Traffic>>,
+    /// When `end` and `start` were read: the window's length, over which the background
+    /// accrues.
+    pub end_at: Option<Instant>,
+    pub start_at: Option<Instant>,
 }
 
 /// What the run learnt of an endpoint outside its window, carried into its report.
@@ -81,12 +90,14 @@ pub struct Burst {
     pub ended: Instant,
     /// Most client backends on the target while it ran (admin mode only).
     pub peak_backends: Option<i64>,
+    /// Busy backends of roles outside `--app-role` seen while it ran, by pid.
+    pub others: BTreeMap<i32, Backend>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
 /// consecutive windows.
 pub struct Meter {
-    source: StatsConnection,
+    pub(super) source: StatsConnection,
     /// The target database.
     target: DbTarget,
     rules: Rules,
@@ -98,6 +109,8 @@ pub struct Meter {
     window_calls: BTreeMap<StatementKey, i64>,
     /// The clocks, read before the traffic that the next settle wait is for.
     anchor: ClockAnchor,
+    /// Other traffic: the app roles, the control window, the backends left out of waits.
+    pub(super) watch: Watch,
 }
 
 impl Meter {
@@ -110,6 +123,7 @@ impl Meter {
         let spinner = progress.spinner(format!("connecting to {}", target.redacted()));
         let mut source = StatsConnection::open(target, &config.admin_db).await?;
         let anchor = source.clock_anchor().await?;
+        let watch = Watch::open(&config.background, &source).await?;
         spinner.finish_and_clear();
         let rules = Rules::for_server(source.server.version_num, source.mode == Mode::Admin);
         Ok(Meter {
@@ -120,10 +134,16 @@ impl Meter {
             window_started: None,
             window_calls: BTreeMap::new(),
             anchor,
+            watch,
         })
     }
 
-    async fn settle(
+    /// The line of the report for a settle wait `when` that timed out.
+    pub(super) fn settle_reason(&self, when: &str, outcome: &Outcome) -> String {
+        settle_reason(when, outcome, self.timeout.as_secs_f64())
+    }
+
+    pub(super) async fn settle(
         &mut self,
         progress: &Progress,
         label: &str,
@@ -133,6 +153,7 @@ impl Meter {
         let quiet = Quiet {
             since: quiet_since,
             anchor: self.anchor,
+            others: &self.watch.others,
         };
         settle::wait(
             &mut self.source,
@@ -165,13 +186,15 @@ impl Meter {
             self.settle(progress, "settling before the burst", stop, quiet_since)
                 .await?
         };
+        let end_at = closes.then(Instant::now);
         let (end, own_footprint, end_pids) = if closes {
             let mut end = self.source.snapshot().await?;
             self.source
                 .name_changed(&self.window_calls, &mut end)
                 .await?;
             let own = self.source.own_footprint();
-            (Some(end), own, Some(self.source.app_pids().await?))
+            let pids = self.source.app_pids(&self.watch.others).await?;
+            (Some(end), own, Some(pids))
         } else {
             (None, None, None)
         };
@@ -191,6 +214,8 @@ impl Meter {
             start_pids: None,
             traffic_end,
             traffic_start: None,
+            end_at,
+            start_at: None,
         })
     }
 
@@ -241,8 +266,10 @@ impl Meter {
         };
         // The burst's own wait will check the server's clock against this reading.
         self.anchor = self.source.clock_anchor().await?;
-        let start_pids = self.source.app_pids().await?;
+        let start_pids = self.source.app_pids(&self.watch.others).await?;
+        let start_at = Instant::now();
         let start = self.source.calibrated_before().await?;
+        boundary.start_at = Some(start_at);
         boundary.traffic_start = self.source.databases().await?;
         self.window_started = start.server_started.clone();
         self.window_calls = snapshot::calls(&start.statements);
@@ -307,8 +334,11 @@ impl Meter {
 
     /// Transactions beyond the top-level statements of a window, as (extra, transactions,
     /// statements), when pg_stat_statements tracks BEGIN and COMMIT and there are any.
+    /// Not with `--app-role`: other roles' transactions are in the database's count, their
+    /// statements are not.
     pub fn uncounted(&self, window: &WindowDelta) -> Option<(i64, i64, i64)> {
-        if self.source.layout.is_none() || !self.source.server.tracks_utility {
+        let by_role = !self.watch.others.app_roles.is_empty();
+        if self.source.layout.is_none() || !self.source.server.tracks_utility || by_role {
             return None;
         }
         let transactions = window.database.xact_commit + window.database.xact_rollback;
@@ -342,13 +372,14 @@ impl Meter {
             burst_done.store(true, Ordering::Relaxed);
             result
         };
-        let (load, peak_backends) =
-            tokio::join!(burst, sample_peak_backends(&self.source, &burst_done));
+        let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
+        let (load, (peak_backends, others)) = tokio::join!(burst, sampling);
         bar.finish_and_clear();
         Burst {
             load,
             ended: Instant::now(),
             peak_backends,
+            others,
         }
     }
 
@@ -367,7 +398,13 @@ impl Meter {
         notes: Notes,
     ) -> Window {
         let source = &self.source;
-        let window = self.window(opened, closed);
+        let (window, other_roles) = self.split_window(opened, closed);
+        let background = (self.watch).input(
+            (opened, closed),
+            burst,
+            other_roles,
+            source.server.version_num,
+        );
         let mut warnings = self.warnings(config);
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(notes.warnings);
@@ -408,6 +445,7 @@ impl Meter {
             unauthenticated,
             windows: notes.windows,
             plans: Plans::default(),
+            background: Some(background),
         };
         Window {
             delta: window,
@@ -423,13 +461,20 @@ impl Meter {
         self.source.own_target_pid()
     }
 
-    /// The window's delta, the tool's own footprint taken out.
+    /// The window's delta, the tool's own footprint taken out, with the app roles'
+    /// statements only (`--app-role`).
     pub fn window(&self, opened: &Boundary, closed: &Boundary) -> WindowDelta {
+        self.split_window(opened, closed).0
+    }
+
+    /// [`Meter::window`], and the statements of the other roles it left out.
+    fn split_window(&self, opened: &Boundary, closed: &Boundary) -> (WindowDelta, Vec<OtherRole>) {
         let mut window = window_delta(opened, closed);
         if let Some(own) = &closed.own_footprint {
             window.database = window.database.minus(own);
         }
-        window
+        let others = self.watch.split(&mut window);
+        (window, others)
     }
 
     fn target(&self, config: &AuditConfig) -> Target {
@@ -567,20 +612,4 @@ impl Window {
             .collect();
         nodes::combine(total, nodes)
     }
-}
-
-/// Samples the target's client backends while the burst runs (admin mode only: in target
-/// mode every sample would land in the measured counters).
-async fn sample_peak_backends(source: &StatsConnection, done: &AtomicBool) -> Option<i64> {
-    if source.mode != Mode::Admin {
-        return None;
-    }
-    let mut peak = None;
-    while !done.load(Ordering::Relaxed) {
-        if let Ok(count) = source.client_backends().await {
-            peak = Some(peak.unwrap_or(0).max(count));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    peak
 }

@@ -4,12 +4,14 @@
 //! The phases are public, so that consecutive endpoints can share their settle waits: the
 //! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
 //! `credentials` proves the credentials count before the warm-up; `retry` measures a
-//! window again when app connections opened or closed in it.
+//! window again when app connections opened or closed in it; `background` measures the
+//! control window (`--control`) before anything is sent.
 //!
 //! After the last window has closed, the plans of the statements the reports name are
 //! fetched (`postgres::plans`), and each report is built again, from the same inputs,
 //! with them: outside every window, so that the EXPLAINs never land in a measured delta.
 
+mod background;
 mod command;
 pub mod credentials;
 pub mod external;
@@ -294,12 +296,16 @@ async fn sequence(
     }
     let mut meter = Meters::open(first, progress).await?;
     let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
+    // Before anything is sent: the control window must see no request from pgcost.
+    let control = meter.control(progress, stop).await?;
     // Before every warm-up, so outside every window.
     let mut notes = Vec::with_capacity(configs.len());
     for config in configs {
         let note = credentials::probe(config).await?;
         notes.push(Notes {
-            invalid_reasons: note.invalid_reason.into_iter().collect(),
+            invalid_reasons: (control.iter().cloned())
+                .chain(note.invalid_reason)
+                .collect(),
             warnings: note.warning.into_iter().collect(),
             windows: Windows::default(),
         });

@@ -52,6 +52,12 @@ impl Meters {
         Ok(Meters { meters })
     }
 
+    /// The control window (`--control`), over the first database (the only one it takes):
+    /// why its counts cannot be trusted, if anything.
+    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
+        self.meters[0].control(progress, stop).await
+    }
+
     /// [`Meter::boundary`] for every database: all close, then all open.
     pub async fn boundary(
         &mut self,

@@ -13,7 +13,15 @@
 //! machine), a backend looks idle for longer than it has been. Each wait therefore checks
 //! the server's clock against pgcost's own since an anchor read before the traffic, and
 //! takes any step out of the idle times.
+//!
+//! Other traffic (a steady writer, a cron job) never idles for 10 s. On PG 15+ a backend
+//! also flushes at the end of any transaction at least `PGSTAT_MIN_INTERVAL` (1 s) after
+//! its previous flush, so one that went idle again well after pgcost's last request has
+//! published everything it held then. Backends of roles outside `--app-role`, and busy
+//! backends seen active in the control window, are not waited for at all
+//! ([`Others`], docs/background.md).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,6 +36,9 @@ pub const IDLE_FLUSH_SECONDS_PG15: f64 = 10.0;
 pub const COLLECTOR_INTERVAL_SECONDS: f64 = 0.5;
 /// Slack on top of the server's timer, for timer latency and the flush itself.
 pub const MARGIN_SECONDS: f64 = 0.5;
+/// `PGSTAT_MIN_INTERVAL` (PG 15+), in seconds: a backend flushes at a transaction's end
+/// when its last flush is at least this old.
+pub const MIN_FLUSH_INTERVAL_SECONDS_PG15: f64 = 1.0;
 /// Time between the two reads of the stability check on PG 15+, whose reads are fresh.
 pub const STABILITY_GAP_SECONDS: f64 = 0.15;
 /// Slack on top of the collector's file age, for the gap between the two reads (PG 12-14).
@@ -46,6 +57,10 @@ pub struct Rules {
     /// can both see the same stale file; the second read must come later, so that its
     /// file was written after the first read, when every backend had already settled.
     pub stability_gap: Duration,
+    /// PG 15+: a backend whose last transaction ended at least this long after pgcost's
+    /// last request (the minimum flush interval plus a margin) has published what it held
+    /// then. `None` before 15, where an idle backend may hold its counters indefinitely.
+    pub flushed_after_quiet_seconds: Option<f64>,
 }
 
 impl Rules {
@@ -62,6 +77,8 @@ impl Rules {
             flush_after_seconds: interval + MARGIN_SECONDS,
             stability_check,
             stability_gap: Duration::from_secs_f64(gap),
+            flushed_after_quiet_seconds: (version_num >= 150000)
+                .then_some(MIN_FLUSH_INTERVAL_SECONDS_PG15 + MARGIN_SECONDS),
         }
     }
 }
@@ -112,40 +129,81 @@ fn hidden(b: &Backend) -> bool {
     b.backend_type.is_empty() && b.state.is_empty()
 }
 
+/// The backends that are other traffic, which the waits do not wait for
+/// (docs/background.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Others {
+    /// `--app-role`: backends of any other role are left out. Empty: none are.
+    pub app_roles: Vec<String>,
+    /// Backends seen active in the control window, while pgcost sent nothing: left out
+    /// while busy (an idle one is judged as any other).
+    pub background_pids: BTreeSet<i32>,
+}
+
+impl Others {
+    /// True for a backend of a role outside `--app-role`.
+    pub fn other_role(&self, b: &Backend) -> bool {
+        !self.app_roles.is_empty() && !self.app_roles.contains(&b.role)
+    }
+}
+
+/// Seconds between pgcost's last request (`quiet_seconds` ago) and the backend's last
+/// change of state; `None` for a backend whose state is hidden.
+fn changed_after_quiet(b: &Backend, quiet_seconds: f64, server_ahead: f64) -> Option<f64> {
+    (!hidden(b)).then_some(quiet_seconds - (b.idle_seconds - server_ahead))
+}
+
+/// The backends that did something at least `after` seconds after pgcost's last request:
+/// traffic that is not pgcost's (its requests were answered by then).
+pub fn active_after_quiet(
+    backends: &[Backend],
+    quiet_seconds: f64,
+    server_ahead: f64,
+    after: f64,
+) -> impl Iterator<Item = &Backend> {
+    backends.iter().filter(move |b| {
+        b.backend_type == "client backend"
+            && changed_after_quiet(b, quiet_seconds, server_ahead).is_some_and(|s| s >= after)
+    })
+}
+
 /// Decides, from the target's backends, whether all their counters are published.
 /// `quiet_seconds` is how long ago the tool's last request finished: a backend whose state
 /// is hidden is taken as idle since then, the best that can be known about it.
 /// `server_ahead` is how far the server's wall clock stepped ahead of pgcost's clock since
 /// before the traffic: the backends' idle times are that much shorter than they read.
+/// `others` are not waited for (see [`Others`]).
 pub fn judge(
     backends: &[Backend],
     rules: &Rules,
     quiet_seconds: f64,
     server_ahead: f64,
+    others: &Others,
 ) -> Verdict {
     let mut busy: Vec<String> = Vec::new();
     let mut idle_wait: f64 = 0.0;
     let mut idle_pending = 0;
-    for b in backends.iter().filter(|b| holds_counters(&b.backend_type)) {
-        if hidden(b) {
-            let left = rules.flush_after_seconds - quiet_seconds;
-            if left > 0.0 {
-                idle_pending += 1;
-                idle_wait = idle_wait.max(left);
-            }
+    let counted = |b: &&Backend| holds_counters(&b.backend_type) && !others.other_role(b);
+    for b in backends.iter().filter(counted) {
+        let left = if hidden(b) {
+            rules.flush_after_seconds - quiet_seconds
         } else if b.state == "idle" {
-            let left = rules.flush_after_seconds - (b.idle_seconds - server_ahead);
-            if left > 0.0 {
-                idle_pending += 1;
-                idle_wait = idle_wait.max(left);
+            let flushed_since = changed_after_quiet(b, quiet_seconds, server_ahead)
+                .zip(rules.flushed_after_quiet_seconds)
+                .is_some_and(|(changed, needed)| changed >= needed);
+            match flushed_since {
+                true => 0.0,
+                false => rules.flush_after_seconds - (b.idle_seconds - server_ahead),
             }
         } else {
-            let state = if b.state.is_empty() {
-                "running"
-            } else {
-                b.state.as_str()
-            };
-            busy.push(format!("{} {} is {state}", b.backend_type, b.pid));
+            if !others.background_pids.contains(&b.pid) {
+                busy.push(describe(b));
+            }
+            continue;
+        };
+        if left > 0.0 {
+            idle_pending += 1;
+            idle_wait = idle_wait.max(left);
         }
     }
     if !busy.is_empty() {
@@ -167,6 +225,16 @@ pub fn judge(
     Verdict::Settled
 }
 
+/// `client backend 123 (role app, application "cron") is active`.
+fn describe(b: &Backend) -> String {
+    let state = if b.state.is_empty() {
+        "running"
+    } else {
+        b.state.as_str()
+    };
+    format!("{} {} ({}) is {state}", b.backend_type, b.pid, b.who())
+}
+
 /// What settling needs to read. Only implemented inside this crate, so `Send` bounds on
 /// the futures are not needed.
 #[allow(async_fn_in_trait)]
@@ -186,6 +254,9 @@ pub struct Outcome {
     pub pending: Option<String>,
     /// How far the server's wall clock had stepped ahead of pgcost's clock (seconds).
     pub server_clock_ahead: f64,
+    /// Client backends seen doing something well after pgcost's last request, during the
+    /// wait: other traffic, by pid (the last reading of each).
+    pub others: BTreeMap<i32, Backend>,
 }
 
 impl Outcome {
@@ -196,16 +267,23 @@ impl Outcome {
             timed_out: false,
             pending: None,
             server_clock_ahead: 0.0,
+            others: BTreeMap::new(),
         }
     }
 }
 
-/// When the app's traffic ended, and the clocks read before it began.
+/// When the app's traffic ended, the clocks read before it began, and the backends that
+/// are other traffic.
 #[derive(Debug, Clone, Copy)]
-pub struct Quiet {
+pub struct Quiet<'a> {
     pub since: Instant,
     pub anchor: ClockAnchor,
+    pub others: &'a Others,
 }
+
+/// A backend that changed state this long after pgcost's last request is other traffic:
+/// the app had answered every request by then.
+pub const OTHER_TRAFFIC_AFTER_SECONDS: f64 = 1.0;
 
 /// Waits until the target's counters are complete, or `timeout` runs out.
 pub async fn wait<P: Probe>(
@@ -215,76 +293,95 @@ pub async fn wait<P: Probe>(
     progress: &Progress,
     label: &str,
     stop: &AtomicBool,
-    quiet: Quiet,
+    quiet: Quiet<'_>,
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let mut server_clock_ahead: f64 = 0.0;
+    let mut outcome = Outcome::immediate();
     let spinner = progress.spinner(format!(
         "{label}: waiting for the app's counters to be published"
     ));
-    let outcome = loop {
+    loop {
         let elapsed = start.elapsed();
-        let activity = probe.activity().await?;
-        let ahead = quiet
-            .anchor
-            .server_ahead(activity.server_now, Instant::now());
-        server_clock_ahead = server_clock_ahead.max(ahead);
-        let verdict = judge(
-            &activity.backends,
-            rules,
-            quiet.since.elapsed().as_secs_f64(),
-            server_clock_ahead,
-        );
-        match verdict {
-            Verdict::Settled if !rules.stability_check => {
-                break Outcome {
-                    waited: elapsed,
-                    timed_out: false,
-                    pending: None,
-                    server_clock_ahead,
-                };
+        let (verdict, others_now) = look(probe, rules, &quiet, &mut outcome).await?;
+        outcome.waited = elapsed;
+        let (reason, retry_in) = match verdict {
+            Verdict::Settled if !rules.stability_check => break,
+            Verdict::Settled if others_now => {
+                // Other traffic keeps the counters moving: the judge's word stands (PG 15+);
+                // before 15, the next read must come from a fresh stats file.
+                if rules.flushed_after_quiet_seconds.is_none() {
+                    tokio::time::sleep(rules.stability_gap).await;
+                }
+                outcome.waited = start.elapsed();
+                break;
             }
             Verdict::Settled => {
-                let first = probe.counters().await?;
-                tokio::time::sleep(rules.stability_gap).await;
-                let second = probe.counters().await?;
-                if first == second {
-                    break Outcome {
-                        waited: start.elapsed(),
-                        timed_out: false,
-                        pending: None,
-                        server_clock_ahead,
-                    };
+                if stable(probe, rules).await? {
+                    outcome.waited = start.elapsed();
+                    break;
                 }
+                continue;
             }
-            Verdict::Pending { reason, retry_in } => {
-                if stop.load(Ordering::Relaxed) {
-                    break Outcome {
-                        waited: elapsed,
-                        timed_out: true,
-                        pending: Some(format!("interrupted; {reason}")),
-                        server_clock_ahead,
-                    };
-                }
-                if elapsed >= timeout {
-                    break Outcome {
-                        waited: elapsed,
-                        timed_out: true,
-                        pending: Some(reason),
-                        server_clock_ahead,
-                    };
-                }
-                spinner.set_message(format!(
-                    "{label}: {reason} ({:.1} s)",
-                    elapsed.as_secs_f64()
-                ));
-                let left = timeout.saturating_sub(elapsed);
-                tokio::time::sleep(retry_in.min(left).max(Duration::from_millis(20))).await;
-            }
+            Verdict::Pending { reason, retry_in } => (reason, retry_in),
+        };
+        if stop.load(Ordering::Relaxed) || elapsed >= timeout {
+            outcome.timed_out = true;
+            outcome.pending = Some(match stop.load(Ordering::Relaxed) {
+                true => format!("interrupted; {reason}"),
+                false => reason,
+            });
+            break;
         }
-    };
+        spinner.set_message(format!(
+            "{label}: {reason} ({:.1} s)",
+            elapsed.as_secs_f64()
+        ));
+        let left = timeout.saturating_sub(elapsed);
+        tokio::time::sleep(retry_in.min(left).max(Duration::from_millis(20))).await;
+    }
     spinner.finish_and_clear();
     Ok(outcome)
+}
+
+/// One read of the target's backends: the verdict, and whether other traffic is moving
+/// the counters now (recorded in `outcome`, with the server clock's step).
+async fn look<P: Probe>(
+    probe: &mut P,
+    rules: &Rules,
+    quiet: &Quiet<'_>,
+    outcome: &mut Outcome,
+) -> Result<(Verdict, bool)> {
+    let activity = probe.activity().await?;
+    let ahead = quiet
+        .anchor
+        .server_ahead(activity.server_now, Instant::now());
+    outcome.server_clock_ahead = outcome.server_clock_ahead.max(ahead);
+    let (quiet_seconds, ahead) = (
+        quiet.since.elapsed().as_secs_f64(),
+        outcome.server_clock_ahead,
+    );
+    let mut others_now = false;
+    let after = OTHER_TRAFFIC_AFTER_SECONDS;
+    for b in active_after_quiet(&activity.backends, quiet_seconds, ahead, after) {
+        outcome.others.insert(b.pid, b.clone());
+        others_now = true;
+    }
+    let verdict = judge(
+        &activity.backends,
+        rules,
+        quiet_seconds,
+        ahead,
+        quiet.others,
+    );
+    Ok((verdict, others_now))
+}
+
+/// Two reads of the counters, `rules.stability_gap` apart, that agree.
+async fn stable<P: Probe>(probe: &mut P, rules: &Rules) -> Result<bool> {
+    let first = probe.counters().await?;
+    tokio::time::sleep(rules.stability_gap).await;
+    let second = probe.counters().await?;
+    Ok(first == second)
 }
 
 #[cfg(test)]
@@ -297,7 +394,13 @@ mod tests {
             backend_type: "client backend".into(),
             state: state.into(),
             idle_seconds: idle,
+            role: "app".into(),
+            application: String::new(),
         }
+    }
+
+    fn none() -> Others {
+        Others::default()
     }
 
     fn pg15() -> Rules {
@@ -306,12 +409,18 @@ mod tests {
 
     #[test]
     fn no_backends_is_settled() {
-        assert_eq!(judge(&[], &pg15(), 0.0, 0.0), Verdict::Settled);
+        assert_eq!(judge(&[], &pg15(), 0.0, 0.0, &none()), Verdict::Settled);
     }
 
     #[test]
     fn idle_pool_must_outlast_the_idle_flush_timer() {
-        let v = judge(&[b(1, "idle", 3.0), b(2, "idle", 9.0)], &pg15(), 0.0, 0.0);
+        let v = judge(
+            &[b(1, "idle", 3.0), b(2, "idle", 9.0)],
+            &pg15(),
+            0.0,
+            0.0,
+            &none(),
+        );
         match v {
             Verdict::Pending { retry_in, reason } => {
                 assert_eq!(retry_in, Duration::from_secs(1));
@@ -319,7 +428,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0, 0.0);
+        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0, 0.0, &none());
         assert!(
             matches!(v, Verdict::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
         );
@@ -328,7 +437,8 @@ mod tests {
                 &[b(1, "idle", 10.6), b(2, "idle", 400.0)],
                 &pg15(),
                 0.0,
-                0.0
+                0.0,
+                &none()
             ),
             Verdict::Settled
         );
@@ -337,7 +447,7 @@ mod tests {
     #[test]
     fn active_and_in_transaction_backends_block() {
         for state in ["active", "idle in transaction"] {
-            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0, 0.0);
+            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0, 0.0, &none());
             assert!(
                 matches!(v, Verdict::Pending { ref reason, .. } if reason.contains(state)),
                 "{v:?}"
@@ -351,7 +461,10 @@ mod tests {
             backend_type: "walsender".into(),
             ..b(3, "active", 0.0)
         };
-        assert_eq!(judge(&[walsender], &pg15(), 0.0, 0.0), Verdict::Settled);
+        assert_eq!(
+            judge(&[walsender], &pg15(), 0.0, 0.0, &none()),
+            Verdict::Settled
+        );
     }
 
     #[test]
@@ -360,25 +473,28 @@ mod tests {
             backend_type: String::new(),
             ..b(9, "", 0.0)
         };
-        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0, 0.0);
+        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0, 0.0, &none());
         assert!(
             matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
-        assert_eq!(judge(&[hidden], &pg15(), 10.6, 0.0), Verdict::Settled);
+        assert_eq!(
+            judge(&[hidden], &pg15(), 10.6, 0.0, &none()),
+            Verdict::Settled
+        );
     }
 
     #[test]
     fn a_server_clock_that_stepped_ahead_does_not_shorten_the_wait() {
         // 12 s idle by the server's clock, of which 11 s are a step of that clock: the
         // backend's flush timer has run for 1 s only.
-        let v = judge(&[b(1, "idle", 12.0)], &pg15(), 0.0, 11.0);
+        let v = judge(&[b(1, "idle", 12.0)], &pg15(), 0.0, 11.0, &none());
         assert!(
             matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
         assert_eq!(
-            judge(&[b(1, "idle", 22.0)], &pg15(), 0.0, 11.0),
+            judge(&[b(1, "idle", 22.0)], &pg15(), 0.0, 11.0, &none()),
             Verdict::Settled
         );
     }
@@ -409,6 +525,7 @@ mod tests {
             flush_after_seconds: 0.4,
             stability_check: true,
             stability_gap: Duration::from_millis(10),
+            flushed_after_quiet_seconds: None,
         };
         let idle_at = Instant::now();
         let quiet = Quiet {
@@ -417,6 +534,7 @@ mod tests {
                 local: idle_at,
                 server: 1000.0,
             },
+            others: &none(),
         };
         let mut server = SteppedServer {
             idle_at,
@@ -446,6 +564,77 @@ mod tests {
     }
 
     #[test]
+    fn a_steady_writer_that_transacted_well_after_the_last_request_has_flushed() {
+        // pgcost's last request 3 s ago; the writer went idle again 10 ms ago.
+        let writer = b(5, "idle", 0.01);
+        assert_eq!(
+            judge(std::slice::from_ref(&writer), &pg15(), 3.0, 0.0, &none()),
+            Verdict::Settled
+        );
+        // 1.2 s after the last request is too soon: its last flush may predate it.
+        assert!(matches!(
+            judge(std::slice::from_ref(&writer), &pg15(), 1.2, 0.0, &none()),
+            Verdict::Pending { .. }
+        ));
+        // Before 15 an idle backend may hold its counters: no such rule.
+        let pg14 = Rules::for_server(140010, true);
+        let idle = b(5, "idle", 0.1);
+        assert!(matches!(
+            judge(&[idle], &pg14, 3.0, 0.0, &none()),
+            Verdict::Pending { .. }
+        ));
+        let seen: Vec<i32> = active_after_quiet(&[writer, b(6, "idle", 2.9)], 3.0, 0.0, 1.0)
+            .map(|b| b.pid)
+            .collect();
+        assert_eq!(
+            seen,
+            vec![5],
+            "the pooled backend idle since the burst is the app's"
+        );
+    }
+
+    #[test]
+    fn other_roles_and_busy_background_backends_are_not_waited_for() {
+        let writer = Backend {
+            role: "cron".into(),
+            application: "nightly".into(),
+            ..b(8, "idle in transaction", 0.0)
+        };
+        let v = judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &none());
+        assert!(
+            matches!(v, Verdict::Pending { ref reason, .. }
+                if reason.contains("8 (role cron, application \"nightly\") is idle in transaction")),
+            "{v:?}"
+        );
+        let by_role = Others {
+            app_roles: vec!["app".into()],
+            ..Others::default()
+        };
+        assert_eq!(
+            judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_role),
+            Verdict::Settled
+        );
+        let by_pid = Others {
+            background_pids: [8].into(),
+            ..Others::default()
+        };
+        assert_eq!(
+            judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_pid),
+            Verdict::Settled
+        );
+        // Idle, a background pid is judged as any backend: it may hold the app's counters.
+        let idle = Backend {
+            state: "idle".into(),
+            idle_seconds: 0.5,
+            ..writer
+        };
+        assert!(matches!(
+            judge(&[idle], &pg15(), 0.5, 0.0, &by_pid),
+            Verdict::Pending { .. }
+        ));
+    }
+
+    #[test]
     fn server_ahead_is_the_step_beyond_the_time_that_passed_here() {
         let local = Instant::now();
         let anchor = ClockAnchor {
@@ -463,7 +652,7 @@ mod tests {
         let rules = Rules::for_server(140010, true);
         assert_eq!(rules.flush_after_seconds, 1.0);
         assert_eq!(
-            judge(&[b(1, "idle", 1.2)], &rules, 0.0, 0.0),
+            judge(&[b(1, "idle", 1.2)], &rules, 0.0, 0.0, &none()),
             Verdict::Settled
         );
     }

@@ -15,7 +15,7 @@ use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
-use crate::postgres::settle::{ClockAnchor, Probe};
+use crate::postgres::settle::{ClockAnchor, Others, Probe};
 use crate::postgres::views::{self, Activity, ServerInfo, StatementsLayout};
 
 /// Where the statistics are read.
@@ -436,14 +436,27 @@ impl StatsConnection {
     /// The pids of the app's connections to the target now: client backends (and those
     /// whose type is hidden), the tool's own left out. A pid that appears or goes between
     /// the two edges of a window is a connection that opened or closed inside it.
-    pub async fn app_pids(&self) -> Result<std::collections::BTreeSet<i32>> {
-        let activity = views::read_activity(&self.reader, self.oid, self.own_target_pid()).await?;
+    /// Backends of roles outside `--app-role` (`others`) are left out.
+    pub async fn app_pids(&self, others: &Others) -> Result<std::collections::BTreeSet<i32>> {
+        let activity = self.backends().await?;
         Ok(activity
             .backends
             .iter()
             .filter(|b| matches!(b.backend_type.as_str(), "client backend" | ""))
+            .filter(|b| !others.other_role(b))
             .map(|b| b.pid)
             .collect())
+    }
+
+    /// The target's backends now, pgcost's own left out; for samplers (in target mode the
+    /// read lands in the target's counters, and the footprint does not account for it).
+    pub async fn backends(&self) -> Result<Activity> {
+        views::read_activity(&self.reader, self.oid, self.own_target_pid()).await
+    }
+
+    /// Every role's name, by oid.
+    pub async fn roles(&self) -> Result<BTreeMap<u32, String>> {
+        views::read_roles(&self.reader).await
     }
 
     /// The server's clock beside pgcost's, to read before traffic whose counters a settle

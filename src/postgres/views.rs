@@ -36,6 +36,7 @@ const SQL_BACKEND_PID: &str = include_str!("../../sql/backend_pid.sql");
 const SQL_BACKEND_COUNT: &str = include_str!("../../sql/backend_count.sql");
 const SQL_DATABASES: &str = include_str!("../../sql/databases.sql");
 const SQL_SERVER_STARTED: &str = include_str!("../../sql/server_started.sql");
+const SQL_ROLES: &str = include_str!("../../sql/roles.sql");
 
 /// Opens a connection, with TLS as `sslmode` asks, and drives it in the background.
 pub async fn connect(target: &DbTarget) -> Result<Client> {
@@ -379,13 +380,27 @@ pub async fn read_tables(client: &Client) -> Result<BTreeMap<String, TableStats>
 }
 
 /// One backend connected to the target database.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Backend {
     pub pid: i32,
     pub backend_type: String,
     pub state: String,
     /// Seconds since its last state change, by the server's wall clock.
     pub idle_seconds: f64,
+    /// Its role (`usename`), visible even where its state is hidden; empty for none.
+    pub role: String,
+    /// Its `application_name`, visible even where its state is hidden.
+    pub application: String,
+}
+
+impl Backend {
+    /// `role app, application "cron"` (the application only when it has one).
+    pub fn who(&self) -> String {
+        match self.application.is_empty() {
+            true => format!("role {}", self.role),
+            false => format!("role {}, application {:?}", self.role, self.application),
+        }
+    }
 }
 
 /// One read of `pg_stat_activity`: the target's backends, and the server's wall clock
@@ -410,6 +425,8 @@ pub async fn read_activity(client: &Client, oid: u32, own_pid: i32) -> Result<Ac
                 backend_type: row.get("backend_type"),
                 state: row.get("state"),
                 idle_seconds: row.get("idle_seconds"),
+                role: row.get("role"),
+                application: row.get("application"),
             })
         })
         .collect();
@@ -417,6 +434,18 @@ pub async fn read_activity(client: &Client, oid: u32, own_pid: i32) -> Result<Ac
         server_now,
         backends,
     })
+}
+
+/// Every role's name, by oid (pg_stat_statements names a statement's role by oid).
+pub async fn read_roles(client: &Client) -> Result<BTreeMap<u32, String>> {
+    let rows = client
+        .query(SQL_ROLES, &[])
+        .await
+        .map_err(|e| query_error("pg_roles (sql/roles.sql)", e))?;
+    Ok(rows
+        .iter()
+        .map(|row| (row.get("oid"), row.get("name")))
+        .collect())
 }
 
 pub async fn count_client_backends(client: &Client, oid: u32, own_pid: i32) -> Result<i64> {

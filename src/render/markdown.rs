@@ -19,6 +19,7 @@ impl Exporter for MarkdownExporter {
             heading(r),
             per_request(r),
             nodes(r),
+            background(r),
             credentials(r),
             baseline(r),
             statements(r),
@@ -80,6 +81,13 @@ fn per_request(r: &Report) -> String {
 fn nodes(r: &Report) -> String {
     match sections::nodes(r) {
         Some(grid) => format!("{}\n\n", markdown_table(&grid)),
+        None => String::new(),
+    }
+}
+
+fn background(r: &Report) -> String {
+    match super::background::section(r) {
+        Some((title, grid)) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
         None => String::new(),
     }
 }

@@ -2,6 +2,7 @@
 //! views share; the table and Markdown views only draw them. The one JSON writer lives
 //! here too, for every command.
 
+mod background;
 pub mod html;
 mod markdown;
 pub mod ramp;

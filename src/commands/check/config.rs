@@ -956,6 +956,7 @@ fn audit_options(
             ..shared.credentials.clone()
         },
         retries: d.retries.unwrap_or(crate::cli::DEFAULT_RETRIES),
+        background: Default::default(),
     })
 }
 

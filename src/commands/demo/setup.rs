@@ -178,5 +178,6 @@ pub fn audit_config(
         plans: true,
         auth: Default::default(),
         retries: crate::cli::DEFAULT_RETRIES,
+        background: Default::default(),
     })
 }

@@ -60,6 +60,7 @@ impl MeasureConfig {
             plans: !args.no_plans,
             auth,
             retries: 0,
+            background: crate::config::background_from_args(&args.background)?,
         };
         Ok(MeasureConfig {
             command: args.command.clone(),

@@ -1,0 +1,409 @@
+//! Other traffic on the audited database, pure: the options (`--app-role`, `--control`,
+//! `--max-background`), other roles' statements set apart, the control window's rates,
+//! what is subtracted from the window and how far off it may be, and the verdict. The
+//! rules are written out in docs/background.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cost::delta::{StatementDelta, WindowDelta};
+
+/// `--max-background` by default: 5% of the signal.
+pub const DEFAULT_MAX_SHARE: f64 = 0.05;
+/// The counting noise of the control window is given at this many standard deviations.
+pub const NOISE_SIGMAS: f64 = 3.0;
+
+/// The options of background traffic, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// `--app-role`: only these roles' statements are the app's. Empty: every role's are.
+    pub app_roles: Vec<String>,
+    /// `--control`: the quiet window measured before the warm-up.
+    pub control: Option<Duration>,
+    /// `--max-background`, as a fraction of the signal.
+    pub max_share: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            app_roles: Vec::new(),
+            control: None,
+            max_share: DEFAULT_MAX_SHARE,
+        }
+    }
+}
+
+/// One role outside `--app-role` whose statements ran in the window: left out of every
+/// per-request figure, and shown here.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OtherRole {
+    pub role: String,
+    /// Top-level calls.
+    pub calls: i64,
+    /// Rows those calls returned.
+    pub rows: i64,
+    /// Distinct `pg_stat_statements` entries.
+    pub entries: usize,
+}
+
+/// Splits a window's statements into the app roles' (`app_oids`) and the other roles',
+/// summed by role (named by `names`, or by oid when unknown).
+pub fn split_by_role(
+    statements: Vec<StatementDelta>,
+    app_oids: &BTreeSet<u32>,
+    names: &BTreeMap<u32, String>,
+) -> (Vec<StatementDelta>, Vec<OtherRole>) {
+    let (app, others): (Vec<_>, Vec<_>) =
+        (statements.into_iter()).partition(|s| app_oids.contains(&s.key.userid));
+    let mut by_role: BTreeMap<String, OtherRole> = BTreeMap::new();
+    for s in others {
+        let role = names.get(&s.key.userid).cloned();
+        let role = role.unwrap_or_else(|| format!("oid {}", s.key.userid));
+        let entry = by_role.entry(role.clone()).or_insert(OtherRole {
+            role,
+            calls: 0,
+            rows: 0,
+            entries: 0,
+        });
+        entry.entries += 1;
+        if s.key.toplevel != Some(false) {
+            entry.calls += s.calls;
+            entry.rows += s.rows;
+        }
+    }
+    (app, by_role.into_values().collect())
+}
+
+/// The three figures the background is subtracted from, over a window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counts {
+    pub transactions: i64,
+    pub rows_read: i64,
+    /// Top-level statements as the report counts them (after `--app-role`); `None`
+    /// without pg_stat_statements.
+    pub statements: Option<i64>,
+}
+
+impl Counts {
+    /// The counts of a window's delta (its statements already split by role).
+    pub fn of(delta: &WindowDelta, statements_available: bool) -> Counts {
+        let d = &delta.database;
+        let top = delta
+            .statements
+            .iter()
+            .filter(|s| s.key.toplevel != Some(false));
+        Counts {
+            transactions: d.xact_commit + d.xact_rollback,
+            rows_read: d.tup_returned,
+            statements: statements_available.then(|| top.map(|s| s.calls).sum()),
+        }
+    }
+}
+
+/// What the control window counted, with no request from pgcost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Control {
+    /// Its length, between its two snapshots.
+    pub seconds: f64,
+    pub counts: Counts,
+}
+
+/// Everything the report needs about other traffic, gathered by the measurement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Input {
+    pub options: Options,
+    pub other_roles: Vec<OtherRole>,
+    pub control: Option<Control>,
+    /// Seconds between the measured window's two snapshots.
+    pub window_seconds: f64,
+    /// How long an active backend may hold counters: `PGSTAT_MIN_INTERVAL`, 1 s on
+    /// PG 15+ (0.5 s, the collector's interval, before).
+    pub flush_interval_seconds: f64,
+    /// Client backends that did something in the window while pgcost sent nothing, or
+    /// that belong to a role outside `--app-role`, each as `pid 123 (role x)`.
+    pub other_backends: Vec<String>,
+}
+
+/// Per-request values of the figures the background is subtracted from.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct PerFigure {
+    pub transactions: f64,
+    pub rows_read: f64,
+    /// `null` without pg_stat_statements.
+    pub statements: Option<f64>,
+}
+
+/// The background over the signal, per figure; `null` where the signal is not positive.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Shares {
+    pub transactions: Option<f64>,
+    pub rows_read: Option<f64>,
+    pub statements: Option<f64>,
+}
+
+/// The report's `background` section (docs/json.md).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Background {
+    /// `--app-role`; empty when every role counts.
+    pub app_roles: Vec<String>,
+    /// Other roles' statements in the window, left out of the figures.
+    pub other_roles: Vec<OtherRole>,
+    /// Client backends that were other traffic in the window.
+    pub other_backends: Vec<String>,
+    /// The control window's length; `null` without `--control`.
+    pub window_seconds: Option<f64>,
+    /// The measured window's length (snapshot to snapshot, settle waits included).
+    pub measured_window_seconds: f64,
+    pub transactions_per_second: Option<f64>,
+    pub rows_read_per_second: Option<f64>,
+    pub statements_per_second: Option<f64>,
+    /// Per request: the background expected over the measured window, taken out of
+    /// `per_request`; `null` without `--control`.
+    pub subtracted: Option<PerFigure>,
+    /// Per request: how far each corrected figure may be from the truth.
+    pub uncertainty: Option<PerFigure>,
+    /// The subtracted background over the corrected signal.
+    pub share: Option<Shares>,
+    /// `--max-background`, as a fraction.
+    pub max_background: f64,
+}
+
+/// The rate of `count` over `seconds` (0 for an empty window).
+pub fn rate(count: i64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// How far the background expected over a window of `window_seconds` may be from the
+/// truth, as a window total, for a figure the control window counted `count` of, in
+/// `events` transactions (or statements) over `control_seconds`:
+/// - counting noise: [`NOISE_SIGMAS`] Poisson deviations of the control count, scaled to
+///   the window; a count of zero is taken as up to 3 (its 95% upper limit);
+/// - when `held` (pg_stat_database, PG 15+), up to `held` seconds of the background that
+///   active backends had not yet published at the edges of either window.
+pub fn uncertainty(
+    count: i64,
+    events: i64,
+    control_seconds: f64,
+    window_seconds: f64,
+    held: Option<f64>,
+) -> f64 {
+    if control_seconds <= 0.0 {
+        return 0.0;
+    }
+    let scale = window_seconds / control_seconds;
+    let noise = if events > 0 {
+        NOISE_SIGMAS * count as f64 / (events as f64).sqrt() * scale
+    } else if count == 0 {
+        3.0 * scale
+    } else {
+        0.0
+    };
+    let unpublished = held.map_or(0.0, |seconds| {
+        rate(count, control_seconds) * seconds * (1.0 + scale)
+    });
+    noise + unpublished
+}
+
+/// The background over the `signal` (window total minus the background); `None` when the
+/// signal is not positive.
+pub fn share(background: f64, signal: f64) -> Option<f64> {
+    (signal > 0.0).then(|| background / signal)
+}
+
+/// True when the background is more than `max_share` of the signal.
+pub fn too_loud(background: f64, signal: f64, max_share: f64) -> bool {
+    background > 0.0 && share(background, signal).is_none_or(|s| s > max_share)
+}
+
+/// The report's section, and what it changes in the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessed {
+    /// `None` when neither `--app-role` nor `--control` was given.
+    pub background: Option<Background>,
+    /// The corrected per-request figures, with `--control`.
+    pub corrected: Option<PerFigure>,
+    pub invalid_reasons: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One figure's correction: window totals.
+struct Figure {
+    name: &'static str,
+    measured: i64,
+    subtracted: f64,
+    uncertainty: f64,
+}
+
+/// Assesses the background of a window whose counts were `measured`, over `requests`.
+pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
+    let options = &input.options;
+    let mut warnings = Vec::new();
+    if input.control.is_none() && !input.other_backends.is_empty() {
+        warnings.push(unsubtracted_warning(input));
+    }
+    if !input.other_roles.is_empty() {
+        warnings.push(other_roles_line(&input.other_roles));
+    }
+    let shown = !options.app_roles.is_empty() || input.control.is_some();
+    let mut background = shown.then(|| Background {
+        app_roles: options.app_roles.clone(),
+        other_roles: input.other_roles.clone(),
+        other_backends: input.other_backends.clone(),
+        window_seconds: None,
+        measured_window_seconds: input.window_seconds,
+        transactions_per_second: None,
+        rows_read_per_second: None,
+        statements_per_second: None,
+        subtracted: None,
+        uncertainty: None,
+        share: None,
+        max_background: options.max_share,
+    });
+    let (Some(control), Some(section)) = (&input.control, background.as_mut()) else {
+        return Assessed {
+            background,
+            corrected: None,
+            invalid_reasons: Vec::new(),
+            warnings,
+        };
+    };
+    let figures = figures(input, control, measured);
+    let n = requests.max(1) as f64;
+    let per = |of: fn(&Figure) -> f64| PerFigure {
+        transactions: of(&figures[0]) / n,
+        rows_read: of(&figures[1]) / n,
+        statements: figures.get(2).map(|f| of(f) / n),
+    };
+    let signal = |f: &Figure| (f.measured as f64 - f.subtracted).max(0.0);
+    let counts = control.counts;
+    section.window_seconds = Some(control.seconds);
+    section.transactions_per_second = Some(rate(counts.transactions, control.seconds));
+    section.rows_read_per_second = Some(rate(counts.rows_read, control.seconds));
+    section.statements_per_second = counts.statements.map(|s| rate(s, control.seconds));
+    section.subtracted = Some(per(|f| f.subtracted));
+    section.uncertainty = Some(per(|f| f.uncertainty));
+    section.share = Some(Shares {
+        transactions: share(figures[0].subtracted, signal(&figures[0])),
+        rows_read: share(figures[1].subtracted, signal(&figures[1])),
+        statements: figures.get(2).and_then(|f| share(f.subtracted, signal(f))),
+    });
+    let invalid_reasons = (figures.iter())
+        .filter(|f| too_loud(f.subtracted, signal(f), options.max_share))
+        .map(|f| too_loud_reason(f, control, options.max_share))
+        .collect();
+    Assessed {
+        corrected: Some(per(signal)),
+        background,
+        invalid_reasons,
+        warnings,
+    }
+}
+
+/// Transactions, rows read, and statements when both windows counted them.
+fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
+    let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
+    let held = Some(input.flush_interval_seconds);
+    let figure = |name, measured, count, events, held| Figure {
+        name,
+        measured,
+        subtracted: rate(count, seconds) * window,
+        uncertainty: uncertainty(count, events, seconds, window, held),
+    };
+    let mut figures = vec![
+        figure(
+            "transactions",
+            measured.transactions,
+            c.transactions,
+            c.transactions,
+            held,
+        ),
+        figure(
+            "rows read",
+            measured.rows_read,
+            c.rows_read,
+            c.transactions,
+            held,
+        ),
+    ];
+    if let (Some(m), Some(s)) = (measured.statements, c.statements) {
+        // pg_stat_statements counts at once: nothing is held back at the edges.
+        figures.push(figure("statements", m, s, s, None));
+    }
+    figures
+}
+
+fn too_loud_reason(f: &Figure, control: &Control, max_share: f64) -> String {
+    let signal = f.measured as f64 - f.subtracted;
+    format!(
+        "the background is {} of the signal in {} ({:.1} expected from the {:.1} s control \
+         window, against {:.1} from the requests): more than --max-background {}; stop the \
+         other traffic, or send more requests (-n) so that the signal outweighs it",
+        match share(f.subtracted, signal) {
+            Some(s) => format!("{:.0}%", s * 100.0),
+            None => "all".into(),
+        },
+        f.name,
+        f.subtracted,
+        control.seconds,
+        signal.max(0.0),
+        percent(max_share),
+    )
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{}%", (fraction * 1000.0).round() / 10.0)
+}
+
+/// Without `--control`: the other backends' work is in the pg_stat_database figures.
+fn unsubtracted_warning(input: &Input) -> String {
+    let shown: Vec<&str> = input
+        .other_backends
+        .iter()
+        .take(3)
+        .map(|s| s.as_str())
+        .collect();
+    let more = input.other_backends.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let statements = match input.options.app_roles.is_empty() {
+        true => {
+            "--app-role ROLE counts only the app's statements (pg_stat_statements by role), and "
+        }
+        false => "statements are the app roles' only (--app-role); ",
+    };
+    format!(
+        "{} other client backend(s) were active in the window while pgcost sent no requests, \
+         or belong to roles outside --app-role ({}{more}): the pg_stat_database figures \
+         (transactions, rows read, rows fetched and written, blocks) include their work; for \
+         exact numbers, {statements}--control DURATION measures that background before the \
+         warm-up and subtracts it",
+        input.other_backends.len(),
+        shown.join(", "),
+    )
+}
+
+fn other_roles_line(others: &[OtherRole]) -> String {
+    let calls: i64 = others.iter().map(|o| o.calls).sum();
+    let each: Vec<String> = others
+        .iter()
+        .map(|o| format!("{} {}", o.role, o.calls))
+        .collect();
+    format!(
+        "{calls} statement call(s) of roles outside --app-role ran in the window ({}): left \
+         out of the statement figures",
+        each.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests;

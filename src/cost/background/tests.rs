@@ -1,0 +1,208 @@
+use super::*;
+use crate::cost::delta::DatabaseDelta;
+use crate::cost::snapshot::StatementKey;
+
+fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
+    StatementDelta {
+        key: StatementKey {
+            userid,
+            queryid,
+            toplevel: Some(true),
+        },
+        query: format!("SELECT {queryid}"),
+        calls,
+        rows: calls * 2,
+        exec_time_ms: 0.0,
+        shared_blks_hit: 0,
+        shared_blks_read: 0,
+    }
+}
+
+fn input(control: Option<Control>) -> Input {
+    Input {
+        options: Options {
+            control: control.map(|c| Duration::from_secs_f64(c.seconds)),
+            ..Options::default()
+        },
+        window_seconds: 20.0,
+        flush_interval_seconds: 1.0,
+        control,
+        ..Input::default()
+    }
+}
+
+fn control(seconds: f64, transactions: i64, rows_read: i64, statements: i64) -> Control {
+    Control {
+        seconds,
+        counts: Counts {
+            transactions,
+            rows_read,
+            statements: Some(statements),
+        },
+    }
+}
+
+#[test]
+fn other_roles_statements_are_set_apart_and_summed_by_role() {
+    let names: BTreeMap<u32, String> = [(10, "app".into()), (20, "cron".into())].into();
+    let statements = vec![
+        stmt(10, 1, 200),
+        stmt(20, 2, 30),
+        stmt(20, 3, 5),
+        stmt(30, 4, 1),
+    ];
+    let (app, others) = split_by_role(statements, &[10].into(), &names);
+    assert_eq!(app, vec![stmt(10, 1, 200)]);
+    assert_eq!(
+        others,
+        vec![
+            OtherRole {
+                role: "cron".into(),
+                calls: 35,
+                rows: 70,
+                entries: 2
+            },
+            OtherRole {
+                role: "oid 30".into(),
+                calls: 1,
+                rows: 2,
+                entries: 1
+            },
+        ]
+    );
+}
+
+#[test]
+fn counts_read_transactions_rows_and_top_level_statements() {
+    let mut nested = stmt(10, 9, 7);
+    nested.key.toplevel = Some(false);
+    let delta = WindowDelta {
+        database: DatabaseDelta {
+            xact_commit: 40,
+            xact_rollback: 2,
+            tup_returned: 900,
+            ..Default::default()
+        },
+        statements: vec![stmt(10, 1, 42), nested],
+        ..Default::default()
+    };
+    let counts = Counts::of(&delta, true);
+    assert_eq!((counts.transactions, counts.rows_read), (42, 900));
+    assert_eq!(counts.statements, Some(42));
+    assert_eq!(Counts::of(&delta, false).statements, None);
+}
+
+#[test]
+fn the_uncertainty_is_counting_noise_plus_what_active_backends_held() {
+    assert_eq!(rate(50, 10.0), 5.0);
+    assert_eq!(rate(50, 0.0), 0.0);
+    // 100 transactions in 10 s, a 20 s window: 200 expected; 3 * sqrt(100) * 2 = 60 of
+    // noise, and 10/s held for up to 1 s at the edges of both windows: 10 * (1 + 2) = 30.
+    assert!((uncertainty(100, 100, 10.0, 20.0, Some(1.0)) - 90.0).abs() < 1e-9);
+    // Rows read: 5000 over the same 100 transactions; noise 3 * 5000 / 10 * 2 = 3000,
+    // held 500/s * 3 = 1500.
+    assert!((uncertainty(5000, 100, 10.0, 20.0, Some(1.0)) - 4500.0).abs() < 1e-9);
+    // Statements are counted at once: noise only.
+    assert!((uncertainty(100, 100, 10.0, 20.0, None) - 60.0).abs() < 1e-9);
+    // Nothing seen: up to 3 events in the control window, scaled.
+    assert_eq!(uncertainty(0, 0, 10.0, 20.0, Some(1.0)), 6.0);
+    assert_eq!(uncertainty(10, 10, 0.0, 20.0, Some(1.0)), 0.0);
+}
+
+#[test]
+fn the_verdict_compares_the_background_with_the_signal() {
+    assert_eq!(share(10.0, 200.0), Some(0.05));
+    assert_eq!(share(10.0, 0.0), None);
+    assert!(!too_loud(10.0, 200.0, 0.05), "exactly 5% is allowed");
+    assert!(too_loud(10.5, 200.0, 0.05));
+    assert!(too_loud(1.0, 0.0, 0.05), "a background and no signal");
+    assert!(!too_loud(0.0, 0.0, 0.05), "nothing at all");
+}
+
+#[test]
+fn the_control_windows_rates_are_subtracted_over_the_measured_window() {
+    // 10 s of control: 20 transactions, 40 rows read, 0 statements of the app's roles.
+    // Measured over 20 s: 1040 transactions (1000 from 1000 requests), 50080 rows read.
+    let input = input(Some(control(10.0, 20, 40, 0)));
+    let measured = Counts {
+        transactions: 1040,
+        rows_read: 50_080,
+        statements: Some(1000),
+    };
+    let a = assess(&input, measured, 1000);
+    assert!(a.invalid_reasons.is_empty(), "{:?}", a.invalid_reasons);
+    let corrected = a.corrected.unwrap();
+    assert!((corrected.transactions - 1.0).abs() < 1e-12);
+    assert!((corrected.rows_read - 50.0).abs() < 1e-12);
+    assert_eq!(corrected.statements, Some(1.0));
+    let b = a.background.unwrap();
+    assert_eq!(b.window_seconds, Some(10.0));
+    assert_eq!(b.transactions_per_second, Some(2.0));
+    assert_eq!(b.rows_read_per_second, Some(4.0));
+    assert_eq!(b.statements_per_second, Some(0.0));
+    let subtracted = b.subtracted.unwrap();
+    assert!((subtracted.transactions - 0.04).abs() < 1e-12);
+    assert!((subtracted.rows_read - 0.08).abs() < 1e-12);
+    // transactions: 3 * sqrt(20) * 2 + 2/s * 1 s * 3, per 1000 requests.
+    let u = b.uncertainty.unwrap();
+    let expected = (3.0 * 20f64.sqrt() * 2.0 + 6.0) / 1000.0;
+    assert!((u.transactions - expected).abs() < 1e-12, "{u:?}");
+    // Statements: none seen, so up to 3 in 10 s, scaled to 20 s.
+    assert_eq!(u.statements, Some(6.0 / 1000.0));
+    assert!((b.share.unwrap().transactions.unwrap() - 0.04).abs() < 1e-12);
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+}
+
+#[test]
+fn a_background_louder_than_the_signal_is_not_valid() {
+    // 50 transactions a second for 20 s: 1000 of background against 200 of signal.
+    let input = input(Some(control(10.0, 500, 500, 0)));
+    let measured = Counts {
+        transactions: 1200,
+        rows_read: 101_000,
+        statements: Some(200),
+    };
+    let a = assess(&input, measured, 200);
+    assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
+    assert!(
+        a.invalid_reasons[0].starts_with("the background is 500% of the signal in transactions"),
+        "{}",
+        a.invalid_reasons[0]
+    );
+    assert!(a.invalid_reasons[0].contains("--max-background 5%"));
+}
+
+#[test]
+fn without_control_other_backends_are_warned_about() {
+    let mut input = input(None);
+    input.other_backends = vec!["pid 7 (role cron)".into()];
+    let measured = Counts {
+        transactions: 10,
+        rows_read: 10,
+        statements: None,
+    };
+    let a = assess(&input, measured, 10);
+    assert_eq!(a.background, None, "no flag, no section");
+    assert_eq!(a.corrected, None);
+    assert_eq!(a.warnings.len(), 1);
+    let w = &a.warnings[0];
+    assert!(w.contains("pid 7 (role cron)"), "{w}");
+    assert!(
+        w.contains("--app-role ROLE") && w.contains("--control DURATION"),
+        "{w}"
+    );
+
+    input.options.app_roles = vec!["app".into()];
+    input.other_roles = vec![OtherRole {
+        role: "cron".into(),
+        calls: 12,
+        rows: 12,
+        entries: 1,
+    }];
+    let a = assess(&input, measured, 10);
+    let b = a.background.expect("--app-role shows the section");
+    assert_eq!(b.app_roles, vec!["app".to_string()]);
+    assert_eq!(b.subtracted, None);
+    assert!(a.warnings[0].contains("statements are the app roles' only"));
+    assert!(a.warnings[1].starts_with("12 statement call(s) of roles outside --app-role"));
+}

@@ -1,0 +1,239 @@
+//! Other traffic on the target, the I/O side: the app roles resolved, the control window
+//! (a quiet window before the warm-up, no request from pgcost), the backends sampled
+//! during the burst, and what the report's background section is built from. The
+//! arithmetic is `cost::background`'s; the rules are in docs/background.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cost::background::{self, Control, Counts, Input, Options, OtherRole};
+use crate::cost::delta::{self, WindowDelta};
+use crate::error::{Error, Result};
+use crate::postgres::settle::{Others, Probe};
+use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::postgres::views::{Activity, Backend};
+use crate::progress::Progress;
+
+use super::meter::{Boundary, Burst, Meter};
+
+/// How often the control window and the burst read `pg_stat_activity`.
+const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+/// What one target's meter knows of other traffic.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub options: Options,
+    /// The backends the settle waits leave out.
+    pub others: Others,
+    /// The oids of `--app-role`: the statements that count. Empty: all do.
+    app_oids: BTreeSet<u32>,
+    role_names: BTreeMap<u32, String>,
+    /// The control window's counts, once measured.
+    pub control: Option<Control>,
+    /// When the meter opened: pgcost had sent nothing before.
+    pub opened_at: Instant,
+}
+
+impl Watch {
+    /// Resolves `--app-role` over `source`; an unknown role, or `--control` where the
+    /// statistics are read through the target, is a setup error.
+    pub async fn open(options: &Options, source: &StatsConnection) -> Result<Watch> {
+        if options.control.is_some() && source.mode == Mode::Target {
+            return Err(Error::usage(
+                "--control needs the statistics read over the admin database: read through the \
+                 target, pgcost's own reads in the control window would be taken for background",
+            )
+            .with_hint("check the warnings about --admin-db, and fix the admin database"));
+        }
+        let mut watch = Watch {
+            options: options.clone(),
+            others: Others {
+                app_roles: options.app_roles.clone(),
+                ..Others::default()
+            },
+            app_oids: BTreeSet::new(),
+            role_names: BTreeMap::new(),
+            control: None,
+            opened_at: Instant::now(),
+        };
+        if options.app_roles.is_empty() {
+            return Ok(watch);
+        }
+        watch.role_names = source.roles().await?;
+        for role in &options.app_roles {
+            let oid = watch.role_names.iter().find(|(_, name)| *name == role);
+            let Some((oid, _)) = oid else {
+                return Err(Error::usage(format!(
+                    "--app-role {role:?}: no such role on the server"
+                ))
+                .with_hint("give the role the app connects as, as its database URL names it"));
+            };
+            watch.app_oids.insert(*oid);
+        }
+        Ok(watch)
+    }
+
+    /// With `--app-role`, takes other roles' statements out of `window`, and returns them.
+    pub fn split(&self, window: &mut WindowDelta) -> Vec<OtherRole> {
+        if self.app_oids.is_empty() {
+            return Vec::new();
+        }
+        let statements = std::mem::take(&mut window.statements);
+        let (app, others) = background::split_by_role(statements, &self.app_oids, &self.role_names);
+        window.statements = app;
+        others
+    }
+
+    /// What the report's background section is built from, for the window between two
+    /// boundaries whose burst is `burst`.
+    pub fn input(
+        &self,
+        (opened, closed): (&Boundary, &Boundary),
+        burst: &Burst,
+        other_roles: Vec<OtherRole>,
+        version_num: i32,
+    ) -> Input {
+        let window_seconds = match (opened.start_at, closed.end_at) {
+            (Some(start), Some(end)) => end.saturating_duration_since(start).as_secs_f64(),
+            _ => 0.0,
+        };
+        let mut seen = closed.settle.others.clone();
+        seen.extend(burst.others.clone());
+        Input {
+            options: self.options.clone(),
+            other_roles,
+            control: self.control,
+            window_seconds,
+            flush_interval_seconds: if version_num >= 150000 { 1.0 } else { 0.5 },
+            other_backends: seen
+                .values()
+                .map(|b| format!("pid {} ({})", b.pid, b.who()))
+                .collect(),
+        }
+    }
+}
+
+impl Meter {
+    /// The control window: settles (the app's earlier counters must not land in it), then
+    /// counts what moves over `--control` with no request from pgcost, and remembers the
+    /// backends that did something meanwhile. Returns why its counts cannot be trusted.
+    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
+        let Some(length) = self.watch.options.control else {
+            return Ok(Vec::new());
+        };
+        let opened_at = self.watch.opened_at;
+        let settle = self
+            .settle(
+                progress,
+                "settling before the control window",
+                stop,
+                opened_at,
+            )
+            .await?;
+        let mut reasons = Vec::new();
+        if settle.timed_out {
+            reasons.push(self.settle_reason("before the control window", &settle));
+        }
+        let spinner = progress.spinner(format!(
+            "control window: {:.1} s with no request from pgcost",
+            length.as_secs_f64()
+        ));
+        let (start_at, start) = (Instant::now(), self.source.snapshot().await?);
+        let first = self.source.activity().await?;
+        let mut pids = BTreeSet::new();
+        while start_at.elapsed() < length && !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(SAMPLE_EVERY.min(length.saturating_sub(start_at.elapsed()))).await;
+            pids.extend(active_since(
+                &self.source.activity().await?,
+                first.server_now,
+            ));
+        }
+        let (end_at, end) = (Instant::now(), self.source.snapshot().await?);
+        spinner.finish_and_clear();
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::interrupted());
+        }
+        let mut window = delta::delta(&start, &end);
+        reasons.extend(
+            window
+                .invalid_reasons
+                .iter()
+                .map(|r| format!("control window: {r}")),
+        );
+        self.watch.split(&mut window);
+        self.watch.control = Some(Control {
+            seconds: end_at.duration_since(start_at).as_secs_f64(),
+            counts: Counts::of(&window, self.reads_statements()),
+        });
+        self.watch.others.background_pids.extend(pids);
+        Ok(reasons)
+    }
+}
+
+/// The client backends of `activity` that changed state after the server's clock read
+/// `since`, or are busy: they did something in the control window.
+fn active_since(activity: &Activity, since: f64) -> Vec<i32> {
+    (activity.backends.iter())
+        .filter(|b| b.backend_type == "client backend")
+        .filter(|b| b.state != "idle" || activity.server_now - b.idle_seconds > since)
+        .map(|b| b.pid)
+        .collect()
+}
+
+/// Samples the target's client backends while the burst runs (admin mode only: in target
+/// mode every sample would land in the measured counters): the most connected at once,
+/// and the busy backends of roles outside `--app-role`.
+pub async fn sample_burst(
+    source: &StatsConnection,
+    done: &AtomicBool,
+    others: &Others,
+) -> (Option<i64>, BTreeMap<i32, Backend>) {
+    let mut seen = BTreeMap::new();
+    if source.mode != Mode::Admin {
+        return (None, seen);
+    }
+    let mut peak = None;
+    while !done.load(Ordering::Relaxed) {
+        if let Ok(activity) = source.backends().await {
+            let clients = (activity.backends.iter()).filter(|b| b.backend_type == "client backend");
+            peak = Some(peak.unwrap_or(0).max(clients.clone().count() as i64));
+            let busy = clients.filter(|b| b.state != "idle" && others.other_role(b));
+            seen.extend(busy.map(|b| (b.pid, b.clone())));
+        }
+        tokio::time::sleep(SAMPLE_EVERY).await;
+    }
+    (peak, seen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(pid: i32, state: &str, idle_seconds: f64) -> Backend {
+        Backend {
+            pid,
+            backend_type: "client backend".into(),
+            state: state.into(),
+            idle_seconds,
+            ..Backend::default()
+        }
+    }
+
+    #[test]
+    fn a_backend_that_moved_in_the_control_window_is_background() {
+        let activity = Activity {
+            server_now: 1010.0,
+            backends: vec![
+                backend(1, "idle", 30.0),   // idle since before the window
+                backend(2, "idle", 0.02),   // went idle again just now
+                backend(3, "active", 40.0), // busy in a long statement
+                Backend {
+                    backend_type: "walsender".into(),
+                    ..backend(4, "active", 0.0)
+                },
+            ],
+        };
+        assert_eq!(active_since(&activity, 1000.0), vec![2, 3]);
+    }
+}

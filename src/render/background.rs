@@ -1,0 +1,148 @@
+//! The background section the table and Markdown views share: what `--control` subtracted
+//! and how far off the corrected figures may be, or the statements `--app-role` left out.
+
+use super::sections::Grid;
+use crate::cost::report::Report;
+
+/// Its title and grid; `None` when there is nothing to show.
+pub fn section(report: &Report) -> Option<(String, Grid)> {
+    let b = report.background.as_ref()?;
+    if let (Some(subtracted), Some(uncertainty), Some(share)) =
+        (b.subtracted, b.uncertainty, b.share)
+    {
+        let title = format!(
+            "Background (control window {:.1} s, measured window {:.1} s): subtracted from \
+             transactions, rows read and statements above",
+            b.window_seconds.unwrap_or_default(),
+            b.measured_window_seconds
+        );
+        let fixed = |v: Option<f64>, digits: usize| match v {
+            Some(v) => format!("{v:.digits$}"),
+            None => "n/a".into(),
+        };
+        let percent = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.1}%", v * 100.0));
+        let row = |name: &str, rate, sub, unc, sh| {
+            vec![
+                name.to_string(),
+                fixed(rate, 2),
+                fixed(sub, 3),
+                format!("± {}", fixed(unc, 3)),
+                percent(sh),
+            ]
+        };
+        let rows = vec![
+            row(
+                "transactions",
+                b.transactions_per_second,
+                Some(subtracted.transactions),
+                Some(uncertainty.transactions),
+                share.transactions,
+            ),
+            row(
+                "rows read",
+                b.rows_read_per_second,
+                Some(subtracted.rows_read),
+                Some(uncertainty.rows_read),
+                share.rows_read,
+            ),
+            row(
+                "statements",
+                b.statements_per_second,
+                subtracted.statements,
+                uncertainty.statements,
+                share.statements,
+            ),
+        ];
+        let header = [
+            "figure",
+            "per second",
+            "subtracted/req",
+            "uncertainty/req",
+            "of signal",
+        ];
+        return Some((title, Grid::new(&header, rows, 1..5)));
+    }
+    if b.other_roles.is_empty() {
+        return None;
+    }
+    let rows = (b.other_roles.iter())
+        .map(|o| vec![o.role.clone(), o.calls.to_string(), o.rows.to_string()])
+        .collect();
+    let title = "Statements of roles outside --app-role (left out of the figures)".to_string();
+    Some((title, Grid::new(&["role", "calls", "rows"], rows, 1..3)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cost::background::{Control, Counts, Input, Options, OtherRole};
+    use crate::cost::delta::{DatabaseDelta, WindowDelta};
+    use crate::cost::report::Report;
+    use crate::cost::report::tests::{context, load, stmt};
+    use crate::render::exporter;
+
+    fn report(control: Option<Control>) -> Report {
+        let delta = WindowDelta {
+            database: DatabaseDelta {
+                xact_commit: 210,
+                tup_returned: 10_010,
+                ..Default::default()
+            },
+            statements: vec![stmt(1, "SELECT * FROM items", 200, 10_000)],
+            ..Default::default()
+        };
+        let mut ctx = context(200);
+        ctx.background = Some(Input {
+            options: Options {
+                app_roles: vec!["app".into()],
+                ..Options::default()
+            },
+            other_roles: vec![OtherRole {
+                role: "cron".into(),
+                calls: 40,
+                rows: 40,
+                entries: 1,
+            }],
+            control,
+            window_seconds: 20.0,
+            flush_interval_seconds: 1.0,
+            other_backends: vec!["pid 7 (role cron)".into()],
+        });
+        Report::build(&delta, &load(200, &[(200, 200)]), ctx)
+    }
+
+    #[test]
+    fn the_views_show_what_was_subtracted_or_left_out() {
+        let control = Control {
+            seconds: 10.0,
+            counts: Counts {
+                transactions: 5,
+                rows_read: 5,
+                statements: Some(0),
+            },
+        };
+        let r = report(Some(control));
+        assert!(r.valid, "{:?}", r.invalid_reasons);
+        assert_eq!(r.per_request.transactions, 1.0);
+        assert_eq!(r.per_request.rows_read, 50.0);
+        let table = exporter(crate::cli::Format::Table).render(&r);
+        assert!(table.contains("Background (control window 10.0 s, measured window 20.0 s)"));
+        assert!(table.contains("± 0.0"), "{table}");
+        let markdown = exporter(crate::cli::Format::Markdown).render(&r);
+        assert!(
+            markdown.contains("**Background (control window"),
+            "{markdown}"
+        );
+        let json = exporter(crate::cli::Format::Json).render(&r);
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(json["background"]["subtracted"]["transactions"], 0.05);
+        assert_eq!(json["background"]["window_seconds"], 10.0);
+
+        let r = report(None);
+        let table = exporter(crate::cli::Format::Table).render(&r);
+        assert!(
+            table.contains("Statements of roles outside --app-role"),
+            "{table}"
+        );
+        assert!(r.warnings.iter().any(|w| w.contains("pid 7 (role cron)")));
+    }
+}
