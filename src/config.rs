@@ -48,6 +48,8 @@ pub struct AuditConfig {
     pub auth: AuthConfig,
     /// Times a window in which app connections opened or closed is measured again.
     pub retries: u32,
+    /// PgBouncer's admin console (`--pgbouncer`), read around every window.
+    pub pgbouncer: Option<DbTarget>,
 }
 
 /// One audit's options, each value parsed on its own (and named, in its errors, as its
@@ -74,6 +76,8 @@ pub struct AuditOptions {
     pub plans: bool,
     pub credentials: CredentialOptions,
     pub retries: u32,
+    /// PgBouncer's admin console, a URL or key=value string.
+    pub pgbouncer: Option<String>,
 }
 
 impl AuditConfig {
@@ -109,6 +113,7 @@ impl AuditConfig {
             plans: !args.no_plans,
             credentials: CredentialOptions::from_args(args)?,
             retries: args.retries,
+            pgbouncer: args.pgbouncer.clone(),
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -133,6 +138,11 @@ impl AuditConfig {
             }
         }
         conninfo::check_distinct(&db, &more_dbs)?;
+        let pgbouncer =
+            crate::postgres::pgbouncer::admin_target(options.pgbouncer.as_deref(), env)?;
+        if let Some(password) = pgbouncer.as_ref().and_then(|t| t.config.get_password()) {
+            redactor.add_bytes(password);
+        }
         let mut request = options.request;
         let auth = auth::configure(
             &options.credentials,
@@ -160,6 +170,7 @@ impl AuditConfig {
             plans: options.plans,
             auth,
             retries: options.retries,
+            pgbouncer,
         })
     }
 

@@ -12,6 +12,7 @@ pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod nodes;
+pub mod pgbouncer;
 pub mod plan;
 pub mod ramp;
 pub mod report;

@@ -55,6 +55,10 @@ pub struct Report {
     /// their sum. Absent with one database.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<crate::cost::nodes::Node>,
+    /// With `--pgbouncer`: PgBouncer's own figures over the window, per request. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -386,6 +390,7 @@ impl Report {
             baseline,
             windows: context.windows,
             nodes: Vec::new(),
+            pgbouncer: None,
         };
         let mut report = match &context.findings {
             Some(thresholds) => Report {

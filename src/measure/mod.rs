@@ -15,6 +15,7 @@ pub mod credentials;
 pub mod external;
 mod meter;
 mod nodes;
+pub mod pgbouncer;
 pub mod ramp;
 pub mod retry;
 

@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod conninfo;
+pub mod pgbouncer;
 pub mod plans;
 pub mod ramp;
 pub mod settle;

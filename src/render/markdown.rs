@@ -19,6 +19,9 @@ impl Exporter for MarkdownExporter {
             heading(r),
             per_request(r),
             nodes(r),
+            super::pgbouncer::grid(r)
+                .map(|grid| format!("{}\n\n", markdown_table(&grid)))
+                .unwrap_or_default(),
             credentials(r),
             baseline(r),
             statements(r),

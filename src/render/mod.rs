@@ -4,6 +4,7 @@
 
 pub mod html;
 mod markdown;
+mod pgbouncer;
 pub mod ramp;
 mod sections;
 mod table;

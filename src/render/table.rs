@@ -23,6 +23,9 @@ impl Exporter for TableExporter {
             sections::nodes(r)
                 .map(|grid| titled("Per database (per request)", &grid))
                 .unwrap_or_default(),
+            super::pgbouncer::grid(r)
+                .map(|grid| titled("PgBouncer", &grid))
+                .unwrap_or_default(),
             baseline(r),
             statements(r),
             sections::tables(r)

@@ -60,6 +60,7 @@ impl MeasureConfig {
             plans: !args.no_plans,
             auth,
             retries: 0,
+            pgbouncer: crate::postgres::pgbouncer::admin_target(args.pgbouncer.as_deref(), env)?,
         };
         Ok(MeasureConfig {
             command: args.command.clone(),

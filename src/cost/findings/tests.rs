@@ -134,6 +134,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         baseline: None,
         windows: Default::default(),
         nodes: Vec::new(),
+        pgbouncer: None,
     }
 }
 
