@@ -158,6 +158,22 @@ pub fn figures(
     })
 }
 
+/// PgBouncer over one ramp step: what the ramp's verdict reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepPgBouncer {
+    pub wait_ms_per_request: f64,
+    pub max_cl_waiting: i64,
+}
+
+impl From<&PgBouncerFigures> for StepPgBouncer {
+    fn from(f: &PgBouncerFigures) -> StepPgBouncer {
+        StepPgBouncer {
+            wait_ms_per_request: f.wait_ms_per_request,
+            max_cl_waiting: f.max_cl_waiting,
+        }
+    }
+}
+
 /// The parameter of a `SET` as PgBouncer sends it (`SET TimeZone='UTC'`; from PG 16 the
 /// constant may show as `$1`), else `None`. An app's own `SET TIME ZONE 'UTC'` or
 /// `SET timezone = 'UTC'` is not PgBouncer's spelling.

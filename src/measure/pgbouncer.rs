@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::pgbouncer::{self, Reading, Settings};
+use crate::cost::pgbouncer::{self, PgBouncerFigures, Reading, Settings};
 use crate::error::{Error, Result};
 use crate::measure::Window;
 use crate::postgres::conninfo::DbTarget;
@@ -115,6 +115,16 @@ impl Bouncer {
             requests,
             own.calls(),
         );
+    }
+
+    /// The pool's figures between two readings, per request of `requests`.
+    pub fn figures(
+        &self,
+        readings: (&Reading, &Reading),
+        max_cl_waiting: i64,
+        requests: u64,
+    ) -> Option<PgBouncerFigures> {
+        pgbouncer::figures(&self.database, readings, max_cl_waiting, requests, 0)
     }
 
     /// A ramp step's figures: read before, sample during `load`, read after.
