@@ -69,27 +69,31 @@ impl Reading {
             .map(|p| p.servers)
             .sum()
     }
+}
 
-    /// The databases PgBouncer serves, its admin database left out.
-    pub fn databases(&self) -> Vec<&str> {
-        (self.stats.iter().map(|s| s.database.as_str()))
-            .filter(|d| *d != ADMIN_DATABASE)
-            .collect()
-    }
+/// One entry of `SHOW DATABASES`: PgBouncer's name for it, and the server database.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DatabaseEntry {
+    pub name: String,
+    pub database: String,
 }
 
 /// The PgBouncer database that fronts the target database `dbname`: the one of that name,
-/// else the only one there is; `Err` lists them.
-pub fn pool_database(reading: &Reading, dbname: &str) -> Result<String, String> {
-    let databases = reading.databases();
-    if databases.contains(&dbname) {
+/// else the only one that points at a database of that name; `Err` says why not.
+pub fn pool_database(entries: &[DatabaseEntry], dbname: &str) -> Result<String, String> {
+    if entries.iter().any(|e| e.name == dbname) {
         return Ok(dbname.to_string());
     }
-    match databases.as_slice() {
+    let pointing: Vec<&str> = (entries.iter())
+        .filter(|e| e.database == dbname && e.name != ADMIN_DATABASE)
+        .map(|e| e.name.as_str())
+        .collect();
+    match pointing.as_slice() {
         [only] => Ok(only.to_string()),
-        _ => Err(format!(
-            "PgBouncer has no database named {dbname:?}, and more than one other ({})",
-            databases.join(", ")
+        [] => Err(format!("PgBouncer has no database for {dbname:?}")),
+        several => Err(format!(
+            "several PgBouncer databases point at {dbname:?} ({})",
+            several.join(", ")
         )),
     }
 }
@@ -135,7 +139,8 @@ pub struct PgBouncerFigures {
     pub own_statements: i64,
 }
 
-/// The figures of `database` between two readings; `None` when it has no stats row.
+/// The figures of `database` between two readings; `None` when it has no stats row at the
+/// end (a pool that did not exist at the start counts from zero).
 pub fn figures(
     database: &str,
     (before, after): (&Reading, &Reading),
@@ -143,7 +148,11 @@ pub fn figures(
     requests: u64,
     own_statements: i64,
 ) -> Option<PgBouncerFigures> {
-    let (b, a) = (before.stats_of(database)?, after.stats_of(database)?);
+    let zero = StatsRow::default();
+    let (b, a) = (
+        before.stats_of(database).unwrap_or(&zero),
+        after.stats_of(database)?,
+    );
     let grown = |f: fn(&StatsRow) -> i64| (f(a) - f(b)).max(0);
     let wait_us = grown(|s| s.wait_time_us);
     Some(PgBouncerFigures {

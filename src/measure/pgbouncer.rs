@@ -38,8 +38,8 @@ impl Bouncer {
     /// Connects to the console at `admin`, and finds the pool of the target `dbname`.
     pub async fn open(admin: &DbTarget, dbname: &str) -> Result<Bouncer> {
         let console = Console::open(admin).await?;
-        let reading = console.read().await?;
-        let database = pgbouncer::pool_database(&reading, dbname).map_err(|why| {
+        let entries = console.databases().await?;
+        let database = pgbouncer::pool_database(&entries, dbname).map_err(|why| {
             Error::usage(format!("--pgbouncer: {why}")).with_hint(
                 "name the PgBouncer database in --db's database name, as the app connects to it",
             )

@@ -4,7 +4,7 @@
 
 use tokio_postgres::{Client, SimpleQueryMessage, SimpleQueryRow};
 
-use crate::cost::pgbouncer::{PoolsRow, Reading, Settings, StatsRow};
+use crate::cost::pgbouncer::{DatabaseEntry, PoolsRow, Reading, Settings, StatsRow};
 use crate::error::{Error, Result, describe_pg};
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::postgres::views;
@@ -12,6 +12,7 @@ use crate::postgres::views;
 const SQL_STATS: &str = include_str!("../../sql/pgbouncer_stats.sql");
 const SQL_POOLS: &str = include_str!("../../sql/pgbouncer_pools.sql");
 const SQL_CONFIG: &str = include_str!("../../sql/pgbouncer_config.sql");
+const SQL_DATABASES: &str = include_str!("../../sql/pgbouncer_databases.sql");
 const SQL_VERSION: &str = include_str!("../../sql/pgbouncer_version.sql");
 const SQL_POOLER_PROBE: &str = include_str!("../../sql/pooler_probe.sql");
 
@@ -81,6 +82,19 @@ impl Console {
                     user: text(r, "user")?,
                     cl_waiting: number(r, "cl_waiting")?,
                     servers: total,
+                })
+            })
+            .collect()
+    }
+
+    /// `SHOW DATABASES`: each database's name in PgBouncer and on the server.
+    pub async fn databases(&self) -> Result<Vec<DatabaseEntry>> {
+        let rows = query(&self.client, SQL_DATABASES).await?;
+        (rows.iter())
+            .map(|r| {
+                Ok(DatabaseEntry {
+                    name: text(r, "name")?,
+                    database: text(r, "database")?,
                 })
             })
             .collect()

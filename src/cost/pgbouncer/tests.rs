@@ -58,21 +58,32 @@ fn figures_are_the_pool_s_deltas_per_request() {
     assert_eq!(f.own_statements, 7);
     assert_eq!(after.servers("app"), 3);
     assert!(figures("other", (&before, &after), 0, 200, 0).is_none());
+    // A pool born in the window counts from zero.
+    let empty = Reading::default();
+    let f = figures("app", (&empty, &after), 0, 100, 0).unwrap();
+    assert_eq!(f.transactions_per_request, 3.0);
 }
 
 #[test]
-fn the_pool_is_the_target_s_name_or_the_only_one() {
-    let reading = Reading {
-        stats: vec![stats("pgbouncer", 0, 0, 0), stats("shop", 0, 0, 0)],
-        pools: vec![],
+fn the_pool_is_the_target_s_name_or_the_one_that_points_at_it() {
+    let entry = |name: &str, database: &str| DatabaseEntry {
+        name: name.into(),
+        database: database.into(),
     };
-    assert_eq!(pool_database(&reading, "shop").unwrap(), "shop");
-    assert_eq!(pool_database(&reading, "app").unwrap(), "shop");
-    let two = Reading {
-        stats: vec![stats("a", 0, 0, 0), stats("b", 0, 0, 0)],
-        pools: vec![],
-    };
-    assert!(pool_database(&two, "app").unwrap_err().contains("a, b"));
+    let entries = [
+        entry("pgbouncer", "pgbouncer"),
+        entry("shop", "shop_production"),
+        entry("a", "app"),
+        entry("b", "app"),
+    ];
+    assert_eq!(pool_database(&entries, "shop").unwrap(), "shop");
+    assert_eq!(pool_database(&entries, "shop_production").unwrap(), "shop");
+    assert!(pool_database(&entries, "app").unwrap_err().contains("a, b"));
+    assert!(
+        pool_database(&entries, "other")
+            .unwrap_err()
+            .contains("no database")
+    );
 }
 
 #[test]
