@@ -1,7 +1,7 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
 //! them, their deltas, the per-request `Report` and its headline figures, the databases of one request (nodes), the
-//! unauthenticated comparison, window churn, whether credentials count, the findings, and
-//! what the statements' plans say.
+//! unauthenticated comparison, window churn, whether credentials count, PgBouncer's
+//! figures and own statements, the findings, and what the statements' plans say.
 
 pub mod churn;
 pub mod counters;
