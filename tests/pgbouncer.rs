@@ -184,6 +184,18 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("through PgBouncer"), "{stderr}");
     assert!(stderr.contains("--pgbouncer"), "{stderr}");
+
+    // --pgbouncer pointing at Postgres itself: not an admin console.
+    let mut cmd = pgcost();
+    cmd.args(["audit", "--url", &app.url("/bouncer/read"), "--quiet"])
+        .args(["--db", &db.url(), "--pgbouncer", &db.url()]);
+    let out = run_blocking(cmd).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not PgBouncer's admin console"),
+        "{stderr}"
+    );
 }
 
 /// A pool of one server connection, each request holding it for 5 ms: from c=1 to c=4,
@@ -219,4 +231,9 @@ async fn ramp_through_pgbouncer_names_its_pool_the_wall() {
         evidence.contains("PgBouncer's clients queued"),
         "{evidence}"
     );
+    // The table view gains PgBouncer's column.
+    let parsed: pgcost::cost::ramp::RampReport = serde_json::from_str(&stdout).unwrap();
+    let table = pgcost::render::ramp::render(pgcost::cli::Format::Table, &parsed);
+    assert!(table.contains("pgbouncer wait ms / waiting"), "{table}");
+    println!("{table}");
 }
