@@ -108,7 +108,7 @@ fn figures(report: &Report) -> &pgcost::cost::pgbouncer::PgBouncerFigures {
 /// Postgres's figures per request, exact: `statements` statements (each a transaction)
 /// scanning every row of `items`.
 fn assert_exact(report: &Report, statements: f64) {
-    support::assert_valid(report);
+    assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
     let p = &report.per_request;
     assert_eq!(p.transactions, statements, "{:?}", report.warnings);
     assert_eq!(p.statements, Some(statements), "{:?}", report.statements);
@@ -144,6 +144,7 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
         .unwrap_or_else(|e| panic!("{} ({:?})", e.message, e.hint));
 
     let read = &reports[0];
+    support::assert_valid(read);
     assert_exact(read, 1.0);
     let b = figures(read);
     assert_eq!(b.own_statements, 0, "{:?}", read.warnings);
@@ -153,6 +154,7 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     // Each hand-out of the server connection between the two pools' clients costs a SET
     // application_name that the app never sent: left out, and said.
     let alternate = &reports[1];
+    support::assert_valid(alternate);
     assert_exact(alternate, 2.0);
     let b = figures(alternate);
     assert!(b.own_statements > 0, "{:?}", alternate.warnings);
@@ -198,13 +200,45 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     );
 }
 
-/// A pool of one server connection, each request holding it for 5 ms: from c=1 to c=4,
+/// `measure --pgbouncer` around a sequential curl loop of `/bouncer/read`, after a
+/// warm-up outside it that opens PgBouncer's server connection.
+async fn measure_through(db: &TestDb, bouncer: &Bouncer, app: &Fixture) {
+    let loop_of = |n: u32| {
+        format!(
+            "for i in $(seq 1 {n}); do curl -sf {} > /dev/null || exit 9; done",
+            app.url("/bouncer/read")
+        )
+    };
+    let warm = loop_of(5);
+    let warmed = tokio::task::spawn_blocking(move || {
+        Command::new("sh").args(["-c", &warm]).status().unwrap()
+    });
+    assert!(warmed.await.unwrap().success());
+    // One client at a time never waits, and the figures are exact on both sides.
+    let load = loop_of(40);
+    let mut cmd = pgcost();
+    cmd.args(["measure", "--db", &db.url(), "--quiet", "--format", "json"])
+        .args(["--pgbouncer", &bouncer.admin_url(), "--requests", "40"])
+        .args(["--", "sh", "-c", &load]);
+    let out = run_blocking(cmd).get_output().clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let report: Report = serde_json::from_str(&stdout).unwrap();
+    assert_exact(&report, 1.0);
+    assert_eq!(figures(&report).max_cl_waiting, 0, "{stdout}");
+}
+
+/// A pool of one server connection, each request holding it for 5 ms: from c=1 to c=16,
 /// PgBouncer's wait per request rises while db time stays flat, which is the pool wall.
+/// Before it, `measure --pgbouncer` around a curl loop.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn ramp_through_pgbouncer_names_its_pool_the_wall() {
+async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     let db = TestDb::start().await;
     let bouncer = Bouncer::start(&db, 1);
     let app = Fixture::start(&bouncer.app_url(), 8).await;
+    // First, while pg_sleep's transactions (which touch no table, so wait unpublished in
+    // the server connection until one that does) cannot spill into its window.
+    measure_through(&db, &bouncer, &app).await;
     let mut cmd = pgcost();
     cmd.args(["ramp", "--url", &app.url("/bouncer/sleep"), "--quiet"])
         .args(["--db", &db.url(), "--pgbouncer", &bouncer.admin_url()])
