@@ -79,7 +79,8 @@ pub struct DatabaseEntry {
 }
 
 /// The PgBouncer database that fronts the target database `dbname`: the one of that name,
-/// else the only one that points at a database of that name; `Err` says why not.
+/// else the only one that points at a database of that name, else the name itself under a
+/// fallback `*` entry; `Err` says why not.
 pub fn pool_database(entries: &[DatabaseEntry], dbname: &str) -> Result<String, String> {
     if entries.iter().any(|e| e.name == dbname) {
         return Ok(dbname.to_string());
@@ -90,6 +91,8 @@ pub fn pool_database(entries: &[DatabaseEntry], dbname: &str) -> Result<String, 
         .collect();
     match pointing.as_slice() {
         [only] => Ok(only.to_string()),
+        // The fallback `*` entry serves any database under its own name, once used.
+        [] if entries.iter().any(|e| e.name == "*") => Ok(dbname.to_string()),
         [] => Err(format!("PgBouncer has no database for {dbname:?}")),
         several => Err(format!(
             "several PgBouncer databases point at {dbname:?} ({})",

@@ -84,6 +84,8 @@ fn the_pool_is_the_target_s_name_or_the_one_that_points_at_it() {
             .unwrap_err()
             .contains("no database")
     );
+    let fallback = [entry("*", ""), entry("shop", "shop")];
+    assert_eq!(pool_database(&fallback, "other").unwrap(), "other");
 }
 
 #[test]
