@@ -2,6 +2,7 @@
 //! PgBouncer's own statements taken out of a window.
 
 use super::*;
+use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::snapshot::StatementKey;
 
 fn stats(database: &str, xacts: i64, queries: i64, wait_us: i64) -> StatsRow {
