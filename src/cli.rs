@@ -98,6 +98,11 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
+    /// PgBouncer's admin console, e.g. postgres://pgbouncer@127.0.0.1:6432/pgbouncer, when
+    /// the load reaches --db through PgBouncer (docs/pgbouncer.md).
+    #[arg(long, value_name = "URL")]
+    pub pgbouncer: Option<String>,
+
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_DB)]
@@ -235,6 +240,13 @@ pub struct AuditArgs {
     /// window, and the figures are their sum.
     #[arg(long, value_name = "URL")]
     pub db: Vec<String>,
+
+    /// PgBouncer's admin console, e.g. postgres://pgbouncer@127.0.0.1:6432/pgbouncer, when
+    /// the app reaches --db through PgBouncer: its transactions, queries, wait time and
+    /// waiting clients are reported beside Postgres's, and its own statements left out
+    /// (docs/pgbouncer.md). --db stays a direct connection to Postgres.
+    #[arg(long, value_name = "URL")]
+    pub pgbouncer: Option<String>,
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.

@@ -50,6 +50,8 @@ pub struct AuditConfig {
     pub retries: u32,
     /// Other traffic on the database: `--app-role`, `--control`, `--max-background`.
     pub background: background::Options,
+    /// PgBouncer's admin console (`--pgbouncer`), read around every window.
+    pub pgbouncer: Option<DbTarget>,
 }
 
 /// One audit's options, each value parsed on its own (and named, in its errors, as its
@@ -77,6 +79,8 @@ pub struct AuditOptions {
     pub credentials: CredentialOptions,
     pub retries: u32,
     pub background: background::Options,
+    /// PgBouncer's admin console, a URL or key=value string.
+    pub pgbouncer: Option<String>,
 }
 
 impl AuditConfig {
@@ -113,6 +117,7 @@ impl AuditConfig {
             credentials: CredentialOptions::from_args(args)?,
             retries: args.retries,
             background: background_from_args(&args.background)?,
+            pgbouncer: args.pgbouncer.clone(),
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -143,6 +148,11 @@ impl AuditConfig {
                  several --db yet",
             ));
         }
+        let pgbouncer =
+            crate::postgres::pgbouncer::admin_target(options.pgbouncer.as_deref(), env)?;
+        if let Some(password) = pgbouncer.as_ref().and_then(|t| t.config.get_password()) {
+            redactor.add_bytes(password);
+        }
         let mut request = options.request;
         let auth = auth::configure(
             &options.credentials,
@@ -171,6 +181,7 @@ impl AuditConfig {
             auth,
             retries: options.retries,
             background: options.background,
+            pgbouncer,
         })
     }
 

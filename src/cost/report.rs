@@ -60,6 +60,10 @@ pub struct Report {
     /// subtracted, and how far off the corrected figures may be. Absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<crate::cost::background::Background>,
+    /// With `--pgbouncer`: PgBouncer's own figures over the window, per request. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -403,6 +407,7 @@ impl Report {
             windows: context.windows,
             nodes: Vec::new(),
             background: background.flatten(),
+            pgbouncer: None,
         };
         let mut report = match &context.findings {
             Some(thresholds) => Report {

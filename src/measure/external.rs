@@ -15,7 +15,7 @@ use crate::cost::load::{LoadResult, new_histogram};
 use crate::cost::report::Report;
 use crate::error::{Error, Result};
 use crate::measure::command::{self, Ran};
-use crate::measure::{Burst, Meters, Notes, reports_with_plans, retry};
+use crate::measure::{Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
 use crate::progress::{self, Progress};
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
@@ -50,7 +50,8 @@ pub async fn measure(
     if !config.quiet {
         progress::status(&format!("pgcost: running {}", command_line(load.command)));
     }
-    let ran = command::run(load.command, load.dir, &stop).await?;
+    let command = command::run(load.command, load.dir, &stop);
+    let ran = pgbouncer::sampled(meter.bouncer(), command).await?;
     if !config.quiet {
         progress::status(&format!(
             "pgcost: the command exited with code {}",

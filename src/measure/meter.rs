@@ -121,6 +121,7 @@ impl Meter {
         progress: &Progress,
     ) -> Result<Meter> {
         let spinner = progress.spinner(format!("connecting to {}", target.redacted()));
+        crate::postgres::pgbouncer::refuse_pooler(target).await?;
         let mut source = StatsConnection::open(target, &config.admin_db).await?;
         let anchor = source.clock_anchor().await?;
         let watch = Watch::open(&config.background, &source).await?;
@@ -452,6 +453,7 @@ impl Meter {
             load: burst.load.clone(),
             context,
             nodes: Vec::new(),
+            pgbouncer: None,
         }
     }
 
@@ -571,6 +573,8 @@ pub struct Window {
     pub context: Context,
     /// Each database's own window when the request touches several; empty with one.
     pub nodes: Vec<NodeWindow>,
+    /// PgBouncer's figures over the window (`--pgbouncer`).
+    pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
 }
 
 /// One database's part of a window.
@@ -588,8 +592,13 @@ impl Window {
             plans: plans.clone(),
             ..self.context.clone()
         };
+        let pgbouncer = self.pgbouncer.clone();
         if self.nodes.is_empty() {
-            return Report::build(&self.delta, &self.load, context);
+            let report = Report::build(&self.delta, &self.load, context);
+            return Report {
+                pgbouncer,
+                ..report
+            };
         }
         // The findings are each database's own, over its own statements.
         let total = Report::build(
@@ -610,6 +619,9 @@ impl Window {
                 (node.name.clone(), report)
             })
             .collect();
-        nodes::combine(total, nodes)
+        Report {
+            pgbouncer,
+            ..nodes::combine(total, nodes)
+        }
     }
 }

@@ -17,6 +17,7 @@ pub mod credentials;
 pub mod external;
 mod meter;
 mod nodes;
+pub mod pgbouncer;
 pub mod ramp;
 pub mod retry;
 

@@ -13,6 +13,7 @@ use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
 use crate::measure::meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
+use crate::measure::pgbouncer::{self, Bouncer};
 use crate::progress::Progress;
 
 /// The boundaries of every database at one edge of a window, in the order of `--db`.
@@ -21,6 +22,9 @@ pub type Boundaries = Vec<Boundary>;
 /// The meters of the databases of one request: the first `--db` first.
 pub struct Meters {
     meters: Vec<Meter>,
+    /// PgBouncer in front of the first database (`--pgbouncer`), read at the same
+    /// boundaries.
+    bouncer: Option<Bouncer>,
 }
 
 impl Meters {
@@ -49,7 +53,16 @@ impl Meters {
                  database and GRANT pg_read_all_stats to its role",
             ));
         }
-        Ok(Meters { meters })
+        let bouncer = match &config.pgbouncer {
+            Some(admin) => Some(Bouncer::open(admin, &config.db.dbname).await?),
+            None => None,
+        };
+        Ok(Meters { meters, bouncer })
+    }
+
+    /// PgBouncer, when `--pgbouncer` names its console.
+    pub fn bouncer(&self) -> Option<&Bouncer> {
+        self.bouncer.as_ref()
     }
 
     /// The control window (`--control`), over the first database (the only one it takes):
@@ -95,6 +108,9 @@ impl Meters {
                 .map_err(|e| in_database(several, meter.name(), e))?;
             boundaries.push(boundary);
         }
+        if let Some(bouncer) = self.bouncer.as_ref().filter(|_| closes) {
+            bouncer.closed().await?;
+        }
         Ok(boundaries)
     }
 
@@ -112,6 +128,9 @@ impl Meters {
                 .open_after(boundary, progress, stop, quiet_since)
                 .await)
                 .map_err(|e| in_database(several, meter.name(), e))?;
+        }
+        if let Some(bouncer) = &self.bouncer {
+            bouncer.opened().await?;
         }
         Ok(())
     }
@@ -149,13 +168,30 @@ impl Meters {
         progress: &Progress,
         stop: &Arc<AtomicBool>,
     ) -> Burst {
-        self.meters[0].burst(config, driver, progress, stop).await
+        let burst = self.meters[0].burst(config, driver, progress, stop);
+        pgbouncer::sampled(self.bouncer.as_ref(), burst).await
     }
 
     /// What the window's report is built from (see [`Meter::measured`]): with several
-    /// databases, each one's window and their sum.
-    #[allow(clippy::too_many_arguments)]
+    /// databases, each one's window and their sum; PgBouncer's own statements left out.
     pub fn measured(
+        &self,
+        config: &AuditConfig,
+        edges: (&Boundaries, &Boundaries),
+        burst: &Burst,
+        interrupted: bool,
+        unauthenticated: Option<Report>,
+        notes: Notes,
+    ) -> Window {
+        let mut window =
+            self.measured_databases(config, edges, burst, interrupted, unauthenticated, notes);
+        if let Some(bouncer) = &self.bouncer {
+            bouncer.apply(&mut window);
+        }
+        window
+    }
+
+    fn measured_databases(
         &self,
         config: &AuditConfig,
         (opened, closed): (&Boundaries, &Boundaries),
@@ -191,6 +227,7 @@ impl Meters {
             load: burst.load.clone(),
             context,
             nodes,
+            pgbouncer: None,
         }
     }
 

@@ -1,9 +1,10 @@
 //! The Postgres side: connection settings, the statistics views, the statistics
 //! connection and its own footprint, settling, the statements' plans, and the throwaway
-//! cluster.
+//! cluster; and PgBouncer's admin console.
 
 pub mod cluster;
 pub mod conninfo;
+pub mod pgbouncer;
 pub mod plans;
 pub mod ramp;
 pub mod settle;

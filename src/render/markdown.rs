@@ -20,6 +20,9 @@ impl Exporter for MarkdownExporter {
             per_request(r),
             nodes(r),
             background(r),
+            super::pgbouncer::grid(r)
+                .map(|grid| format!("{}\n\n", markdown_table(&grid)))
+                .unwrap_or_default(),
             credentials(r),
             baseline(r),
             statements(r),

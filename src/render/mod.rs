@@ -5,6 +5,7 @@
 mod background;
 pub mod html;
 mod markdown;
+mod pgbouncer;
 pub mod ramp;
 mod sections;
 mod table;

@@ -67,7 +67,23 @@ pub(crate) fn grid(report: &RampReport) -> Grid {
         "top wait",
         "app cpu (thread / cores)",
     ];
-    Grid::new(&header, report.steps.iter().map(step_row).collect(), 0..8)
+    let mut grid = Grid::new(&header, report.steps.iter().map(step_row).collect(), 0..8);
+    with_pgbouncer(&mut grid, &report.steps);
+    grid
+}
+
+/// With `--pgbouncer`, a last column: PgBouncer's wait per request and its most clients
+/// waiting.
+fn with_pgbouncer(grid: &mut Grid, steps: &[Step]) {
+    if steps.iter().all(|s| s.pgbouncer.is_none()) {
+        return;
+    }
+    grid.header.push("pgbouncer wait ms / waiting".into());
+    for (row, step) in grid.rows.iter_mut().zip(steps) {
+        row.push(step.pgbouncer.map_or("-".into(), |b| {
+            format!("{:.2} / {}", b.wait_ms_per_request, b.max_cl_waiting)
+        }));
+    }
 }
 
 /// The verdict in one sentence.

@@ -26,6 +26,9 @@ impl Exporter for TableExporter {
             super::background::section(r)
                 .map(|(title, grid)| titled(&title, &grid))
                 .unwrap_or_default(),
+            super::pgbouncer::grid(r)
+                .map(|grid| titled("PgBouncer", &grid))
+                .unwrap_or_default(),
             baseline(r),
             statements(r),
             sections::tables(r)

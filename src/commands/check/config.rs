@@ -931,6 +931,7 @@ fn audit_options(
         timeout: parse_positive_duration(timeout_key, timeout)?,
     };
     Ok(AuditOptions {
+        pgbouncer: None,
         db: shared.db.clone(),
         more_dbs: shared.more_dbs.clone(),
         admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),

@@ -152,6 +152,7 @@ pub fn audit_config(
     headers.insert("authorization", value);
     let url = crate::values::parse_url(&env.api.url(pipeline))?;
     Ok(AuditConfig {
+        pgbouncer: None,
         db: conninfo::resolve(Some(&env.db_url), &|_: &str| None)?,
         more_dbs: Vec::new(),
         admin_db: "postgres".into(),

@@ -61,6 +61,7 @@ impl MeasureConfig {
             auth,
             retries: 0,
             background: crate::config::background_from_args(&args.background)?,
+            pgbouncer: crate::postgres::pgbouncer::admin_target(args.pgbouncer.as_deref(), env)?,
         };
         Ok(MeasureConfig {
             command: args.command.clone(),

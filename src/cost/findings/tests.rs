@@ -135,6 +135,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         windows: Default::default(),
         nodes: Vec::new(),
         background: None,
+        pgbouncer: None,
     }
 }
 

@@ -62,6 +62,9 @@ pub struct Step {
     pub load_generator_cpu: LoadGeneratorCpu,
     /// Open model: requests that started more than 1 ms after their scheduled time.
     pub late: Option<u64>,
+    /// With `--pgbouncer`: PgBouncer's wait over the step (its warm-up included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbouncer: Option<crate::cost::pgbouncer::StepPgBouncer>,
 }
 
 impl Step {
@@ -182,5 +185,6 @@ pub fn build(input: StepInput<'_>) -> Step {
             share_of_usable: own_cores / input.usable_cores.max(1.0),
         },
         late: input.late,
+        pgbouncer: None,
     }
 }

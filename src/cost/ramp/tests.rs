@@ -37,6 +37,7 @@ fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step 
         app_cpu: None,
         load_generator_cpu: LoadGeneratorCpu::default(),
         late: None,
+        pgbouncer: None,
     }
 }
 
@@ -183,4 +184,33 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
     assert_eq!(step.database.cpu_ms_per_request, Some(2.5));
     assert_eq!(step.load_generator_cpu.cores, 0.2);
     assert_eq!(step.load_generator_cpu.share_of_usable, 0.1);
+}
+
+#[test]
+fn pgbouncer_s_rising_wait_with_flat_db_time_is_the_pool() {
+    use crate::cost::pgbouncer::StepPgBouncer;
+    // The app's pool looks idle on the server (PgBouncer holds few server connections),
+    // which alone would read as the app.
+    let mut steps = vec![step(1, 190.0, 5.0, 1, 0.2), step(2, 195.0, 5.0, 1, 0.2)];
+    assert_eq!(judge(&steps, 2.0).wall, Wall::App);
+    steps[0].pgbouncer = Some(StepPgBouncer {
+        wait_ms_per_request: 0.0,
+        max_cl_waiting: 0,
+    });
+    steps[1].pgbouncer = Some(StepPgBouncer {
+        wait_ms_per_request: 4.8,
+        max_cl_waiting: 1,
+    });
+    let v = judge(&steps, 2.0);
+    assert_eq!((v.wall, v.knee_concurrency), (Wall::Pool, Some(1)), "{v:?}");
+    assert!(
+        v.evidence[1].contains("from 0.00 ms at c=1 to 4.80 ms at c=2"),
+        "{v:?}"
+    );
+    // Queued clients without a rise in wait are not enough.
+    steps[1].pgbouncer = Some(StepPgBouncer {
+        wait_ms_per_request: 0.3,
+        max_cl_waiting: 2,
+    });
+    assert_eq!(judge(&steps, 2.0).wall, Wall::App);
 }

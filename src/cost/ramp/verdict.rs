@@ -20,6 +20,9 @@ pub const POOL_IDLE: f64 = 0.5;
 /// reaching them: the pool is full. A connection the app holds between two statements
 /// is idle on the server, so the mean of a full pool stays below 1.
 pub const POOL_FULL: f64 = 0.5;
+/// PgBouncer's wait per request up by this much (ms) from the first step, with clients
+/// queued: its pool is the wall.
+pub const PGBOUNCER_WAIT_RISE_MS: f64 = 0.5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -151,6 +154,9 @@ fn wall_at(steps: &[Step], k: usize, host_cores: f64) -> (Wall, Vec<String>) {
         db.active_backends_max,
         db.connected_backends_max
     );
+    if let Some(queued) = pgbouncer_evidence(first, past) {
+        return (Wall::Pool, vec![queued, backends, flat]);
+    }
     let app = app_evidence(past);
     let pinned = past
         .app_cpu
@@ -171,6 +177,25 @@ fn wall_at(steps: &[Step], k: usize, host_cores: f64) -> (Wall, Vec<String>) {
         Wall::None,
         vec![backends, flat, "no rule named the wall".into()],
     )
+}
+
+/// The pool wall seen from outside the app: clients queued in PgBouncer for a server
+/// connection, and its wait per request rose (the database's own rules did not fire).
+fn pgbouncer_evidence(first: &Step, past: &Step) -> Option<String> {
+    let (before, after) = (first.pgbouncer?, past.pgbouncer?);
+    let rose = after.wait_ms_per_request - before.wait_ms_per_request;
+    (after.max_cl_waiting > 0 && rose >= PGBOUNCER_WAIT_RISE_MS).then(|| {
+        format!(
+            "PgBouncer's clients queued for a server connection: its wait per request rose \
+             from {:.2} ms at {} to {:.2} ms at {}, with up to {} waiting; its pool \
+             (default_pool_size) is the wall",
+            before.wait_ms_per_request,
+            label(first),
+            after.wait_ms_per_request,
+            label(past),
+            after.max_cl_waiting
+        )
+    })
 }
 
 fn database_evidence(first: &Step, past: &Step, host_cores: f64) -> Vec<String> {

@@ -11,10 +11,12 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
+use crate::cost::pgbouncer::StepPgBouncer;
 use crate::cost::ramp::step::{self as figures, Step, StepInput};
 use crate::cost::ramp::verdict::label;
 use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
 use crate::error::{Error, Result};
+use crate::measure::pgbouncer::Bouncer;
 use crate::measure::{self, Meter};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
@@ -84,6 +86,8 @@ struct Session {
     source: StatsConnection,
     sampler: tokio_postgres::Client,
     limits: Option<(i32, i32)>,
+    /// PgBouncer in front of the target (`--pgbouncer`), read around every step.
+    bouncer: Option<Bouncer>,
 }
 
 async fn open(config: &AuditConfig) -> Result<Session> {
@@ -100,10 +104,15 @@ async fn open(config: &AuditConfig) -> Result<Session> {
     }
     let sampler = views::connect(&config.db.with_dbname(&config.admin_db)).await?;
     let limits = ramp_views::limits(&sampler).await.ok();
+    let bouncer = match &config.pgbouncer {
+        Some(admin) => Some(Bouncer::open(admin, &config.db.dbname).await?),
+        None => None,
+    };
     Ok(Session {
         source,
         sampler,
         limits,
+        bouncer,
     })
 }
 
@@ -142,7 +151,17 @@ async fn run_steps(
             pids: &plan.pids,
             own_pid,
         };
-        let measured = step::measure(probe, driver, load, plan.length, stop).await?;
+        let step_load = step::measure(probe, driver, load, plan.length, stop);
+        let (measured, pgbouncer) = match &session.bouncer {
+            Some(bouncer) => {
+                let (measured, before, after, peak) = bouncer.around(step_load).await?;
+                let measured = measured?;
+                let sent = measured.load.sent + measured.warm_up_sent;
+                let figures = bouncer.figures((&before, &after), peak, sent);
+                (measured, figures.as_ref().map(StepPgBouncer::from))
+            }
+            None => (step_load.await?, None),
+        };
         spinner.finish_and_clear();
         run.ended = Instant::now();
         run.sent += measured.load.sent + measured.warm_up_sent;
@@ -169,6 +188,7 @@ async fn run_steps(
             own_cpu_seconds: measured.own_cpu_seconds,
             usable_cores: cores,
         });
+        let step = Step { pgbouncer, ..step };
         let reason = plan.stop_reason(&step);
         run.steps.push(step);
         if stop.load(Ordering::Relaxed) {
