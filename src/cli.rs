@@ -98,6 +98,11 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
+    /// A hot standby the app reads from (repeatable): measured in the same window as a
+    /// node of its own (role replica), and added to the sum. Only read, never written.
+    #[arg(long, value_name = "URL")]
+    pub replica: Vec<String>,
+
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_ADMIN_DB)]
@@ -232,6 +237,11 @@ pub struct AuditArgs {
     /// window, and the figures are their sum.
     #[arg(long, value_name = "URL")]
     pub db: Vec<String>,
+
+    /// A hot standby the app reads from (repeatable): measured in the same window as a
+    /// node of its own (role replica), and added to the sum. Only read, never written.
+    #[arg(long, value_name = "URL")]
+    pub replica: Vec<String>,
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.

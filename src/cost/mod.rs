@@ -1,7 +1,7 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
-//! them, their deltas, the per-request `Report` and its headline figures, the databases of one request (nodes), the
-//! unauthenticated comparison, window churn, whether credentials count, the findings, and
-//! what the statements' plans say.
+//! them, their deltas, the per-request `Report` and its headline figures, the databases of
+//! one request (nodes) and its read replicas, the unauthenticated comparison, window
+//! churn, whether credentials count, the findings, and what the statements' plans say.
 
 pub mod churn;
 pub mod counters;
@@ -14,6 +14,7 @@ pub mod load;
 pub mod nodes;
 pub mod plan;
 pub mod ramp;
+pub mod replica;
 pub mod report;
 pub mod snapshot;
 pub mod text;

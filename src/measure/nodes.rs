@@ -1,6 +1,7 @@
 //! Every database a request touches (`--db` repeated), measured in the same window: one
 //! [`Meter`] per database, each settled by its own rules, driven through the same
-//! boundaries; and the window's report built from all of them.
+//! boundaries; the hot standbys the app reads from (`--replica`) are nodes too, after the
+//! databases; and the window's report built from all of them.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -9,6 +10,7 @@ use std::time::Instant;
 use crate::config::AuditConfig;
 use crate::cost::churn::Churn;
 use crate::cost::nodes;
+use crate::cost::replica::moved_nothing_warning;
 use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
@@ -18,7 +20,7 @@ use crate::progress::Progress;
 /// The boundaries of every database at one edge of a window, in the order of `--db`.
 pub type Boundaries = Vec<Boundary>;
 
-/// The meters of the databases of one request: the first `--db` first.
+/// The meters of the databases of one request: the first `--db` first, the replicas last.
 pub struct Meters {
     meters: Vec<Meter>,
 }
@@ -27,11 +29,19 @@ impl Meters {
     /// Connects to every database the request touches. A database that does not exist, or
     /// whose pg_stat_statements cannot be read when another's can, is a setup error.
     pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meters> {
-        let mut meters = Vec::with_capacity(1 + config.more_dbs.len());
-        let several = !config.more_dbs.is_empty();
+        let mut meters = Vec::with_capacity(1 + config.more_dbs.len() + config.replicas.len());
+        let several = !config.more_dbs.is_empty() || !config.replicas.is_empty();
         for target in std::iter::once(&config.db).chain(&config.more_dbs) {
             let meter = Meter::open(config, target, progress).await;
             meters.push(meter.map_err(|e| in_database(several, &target.dbname, e))?);
+        }
+        for target in &config.replicas {
+            let meter = Meter::open(config, target, progress).await;
+            let in_replica = |error: Error| Error {
+                message: format!("replica {}: {}", target.redacted(), error.message),
+                ..error
+            };
+            meters.push(meter.map_err(in_replica)?.into_replica());
         }
         let readable = |m: &&Meter| m.reads_statements();
         if let (Some(can), Some(cannot)) = (
@@ -86,7 +96,7 @@ impl Meters {
             let boundary = (meter
                 .close(closes, interrupted, progress, stop, quiet_since)
                 .await)
-                .map_err(|e| in_database(several, meter.name(), e))?;
+                .map_err(|e| in_database(several, &meter.node_name().name, e))?;
             boundaries.push(boundary);
         }
         Ok(boundaries)
@@ -105,7 +115,7 @@ impl Meters {
             (meter
                 .open_after(boundary, progress, stop, quiet_since)
                 .await)
-                .map_err(|e| in_database(several, meter.name(), e))?;
+                .map_err(|e| in_database(several, &meter.node_name().name, e))?;
         }
         Ok(())
     }
@@ -164,6 +174,10 @@ impl Meters {
             let mut window =
                 meter.measured(config, o, burst, c, interrupted, unauthenticated, notes);
             window.context.warnings.extend(unmeasured);
+            window
+                .context
+                .warnings
+                .extend(moved_nothing_warning(&window.delta, &burst.load));
             return window;
         }
         let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
@@ -180,6 +194,9 @@ impl Meters {
         let delta = nodes::merge(&named);
         let mut context = total_context(&nodes, unauthenticated);
         context.warnings.extend(unmeasured);
+        context
+            .warnings
+            .extend(moved_nothing_warning(&delta, &burst.load));
         Window {
             delta,
             load: burst.load.clone(),

@@ -186,6 +186,10 @@ pub struct Outcome {
     pub pending: Option<String>,
     /// How far the server's wall clock had stepped ahead of pgcost's clock (seconds).
     pub server_clock_ahead: f64,
+    /// The counters moved between the two reads of the stability check, when every
+    /// backend of the target had published its own: traffic that is not the app's
+    /// requests (background), seen while pgcost sent nothing.
+    pub moved_while_quiet: bool,
 }
 
 impl Outcome {
@@ -196,6 +200,7 @@ impl Outcome {
             timed_out: false,
             pending: None,
             server_clock_ahead: 0.0,
+            moved_while_quiet: false,
         }
     }
 }
@@ -222,7 +227,8 @@ pub async fn wait<P: Probe>(
     let spinner = progress.spinner(format!(
         "{label}: waiting for the app's counters to be published"
     ));
-    let outcome = loop {
+    let mut moved_while_quiet = false;
+    let (waited, timed_out, pending) = loop {
         let elapsed = start.elapsed();
         let activity = probe.activity().await?;
         let ahead = quiet
@@ -236,43 +242,23 @@ pub async fn wait<P: Probe>(
             server_clock_ahead,
         );
         match verdict {
-            Verdict::Settled if !rules.stability_check => {
-                break Outcome {
-                    waited: elapsed,
-                    timed_out: false,
-                    pending: None,
-                    server_clock_ahead,
-                };
-            }
+            Verdict::Settled if !rules.stability_check => break (elapsed, false, None),
             Verdict::Settled => {
                 let first = probe.counters().await?;
                 tokio::time::sleep(rules.stability_gap).await;
                 let second = probe.counters().await?;
                 if first == second {
-                    break Outcome {
-                        waited: start.elapsed(),
-                        timed_out: false,
-                        pending: None,
-                        server_clock_ahead,
-                    };
+                    break (start.elapsed(), false, None);
                 }
+                // Every app backend had published its counters, yet they moved.
+                moved_while_quiet = true;
             }
             Verdict::Pending { reason, retry_in } => {
                 if stop.load(Ordering::Relaxed) {
-                    break Outcome {
-                        waited: elapsed,
-                        timed_out: true,
-                        pending: Some(format!("interrupted; {reason}")),
-                        server_clock_ahead,
-                    };
+                    break (elapsed, true, Some(format!("interrupted; {reason}")));
                 }
                 if elapsed >= timeout {
-                    break Outcome {
-                        waited: elapsed,
-                        timed_out: true,
-                        pending: Some(reason),
-                        server_clock_ahead,
-                    };
+                    break (elapsed, true, Some(reason));
                 }
                 spinner.set_message(format!(
                     "{label}: {reason} ({:.1} s)",
@@ -282,6 +268,13 @@ pub async fn wait<P: Probe>(
                 tokio::time::sleep(retry_in.min(left).max(Duration::from_millis(20))).await;
             }
         }
+    };
+    let outcome = Outcome {
+        waited,
+        timed_out,
+        pending,
+        server_clock_ahead,
+        moved_while_quiet,
     };
     spinner.finish_and_clear();
     Ok(outcome)

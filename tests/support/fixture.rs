@@ -14,6 +14,7 @@ use tokio_postgres::NoTls;
 
 pub mod corpus;
 pub mod nodes;
+pub mod replica;
 
 #[derive(Clone)]
 struct App {
@@ -318,6 +319,7 @@ impl Fixture {
             .merge(auth_routes())
             .merge(corpus::routes())
             .merge(nodes::routes())
+            .merge(replica::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
