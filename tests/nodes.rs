@@ -232,6 +232,9 @@ fn the_same_database_twice_is_refused() {
     ]);
     let out = cmd.assert().code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(stderr.contains("\"app\" on h:5432 twice"), "{stderr}");
+    assert!(
+        stderr.contains("\"app\" on h:5432 is named twice"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("pw@"), "{stderr}");
 }

@@ -68,13 +68,16 @@ pub fn background_warning(node: &str) -> String {
     )
 }
 
-/// True when every request got a response below 400, none failed and the burst ran to
-/// its end.
+/// True when the load ran to its end without a failure: with pgcost's burst, every
+/// request got a response below 400; with a load command (`pgcost measure`), it exited
+/// with 0 (the failures its tool reports make the report not valid, and the caller does
+/// not ask then).
 fn every_request_succeeded(load: &LoadResult) -> bool {
-    !load.interrupted
-        && load.error_count() == 0
-        && load.responses() > 0
-        && load.status.keys().all(|&code| code < 400)
+    let answered = match load.command_exit {
+        Some(exit) => exit == 0 && load.sent > 0,
+        None => load.responses() > 0 && load.status.keys().all(|&code| code < 400),
+    };
+    answered && !load.interrupted && load.error_count() == 0
 }
 
 /// True when no counter of the measured nodes moved: no transaction, no statement, no row.
@@ -95,14 +98,15 @@ pub fn is_moved_nothing(warning: &str) -> bool {
 }
 
 /// The line for a burst whose requests all succeeded but moved no counter of any measured
-/// node (`delta` is their sum): the app's database work happened elsewhere.
+/// node (`delta` is their sum): the app's database work happened elsewhere. Asked of a
+/// window that is otherwise valid.
 pub fn moved_nothing_warning(delta: &WindowDelta, load: &LoadResult) -> Option<String> {
     (every_request_succeeded(load) && moved_nothing(delta)).then(|| {
         format!(
             "every request succeeded, but {MOVED_NOTHING_MARK} (0 transactions, 0 statements, 0 rows in {} requests): the app's database work \
              happened elsewhere, on a read replica (add it with --replica URL), in another \
              database (--db URL) or in a cache",
-            load.responses()
+            load.sent
         )
     })
 }
@@ -194,6 +198,13 @@ mod tests {
             None
         );
         assert_eq!(moved_nothing_warning(&nothing, &load(&[], 0)), None);
+        // A load command that exited with 0: its tool reports no status.
+        let command = |exit| LoadResult {
+            command_exit: Some(exit),
+            ..load(&[], 0)
+        };
+        assert!(moved_nothing_warning(&nothing, &command(0)).is_some());
+        assert_eq!(moved_nothing_warning(&nothing, &command(1)), None);
     }
 
     #[test]

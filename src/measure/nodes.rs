@@ -9,6 +9,8 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::Churn;
+use crate::cost::delta::WindowDelta;
+use crate::cost::load::LoadResult;
 use crate::cost::nodes;
 use crate::cost::replica::moved_nothing_warning;
 use crate::cost::report::{Context, Report};
@@ -174,10 +176,11 @@ impl Meters {
             let mut window =
                 meter.measured(config, o, burst, c, interrupted, unauthenticated, notes);
             window.context.warnings.extend(unmeasured);
-            window
-                .context
-                .warnings
-                .extend(moved_nothing_warning(&window.delta, &burst.load));
+            window.context.warnings.extend(moved_nothing(
+                &window.delta,
+                &window.context,
+                &burst.load,
+            ));
             return window;
         }
         let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
@@ -196,7 +199,7 @@ impl Meters {
         context.warnings.extend(unmeasured);
         context
             .warnings
-            .extend(moved_nothing_warning(&delta, &burst.load));
+            .extend(moved_nothing(&delta, &context, &burst.load));
         Window {
             delta,
             load: burst.load.clone(),
@@ -224,6 +227,13 @@ impl Meters {
         }
         lines
     }
+}
+
+/// The line about a successful burst that moved no counter of any node (`delta`, their
+/// sum), when nothing else makes the window not valid.
+fn moved_nothing(delta: &WindowDelta, context: &Context, load: &LoadResult) -> Option<String> {
+    let valid = delta.invalid_reasons.is_empty() && context.invalid_reasons.is_empty();
+    valid.then(|| moved_nothing_warning(delta, load)).flatten()
 }
 
 /// `error` saying which database it is about, when there are `several`.
