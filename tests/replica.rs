@@ -8,7 +8,7 @@
 mod support;
 
 use pgcost::cost::report::Report;
-use pgcost::render::{Exporter, JsonExporter};
+use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
 use support::fixture::replica::{LIST, LOOKUP, SCHEMA, WRITE, read_from};
 use support::{Cost, ITEMS, SMALL, TestDb, assert_cost, assert_valid, audit, calls_per_request};
@@ -127,6 +127,8 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
     assert_eq!(node["role"], "replica");
     assert_eq!(node["database"], standby_url.as_str());
     assert_eq!(node["per_request"]["rows_read"], (ITEMS + SMALL) as f64);
+    let table = TableExporter.render(&r);
+    assert!(table.contains(&format!("{replica} (replica)")), "{table}");
 
     // Reads on the standby only, measured on the primary alone, with a `--replica` that
     // is the primary's other database: nothing moved, and both are said.
@@ -144,6 +146,12 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
         "{moved}"
     );
     assert!(moved.contains("--replica URL"), "{moved}");
+    let table = TableExporter.render(&r);
+    let header = table.split("\nPer request").next().unwrap();
+    assert!(
+        header.contains("warning    every request succeeded"),
+        "{table}"
+    );
     let primary = format!(
         "--replica {quiet}@127.0.0.1:{} is not in recovery",
         db.cluster.port
