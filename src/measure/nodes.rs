@@ -53,12 +53,14 @@ impl Meters {
             return Err(Error::database(format!(
                 "pg_stat_statements cannot be read for the database {:?} (it can for {:?}): \
                  the sum of the databases' statements would be wrong",
-                cannot.name(),
-                can.name()
+                cannot.node_name().name,
+                can.node_name().name
             ))
             .with_hint(
                 "check the warnings above, or run CREATE EXTENSION pg_stat_statements; in that \
-                 database and GRANT pg_read_all_stats to its role",
+                 database and GRANT pg_read_all_stats to its role; a standby takes the \
+                 extension from its primary, but needs pg_stat_statements in its own \
+                 shared_preload_libraries",
             ));
         }
         Ok(Meters { meters })
