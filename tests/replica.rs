@@ -2,8 +2,8 @@
 //! `pg_basebackup -R`, serves the fixture app's reads while its primary takes the writes.
 //! Each node's figures and their sum equal the truth by construction, with the standby's
 //! replay paused (a lag past `--settle-timeout`, named); a burst that moved no measured
-//! counter is named, and so is a `--replica` that is a primary. One primary and one
-//! standby for the whole file.
+//! counter is named, and so is a `--replica` that is a primary; `pgcost measure` takes
+//! `--replica` too. One primary and one standby for the whole file.
 
 mod support;
 
@@ -157,4 +157,41 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
         db.cluster.port
     );
     assert!(warning(&r, &primary).is_some(), "{:?}", r.warnings);
+
+    measure_with_the_replica(&db, &standby_url, &app.url("/replica/read-write"));
+}
+
+/// `pgcost measure` around a curl loop (40 requests) takes `--replica` as `audit` does.
+fn measure_with_the_replica(db: &TestDb, standby_url: &str, url: &str) {
+    let load = format!("for i in $(seq 1 40); do curl -sf {url} > /dev/null || exit 9; done");
+    let mut cmd = support::pgcost();
+    cmd.args(["measure", "--db", &db.url(), "--replica", standby_url]);
+    cmd.args([
+        "--requests",
+        "40",
+        "--format",
+        "json",
+        "--quiet",
+        "--",
+        "sh",
+        "-c",
+        &load,
+    ]);
+    let out = support::run_blocking(cmd).code(0);
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let nodes = report["nodes"].as_array().unwrap();
+    let roles: Vec<&str> = nodes.iter().map(|n| n["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["primary", "replica"]);
+    let figures = |node: &serde_json::Value| {
+        let p = &node["per_request"];
+        (
+            p["transactions"].as_f64(),
+            p["statements"].as_f64(),
+            p["rows_read"].as_f64(),
+        )
+    };
+    let standby_reads = Some((ITEMS + SMALL) as f64);
+    assert_eq!(figures(&nodes[0]), (Some(1.0), Some(1.0), Some(0.0)));
+    assert_eq!(figures(&nodes[1]), (Some(2.0), Some(2.0), standby_reads));
+    assert_eq!(figures(&report), (Some(3.0), Some(3.0), standby_reads));
 }
