@@ -102,6 +102,10 @@ pub struct MeasureArgs {
     /// the load reaches --db through PgBouncer (docs/pgbouncer.md).
     #[arg(long, value_name = "URL")]
     pub pgbouncer: Option<String>,
+    /// A hot standby the app reads from (repeatable): measured in the same window as a
+    /// node of its own (role replica), and added to the sum. Only read, never written.
+    #[arg(long, value_name = "URL")]
+    pub replica: Vec<String>,
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.
@@ -247,6 +251,10 @@ pub struct AuditArgs {
     /// (docs/pgbouncer.md). --db stays a direct connection to Postgres.
     #[arg(long, value_name = "URL")]
     pub pgbouncer: Option<String>,
+    /// A hot standby the app reads from (repeatable): measured in the same window as a
+    /// node of its own (role replica), and added to the sum. Only read, never written.
+    #[arg(long, value_name = "URL")]
+    pub replica: Vec<String>,
 
     /// Another database of the same cluster, used to read cluster-wide views so the tool's
     /// own queries stay out of the target's counters.

@@ -27,6 +27,8 @@ pub struct AuditConfig {
     /// The other databases the request touches (`--db` repeated), measured in the same
     /// window as `db`.
     pub more_dbs: Vec<DbTarget>,
+    /// Hot standbys the app reads from (`--replica`), measured in the same window.
+    pub replicas: Vec<DbTarget>,
     pub admin_db: String,
     pub request: RequestSpec,
     pub requests: u64,
@@ -62,6 +64,8 @@ pub struct AuditOptions {
     pub db: Option<String>,
     /// The other databases the request touches, each a URL or key=value string.
     pub more_dbs: Vec<String>,
+    /// The hot standbys the app reads from, each a URL or key=value string.
+    pub replicas: Vec<String>,
     pub admin_db: String,
     /// The request, with the `-H` headers only: credentials are added from `credentials`.
     pub request: RequestSpec,
@@ -99,6 +103,7 @@ impl AuditConfig {
         let options = AuditOptions {
             db: args.db.first().cloned(),
             more_dbs: args.db.iter().skip(1).cloned().collect(),
+            replicas: args.replica.clone(),
             admin_db: args.admin_db.clone(),
             request: request_from_args(args)?,
             requests: args.requests,
@@ -136,16 +141,19 @@ impl AuditConfig {
         for text in &options.more_dbs {
             more_dbs.push(conninfo::resolve(Some(text), env)?);
         }
-        for target in std::iter::once(&db).chain(&more_dbs) {
+        let replicas = (options.replicas.iter())
+            .map(|text| conninfo::resolve(Some(text), env))
+            .collect::<Result<Vec<_>>>()?;
+        for target in std::iter::once(&db).chain(&more_dbs).chain(&replicas) {
             if let Some(password) = target.config.get_password() {
                 redactor.add_bytes(password);
             }
         }
-        conninfo::check_distinct(&db, &more_dbs)?;
-        if options.background.control.is_some() && !more_dbs.is_empty() {
+        conninfo::check_distinct(&db, &[more_dbs.as_slice(), &replicas].concat())?;
+        if options.background.control.is_some() && !(more_dbs.is_empty() && replicas.is_empty()) {
             return Err(Error::usage(
                 "--control measures one database's background: it cannot be combined with \
-                 several --db yet",
+                 several --db or --replica yet",
             ));
         }
         let pgbouncer =
@@ -165,6 +173,7 @@ impl AuditConfig {
         Ok(AuditConfig {
             db,
             more_dbs,
+            replicas,
             admin_db: options.admin_db,
             request,
             requests: options.requests,

@@ -5,28 +5,23 @@
 
 mod support;
 
-use pgcost::cost::report::Report;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
 use support::fixture::nodes::{AUTH_DB, CHECK, DATA};
-use support::{ITEMS, SMALL, TestDb, assert_valid, audit, pgcost, run_blocking};
+use support::{
+    Cost, ITEMS, SMALL, TestDb, assert_cost, assert_valid, audit, calls_per_request, pgcost,
+    run_blocking,
+};
 
 const RUN: [&str; 6] = ["-n", "100", "-c", "2", "--warmup", "40"];
 
-/// The truth per request, by construction (see `fixture/nodes.rs`).
-struct Cost {
-    transactions: f64,
-    statements: f64,
-    rows_read: f64,
-    rows_returned: f64,
-}
-
-/// `app`: the session check once and the data query once.
+/// `app`: the session check once and the data query once (see `fixture/nodes.rs`).
 const APP: Cost = Cost {
     transactions: 2.0,
     statements: 2.0,
     rows_read: (SMALL + ITEMS) as f64,
     rows_returned: (1 + ITEMS) as f64,
+    rows_written: 0.0,
 };
 /// `auth`: the session check twice.
 const AUTH: Cost = Cost {
@@ -34,24 +29,8 @@ const AUTH: Cost = Cost {
     statements: 2.0,
     rows_read: (2 * SMALL) as f64,
     rows_returned: 2.0,
+    rows_written: 0.0,
 };
-
-fn assert_cost(what: &str, p: &pgcost::cost::report::PerRequest, truth: &Cost) {
-    assert_eq!(p.transactions, truth.transactions, "{what}: {p:?}");
-    assert_eq!(p.statements, Some(truth.statements), "{what}: {p:?}");
-    assert_eq!(p.rows_read, truth.rows_read, "{what}: {p:?}");
-    assert_eq!(p.rows_returned, Some(truth.rows_returned), "{what}: {p:?}");
-    assert_eq!(p.rows_written, 0.0, "{what}: {p:?}");
-    assert_eq!(p.new_sessions, Some(0.0), "{what}: {p:?}");
-}
-
-fn calls_per_request(r: &Report, database: &str, query: &str) -> f64 {
-    let rows: Vec<_> = (r.statements.iter())
-        .filter(|s| s.database.as_deref() == Some(database) && s.query == query)
-        .collect();
-    assert_eq!(rows.len(), 1, "{database}: {query}: {:?}", r.statements);
-    rows[0].calls_per_request
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_databases_are_measured_apart_and_summed() {
@@ -75,6 +54,7 @@ async fn two_databases_are_measured_apart_and_summed() {
         statements: APP.statements + AUTH.statements,
         rows_read: APP.rows_read + AUTH.rows_read,
         rows_returned: APP.rows_returned + AUTH.rows_returned,
+        rows_written: 0.0,
     };
     assert_cost("sum", &r.per_request, &sum);
     // The same text in two databases is two statements.
@@ -252,6 +232,9 @@ fn the_same_database_twice_is_refused() {
     ]);
     let out = cmd.assert().code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(stderr.contains("\"app\" on h:5432 twice"), "{stderr}");
+    assert!(
+        stderr.contains("\"app\" on h:5432 is named twice"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("pw@"), "{stderr}");
 }

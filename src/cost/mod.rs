@@ -1,8 +1,8 @@
 //! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
-//! them, their deltas, the per-request `Report` and its headline figures, the databases of one request (nodes), the
-//! unauthenticated comparison, window churn, whether credentials count, background
-//! traffic and its subtraction, PgBouncer's figures and own statements, the findings, and
-//! what the statements' plans say.
+//! them, their deltas, the per-request `Report` and its headline figures, the databases of
+//! one request (nodes) and its read replicas, the unauthenticated comparison, window
+//! churn, whether credentials count, background traffic and its subtraction, PgBouncer's
+//! figures and own statements, the findings, and what the statements' plans say.
 
 pub mod background;
 pub mod churn;
@@ -17,6 +17,7 @@ pub mod nodes;
 pub mod pgbouncer;
 pub mod plan;
 pub mod ramp;
+pub mod replica;
 pub mod report;
 pub mod snapshot;
 pub mod text;

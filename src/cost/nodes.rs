@@ -21,7 +21,8 @@ pub struct Node {
     pub name: String,
     /// `postgres://user@host:port/dbname`, never with the password.
     pub database: String,
-    /// `primary`: a database the app itself connects to.
+    /// `primary`: a database the app writes to (`--db`); `replica`: a hot standby it
+    /// reads from (`--replica`).
     pub role: String,
     pub per_request: PerRequest,
     /// This database's statements, most expensive first.
@@ -44,6 +45,8 @@ pub fn in_database(database: &Option<String>, text: &str) -> String {
 pub struct NodeName {
     pub name: String,
     pub database: String,
+    /// [`PRIMARY`] or [`crate::cost::replica::REPLICA`].
+    pub role: &'static str,
 }
 
 /// The nodes' deltas as one: the database counters added up, the statements and tables
@@ -96,7 +99,7 @@ pub fn combine(total: Report, nodes: Vec<(NodeName, Report)>) -> Report {
         described.push(Node {
             name: name.name,
             database: name.database,
-            role: PRIMARY.into(),
+            role: name.role.into(),
             per_request: report.per_request,
             statements: report.statements,
             tables: report.tables,
@@ -218,6 +221,7 @@ mod tests {
         let name = |n: &str| NodeName {
             name: n.into(),
             database: format!("postgres://u@h:5432/{n}"),
+            role: PRIMARY,
         };
         let (app, auth) = (name("app"), name("auth"));
         let total = merge(&[(&app, &a), (&auth, &b)]);

@@ -13,8 +13,9 @@ use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
-use crate::cost::nodes::{self, NodeName, Traffic};
+use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};
 use crate::cost::plan::Plans;
+use crate::cost::replica::{self, REPLICA, Recovery};
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
@@ -70,6 +71,8 @@ pub struct Boundary {
     /// accrues.
     pub end_at: Option<Instant>,
     pub start_at: Option<Instant>,
+    /// A replica's recovery state, read after `end` (replicas only).
+    pub recovery: Option<Recovery>,
 }
 
 /// What the run learnt of an endpoint outside its window, carried into its report.
@@ -111,6 +114,8 @@ pub struct Meter {
     anchor: ClockAnchor,
     /// Other traffic: the app roles, the control window, the backends left out of waits.
     pub(super) watch: Watch,
+    /// A hot standby the app reads from (`--replica`).
+    replica: bool,
 }
 
 impl Meter {
@@ -136,7 +141,18 @@ impl Meter {
             window_calls: BTreeMap::new(),
             anchor,
             watch,
+            replica: false,
         })
+    }
+
+    /// This meter, for a hot standby the app reads from (`--replica`): it reads the
+    /// standby's recovery state after each window, and names its node apart from the
+    /// primary's database of the same name.
+    pub fn into_replica(self) -> Meter {
+        Meter {
+            replica: true,
+            ..self
+        }
     }
 
     /// The line of the report for a settle wait `when` that timed out.
@@ -203,6 +219,10 @@ impl Meter {
             true => self.source.databases().await?,
             false => None,
         };
+        let recovery = match closes && self.replica {
+            true => Some(self.source.recovery().await?),
+            false => None,
+        };
         let tables = self.source.tables().await?;
         Ok(Boundary {
             settle,
@@ -217,6 +237,7 @@ impl Meter {
             traffic_start: None,
             end_at,
             start_at: None,
+            recovery,
         })
     }
 
@@ -285,11 +306,17 @@ impl Meter {
         &self.target.dbname
     }
 
-    /// The target database's name and redacted URL.
+    /// The target database's name and redacted URL; a replica's name is `dbname@host:port`,
+    /// since its database has the primary's name.
     pub fn node_name(&self) -> NodeName {
+        let (name, role) = match self.replica {
+            true => (format!("{}@{}", self.target.dbname, self.server()), REPLICA),
+            false => (self.target.dbname.clone(), PRIMARY),
+        };
         NodeName {
-            name: self.target.dbname.clone(),
+            name,
             database: self.target.redacted(),
+            role,
         }
     }
 
@@ -408,6 +435,7 @@ impl Meter {
         );
         let mut warnings = self.warnings(config);
         warnings.extend(clock_warning(opened, closed));
+        warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
         warnings.extend(notes.warnings);
         warnings.extend(notes.windows.warning());
         if let Some((extra, transactions, statements)) = self.uncounted(&window) {
@@ -491,6 +519,32 @@ impl Meter {
             pg_stat_statements: source.layout.and(source.extension_version.clone()),
             credentials: config.auth.described.clone(),
         }
+    }
+
+    /// The lines about this node itself: counters that moved while the app was idle
+    /// (background), and a replica's recovery state.
+    fn node_warnings(
+        &self,
+        opened: &Boundary,
+        closed: &Boundary,
+        timeout: Duration,
+    ) -> Vec<String> {
+        let name = self.node_name().name;
+        let mut lines = Vec::new();
+        let mut waits = [&opened.settle, &closed.settle]
+            .into_iter()
+            .chain(opened.settle_tables.as_ref());
+        if waits.any(|o| o.moved_while_quiet) {
+            let label = match self.replica {
+                true => format!("replica {name}"),
+                false => format!("database {name:?}"),
+            };
+            lines.push(replica::background_warning(&label));
+        }
+        if let Some(recovery) = &closed.recovery {
+            lines.extend(replica::recovery_warnings(&name, recovery, timeout));
+        }
+        lines
     }
 
     fn warnings(&self, config: &AuditConfig) -> Vec<String> {

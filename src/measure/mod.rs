@@ -206,7 +206,8 @@ pub(crate) async fn reports_with_plans(
         return reports;
     };
     // Plans are fetched over the first database only: with several, a statement's plan
-    // would have to be asked of its own database.
+    // would have to be asked of its own database. A replica holds the primary's schema,
+    // statistics and (replayed) rows, so its statements' plans are the primary's.
     let several = !config.more_dbs.is_empty();
     if !config.plans || several || stop.load(Ordering::Relaxed) || wanted.is_empty() {
         return reports;
@@ -286,6 +287,7 @@ async fn sequence(
     if let Some(other) = configs.iter().find(|c| {
         c.db.redacted() != first.db.redacted()
             || !same_targets(&c.more_dbs, &first.more_dbs)
+            || !same_targets(&c.replicas, &first.replicas)
             || c.admin_db != first.admin_db
             || c.settle_timeout != first.settle_timeout
     }) {

@@ -1,6 +1,7 @@
 //! Every database a request touches (`--db` repeated), measured in the same window: one
 //! [`Meter`] per database, each settled by its own rules, driven through the same
-//! boundaries; and the window's report built from all of them.
+//! boundaries; the hot standbys the app reads from (`--replica`) are nodes too, after the
+//! databases; and the window's report built from all of them.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -8,7 +9,10 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::Churn;
+use crate::cost::delta::WindowDelta;
+use crate::cost::load::LoadResult;
 use crate::cost::nodes;
+use crate::cost::replica::moved_nothing_warning;
 use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
@@ -19,7 +23,7 @@ use crate::progress::Progress;
 /// The boundaries of every database at one edge of a window, in the order of `--db`.
 pub type Boundaries = Vec<Boundary>;
 
-/// The meters of the databases of one request: the first `--db` first.
+/// The meters of the databases of one request: the first `--db` first, the replicas last.
 pub struct Meters {
     meters: Vec<Meter>,
     /// PgBouncer in front of the first database (`--pgbouncer`), read at the same
@@ -31,11 +35,19 @@ impl Meters {
     /// Connects to every database the request touches. A database that does not exist, or
     /// whose pg_stat_statements cannot be read when another's can, is a setup error.
     pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Meters> {
-        let mut meters = Vec::with_capacity(1 + config.more_dbs.len());
-        let several = !config.more_dbs.is_empty();
+        let mut meters = Vec::with_capacity(1 + config.more_dbs.len() + config.replicas.len());
+        let several = !config.more_dbs.is_empty() || !config.replicas.is_empty();
         for target in std::iter::once(&config.db).chain(&config.more_dbs) {
             let meter = Meter::open(config, target, progress).await;
             meters.push(meter.map_err(|e| in_database(several, &target.dbname, e))?);
+        }
+        for target in &config.replicas {
+            let meter = Meter::open(config, target, progress).await;
+            let in_replica = |error: Error| Error {
+                message: format!("replica {}: {}", target.redacted(), error.message),
+                ..error
+            };
+            meters.push(meter.map_err(in_replica)?.into_replica());
         }
         let readable = |m: &&Meter| m.reads_statements();
         if let (Some(can), Some(cannot)) = (
@@ -45,12 +57,14 @@ impl Meters {
             return Err(Error::database(format!(
                 "pg_stat_statements cannot be read for the database {:?} (it can for {:?}): \
                  the sum of the databases' statements would be wrong",
-                cannot.name(),
-                can.name()
+                cannot.node_name().name,
+                can.node_name().name
             ))
             .with_hint(
                 "check the warnings above, or run CREATE EXTENSION pg_stat_statements; in that \
-                 database and GRANT pg_read_all_stats to its role",
+                 database and GRANT pg_read_all_stats to its role; a standby takes the \
+                 extension from its primary, but needs pg_stat_statements in its own \
+                 shared_preload_libraries",
             ));
         }
         let bouncer = match &config.pgbouncer {
@@ -105,7 +119,7 @@ impl Meters {
             let boundary = (meter
                 .close(closes, interrupted, progress, stop, quiet_since)
                 .await)
-                .map_err(|e| in_database(several, meter.name(), e))?;
+                .map_err(|e| in_database(several, &meter.node_name().name, e))?;
             boundaries.push(boundary);
         }
         if let Some(bouncer) = self.bouncer.as_ref().filter(|_| closes) {
@@ -127,7 +141,7 @@ impl Meters {
             (meter
                 .open_after(boundary, progress, stop, quiet_since)
                 .await)
-                .map_err(|e| in_database(several, meter.name(), e))?;
+                .map_err(|e| in_database(several, &meter.node_name().name, e))?;
         }
         if let Some(bouncer) = &self.bouncer {
             bouncer.opened().await?;
@@ -206,6 +220,11 @@ impl Meters {
             let mut window =
                 meter.measured(config, o, burst, c, interrupted, unauthenticated, notes);
             window.context.warnings.extend(unmeasured);
+            window.context.warnings.extend(moved_nothing(
+                &window.delta,
+                &window.context,
+                &burst.load,
+            ));
             return window;
         }
         let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
@@ -222,6 +241,9 @@ impl Meters {
         let delta = nodes::merge(&named);
         let mut context = total_context(&nodes, unauthenticated);
         context.warnings.extend(unmeasured);
+        context
+            .warnings
+            .extend(moved_nothing(&delta, &context, &burst.load));
         Window {
             delta,
             load: burst.load.clone(),
@@ -250,6 +272,13 @@ impl Meters {
         }
         lines
     }
+}
+
+/// The line about a successful burst that moved no counter of any node (`delta`, their
+/// sum), when nothing else makes the window not valid.
+fn moved_nothing(delta: &WindowDelta, context: &Context, load: &LoadResult) -> Option<String> {
+    let valid = delta.invalid_reasons.is_empty() && context.invalid_reasons.is_empty();
+    valid.then(|| moved_nothing_warning(delta, load)).flatten()
 }
 
 /// `error` saying which database it is about, when there are `several`.

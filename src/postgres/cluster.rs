@@ -1,5 +1,6 @@
 //! A throwaway PostgreSQL cluster: found binaries, initdb into a temporary directory,
-//! started on a free loopback port, removed on drop. Used by the demo and the tests.
+//! started on a free loopback port, removed on drop; and a streaming hot standby of one.
+//! Used by the demo and the tests.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -108,6 +109,19 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
+/// Runs `command` (the program `name`) to its end; a failure is a setup error with its
+/// stderr.
+fn run_to_success(name: &str, mut command: Command) -> Result<()> {
+    let out = (command.output()).map_err(|e| Error::usage(format!("cannot run {name}: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::usage(format!(
+            "{name} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
 /// A running throwaway cluster. Dropping it stops the server and deletes its directory.
 pub struct Cluster {
     bin: PathBuf,
@@ -120,26 +134,51 @@ pub struct Cluster {
 impl Cluster {
     /// Runs initdb and starts the server with the audit settings plus `extra` settings.
     pub fn start(extra: &[(&str, &str)]) -> Result<Cluster> {
-        let bin = find_bin_dir()?;
-        let owner = run_as()?;
+        let mut cluster = Cluster::unstarted(find_bin_dir()?, run_as()?)?;
+        cluster.init()?;
+        cluster.launch_on_a_free_port(extra)?;
+        Ok(cluster)
+    }
+
+    /// A streaming hot standby of this cluster: `pg_basebackup -R` over loopback (initdb's
+    /// pg_hba.conf allows replication from 127.0.0.1), started on a free port with the
+    /// audit settings plus `extra`. It stops and is deleted on drop, as this one is.
+    pub fn start_standby(&self, extra: &[(&str, &str)]) -> Result<Cluster> {
+        let mut standby = Cluster::unstarted(self.bin.clone(), self.owner)?;
+        standby.own_dir()?;
+        let mut basebackup = standby.command("pg_basebackup");
+        basebackup
+            .arg("-D")
+            .arg(standby.data_dir())
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-R", "-X", "stream", "-c", "fast"]);
+        run_to_success("pg_basebackup", basebackup)?;
+        standby.launch_on_a_free_port(extra)?;
+        Ok(standby)
+    }
+
+    /// A cluster in a new temporary directory, neither initialised nor started.
+    fn unstarted(bin: PathBuf, owner: Option<(u32, u32)>) -> Result<Cluster> {
         let dir = tempfile::Builder::new()
             .prefix("pgcost-cluster-")
             .tempdir()
             .map_err(|e| Error::usage(format!("cannot create a temporary directory: {e}")))?
             .keep();
-        let mut cluster = Cluster {
+        Ok(Cluster {
             bin,
             dir,
             port: 0,
             owner,
             running: false,
-        };
-        cluster.init()?;
+        })
+    }
+
+    fn launch_on_a_free_port(&mut self, extra: &[(&str, &str)]) -> Result<()> {
         let mut last = None;
         for _ in 0..3 {
-            cluster.port = free_port()?;
-            match cluster.launch(extra) {
-                Ok(()) => return Ok(cluster),
+            self.port = free_port()?;
+            match self.launch(extra) {
+                Ok(()) => return Ok(()),
                 Err(e) => last = Some(e),
             }
         }
@@ -164,7 +203,8 @@ impl Cluster {
         cmd
     }
 
-    fn init(&mut self) -> Result<()> {
+    /// The directory, readable by its owner only and handed to the postgres OS user.
+    fn own_dir(&self) -> Result<()> {
         std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(
             |e| {
                 Error::usage(format!(
@@ -181,28 +221,22 @@ impl Cluster {
                 ))
             })?;
         }
-        let out = self
-            .command("initdb")
-            .args(["-D"])
-            .arg(self.data_dir())
-            .args([
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "-N",
-            ])
-            .output()
-            .map_err(|e| Error::usage(format!("cannot run initdb: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::usage(format!(
-                "initdb failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
         Ok(())
+    }
+
+    fn init(&mut self) -> Result<()> {
+        self.own_dir()?;
+        let mut initdb = self.command("initdb");
+        initdb.args(["-D"]).arg(self.data_dir()).args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "-N",
+        ]);
+        run_to_success("initdb", initdb)
     }
 
     fn launch(&mut self, extra: &[(&str, &str)]) -> Result<()> {

@@ -148,7 +148,8 @@ fn tls_settings(
     Ok(TlsSettings { mode, root_cert })
 }
 
-/// Refuses a database named twice among the `--db` targets: it would be counted twice.
+/// Refuses a database named twice among the `--db` and `--replica` targets: it would be
+/// counted twice.
 pub fn check_distinct(first: &DbTarget, more: &[DbTarget]) -> Result<()> {
     let all: Vec<&DbTarget> = std::iter::once(first).chain(more).collect();
     for (i, target) in all.iter().enumerate() {
@@ -156,11 +157,12 @@ pub fn check_distinct(first: &DbTarget, more: &[DbTarget]) -> Result<()> {
             |other: &&&DbTarget| other.server() == target.server() && other.dbname == target.dbname;
         if all[..i].iter().any(|other| same(&other)) {
             return Err(Error::usage(format!(
-                "--db names the database {:?} on {} twice: each database is one node,                  measured once",
+                "the database {:?} on {} is named twice (--db, --replica): each database is \
+                 one node, measured once",
                 target.dbname,
                 target.server()
             ))
-            .with_hint("give each database the request touches one --db"));
+            .with_hint("give each database the request touches one --db or --replica"));
         }
     }
     Ok(())

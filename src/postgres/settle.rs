@@ -257,6 +257,10 @@ pub struct Outcome {
     /// Client backends seen doing something well after pgcost's last request, during the
     /// wait: other traffic, by pid (the last reading of each).
     pub others: BTreeMap<i32, Backend>,
+    /// The counters moved between the two reads of the stability check, when every
+    /// backend of the target had published its own: traffic that is not the app's
+    /// requests (background), seen while pgcost sent nothing.
+    pub moved_while_quiet: bool,
 }
 
 impl Outcome {
@@ -268,6 +272,7 @@ impl Outcome {
             pending: None,
             server_clock_ahead: 0.0,
             others: BTreeMap::new(),
+            moved_while_quiet: false,
         }
     }
 }
@@ -320,6 +325,8 @@ pub async fn wait<P: Probe>(
                     outcome.waited = start.elapsed();
                     break;
                 }
+                // Every backend had published its counters, yet they moved: background.
+                outcome.moved_while_quiet = true;
                 continue;
             }
             Verdict::Pending { reason, retry_in } => (reason, retry_in),
@@ -552,6 +559,7 @@ mod tests {
         .await
         .unwrap();
         assert!(!outcome.timed_out);
+        assert!(!outcome.moved_while_quiet, "{outcome:?}");
         assert!(
             idle_at.elapsed() >= Duration::from_millis(400),
             "settled after {:?}",
@@ -561,6 +569,62 @@ mod tests {
             (outcome.server_clock_ahead - 30.0).abs() < 0.05,
             "{outcome:?}"
         );
+    }
+
+    /// A database with no backend of its own whose counters another server's traffic
+    /// moves `moves` more times (a cron job's short connections), then leaves alone.
+    struct Background {
+        moves: i64,
+        commits: i64,
+    }
+
+    impl Probe for Background {
+        async fn activity(&mut self) -> Result<Activity> {
+            Ok(Activity {
+                server_now: 1000.0,
+                backends: Vec::new(),
+            })
+        }
+        async fn counters(&mut self) -> Result<DatabaseStats> {
+            if self.moves > 0 {
+                self.moves -= 1;
+                self.commits += 1;
+            }
+            let mut stats = DatabaseStats::default();
+            stats.counters.xact_commit = self.commits;
+            Ok(stats)
+        }
+    }
+
+    #[tokio::test]
+    async fn counters_that_move_with_every_backend_published_are_background() {
+        let rules = Rules {
+            flush_after_seconds: 0.4,
+            stability_check: true,
+            stability_gap: Duration::from_millis(1),
+            flushed_after_quiet_seconds: None,
+        };
+        let now = Instant::now();
+        let others = none();
+        let quiet = Quiet {
+            since: now,
+            anchor: ClockAnchor {
+                local: now,
+                server: 1000.0,
+            },
+            others: &others,
+        };
+        let outcome = |moves| async move {
+            let mut probe = Background { moves, commits: 0 };
+            let (progress, stop) = (Progress::hidden(), AtomicBool::new(false));
+            let timeout = Duration::from_secs(5);
+            (wait(&mut probe, &rules, timeout, &progress, "test", &stop, quiet).await).unwrap()
+        };
+        let busy = outcome(3).await;
+        assert!(busy.moved_while_quiet && !busy.timed_out, "{busy:?}");
+        // The first read only sets the level; a second one that agrees settles.
+        let still = outcome(1).await;
+        assert!(!still.moved_while_quiet, "{still:?}");
     }
 
     #[test]

@@ -484,6 +484,11 @@ impl StatsConnection {
         (self.mode == Mode::Admin).then_some(self.admin_db.as_str())
     }
 
+    /// The server's recovery state, for a replica (read over the statistics connection).
+    pub async fn recovery(&self) -> Result<crate::cost::replica::Recovery> {
+        crate::postgres::recovery::read(&self.reader).await
+    }
+
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
         views::count_client_backends(&self.reader, self.oid, self.own_target_pid()).await

@@ -8,6 +8,7 @@ use super::{counts, figure};
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
+use crate::cost::replica::REPLICA;
 use crate::cost::report::{PerRequest, Report, StatementRow};
 use crate::cost::text::one_line;
 
@@ -160,7 +161,13 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         ]
     };
     let mut rows: Vec<Vec<String>> = (report.nodes.iter())
-        .map(|n| row(one_line(&n.name, 30), &n.per_request))
+        .map(|n| match n.role.as_str() {
+            REPLICA => row(
+                format!("{} (replica)", one_line(&n.name, 30)),
+                &n.per_request,
+            ),
+            _ => row(one_line(&n.name, 30), &n.per_request),
+        })
         .collect();
     rows.push(row("sum".into(), &report.per_request));
     let header = [

@@ -7,6 +7,7 @@ use tabled::settings::{Alignment, Modify, Style};
 use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
 use super::{Exporter, command_load_line, status_line, verdict_line};
 use crate::cost::nodes;
+use crate::cost::replica;
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 
@@ -112,7 +113,7 @@ fn summary(r: &Report) -> String {
         "settle     {:.1} s before, {:.1} s after the burst{timed_out}",
         s.before_seconds, s.after_seconds
     ));
-    for warning in r.warnings.iter().filter(|w| nodes::is_unmeasured(w)) {
+    for warning in r.warnings.iter().filter(|w| in_header(w)) {
         lines.push(format!(
             "warning    {}",
             textwrap::fill(warning, header_wrap())
@@ -126,10 +127,15 @@ fn header_wrap() -> textwrap::Options<'static> {
     textwrap::Options::new(87).subsequent_indent("           ")
 }
 
+/// The warnings the header shows: the work the measured databases may have missed.
+fn in_header(warning: &str) -> bool {
+    nodes::is_unmeasured(warning) || replica::is_moved_nothing(warning)
+}
+
 /// The warnings shown after the findings: all but the ones the header shows.
 fn later_warnings(r: &Report) -> Vec<String> {
     (r.warnings.iter())
-        .filter(|w| !nodes::is_unmeasured(w))
+        .filter(|w| !in_header(w))
         .cloned()
         .collect()
 }

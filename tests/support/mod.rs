@@ -91,6 +91,14 @@ impl TestDb {
         self.cluster.url(DB)
     }
 
+    /// A streaming hot standby of this cluster on a free loopback port (`pg_basebackup
+    /// -R`), with the same settings: it holds everything created so far, and replays the
+    /// rest. Needs the multi-threaded runtime.
+    pub fn start_standby(&self) -> Cluster {
+        tokio::task::block_in_place(|| self.cluster.start_standby(&[]))
+            .unwrap_or_else(|e| panic!("standby: {} ({:?})", e.message, e.hint))
+    }
+
     /// `plan_orders`: [`PLAN_ORDERS`] rows, 5 per `customer_ref`, indexed by `id` only, for
     /// the fixture's `/plans/...` endpoints.
     pub async fn seed_plan_orders(&self) {
@@ -198,4 +206,32 @@ pub fn table<'a>(
         .iter()
         .find(|t| t.table == name)
         .unwrap_or_else(|| panic!("no row for {name} in {:?}", report.tables))
+}
+
+/// What one request costs one node, or their sum, by construction.
+pub struct Cost {
+    pub transactions: f64,
+    pub statements: f64,
+    pub rows_read: f64,
+    pub rows_returned: f64,
+    pub rows_written: f64,
+}
+
+/// `p` is exactly `truth`, with no new connection.
+pub fn assert_cost(what: &str, p: &pgcost::cost::report::PerRequest, truth: &Cost) {
+    assert_eq!(p.transactions, truth.transactions, "{what}: {p:?}");
+    assert_eq!(p.statements, Some(truth.statements), "{what}: {p:?}");
+    assert_eq!(p.rows_read, truth.rows_read, "{what}: {p:?}");
+    assert_eq!(p.rows_returned, Some(truth.rows_returned), "{what}: {p:?}");
+    assert_eq!(p.rows_written, truth.rows_written, "{what}: {p:?}");
+    assert_eq!(p.new_sessions, Some(0.0), "{what}: {p:?}");
+}
+
+/// The calls per request of `query` on the node named `node`, which must have one row.
+pub fn calls_per_request(r: &pgcost::cost::report::Report, node: &str, query: &str) -> f64 {
+    let rows: Vec<_> = (r.statements.iter())
+        .filter(|s| s.database.as_deref() == Some(node) && s.query == query)
+        .collect();
+    assert_eq!(rows.len(), 1, "{node}: {query}: {:?}", r.statements);
+    rows[0].calls_per_request
 }

@@ -63,6 +63,9 @@ pub struct Database {
     /// Every database the requests touch, as `--db` repeated: measured in the same
     /// windows; budgets apply to their sum, `[endpoint.budget.nodes.NAME]` to one.
     pub urls: Option<Spanned<Vec<String>>>,
+    /// Hot standbys the app reads from, as `--replica` repeated: each one a node (role
+    /// replica) of every endpoint's window, added to the sum.
+    pub replicas: Option<Spanned<Vec<String>>>,
     pub admin_db: Option<String>,
 }
 
@@ -693,6 +696,8 @@ struct Shared<'a> {
     db: Option<String>,
     /// The databases after the first of `[database] urls`.
     more_dbs: Vec<String>,
+    /// `[database] replicas`.
+    replicas: Vec<String>,
     settle_timeout: Duration,
     findings: Thresholds,
     credentials: CredentialOptions,
@@ -733,6 +738,7 @@ pub fn build(
         base_dir,
         db,
         more_dbs,
+        replicas: database_replicas(&file.database, &source)?,
         settle_timeout: parse_duration("[defaults] settle_timeout", settle_timeout)
             .map_err(|e| source.in_file(e))?,
         findings: findings(&file.thresholds).map_err(|e| source.in_file(e))?,
@@ -829,15 +835,28 @@ fn database_urls(
             "[database] has urls beside url or url_env; keep one",
         ));
     }
-    let with_password = |url: &String| {
-        (url.parse::<tokio_postgres::Config>()).is_ok_and(|c| c.get_password().is_some())
-    };
     match urls.get_ref().split_first() {
         None => Err(source.at(Some(urls.span()), "[database] urls is empty")),
-        Some(_) if urls.get_ref().iter().any(with_password) => Err(source
+        Some(_) if urls.get_ref().iter().any(|url| with_password(url)) => Err(source
             .at(Some(urls.span()), "[database] urls contains a password")
             .with_hint("use PGPASSWORD, or a .pgpass file")),
         Some((first, more)) => Ok((Some(first.clone()), more.to_vec())),
+    }
+}
+
+/// True for a URL or key=value string that holds a password.
+fn with_password(url: &str) -> bool {
+    (url.parse::<tokio_postgres::Config>()).is_ok_and(|c| c.get_password().is_some())
+}
+
+/// `[database] replicas`, without passwords; none when absent.
+fn database_replicas(database: &Database, source: &Source<'_>) -> Result<Vec<String>> {
+    match &database.replicas {
+        None => Ok(Vec::new()),
+        Some(urls) if urls.get_ref().iter().any(|url| with_password(url)) => Err(source
+            .at(Some(urls.span()), "[database] replicas contains a password")
+            .with_hint("use PGPASSWORD, or a .pgpass file")),
+        Some(urls) => Ok(urls.get_ref().clone()),
     }
 }
 
@@ -934,6 +953,7 @@ fn audit_options(
         pgbouncer: None,
         db: shared.db.clone(),
         more_dbs: shared.more_dbs.clone(),
+        replicas: shared.replicas.clone(),
         admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),
         request,
         requests: table.requests.or(d.requests).unwrap_or(DEFAULT_REQUESTS),
@@ -1121,6 +1141,40 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
         let e = built(GOOD, &["nope"]).unwrap_err();
         assert!(e.message.contains("--endpoint \"nope\""), "{}", e.message);
         assert!(e.hint.unwrap().contains("list projects, create project"));
+    }
+
+    #[test]
+    fn replicas_join_every_endpoint_without_passwords() {
+        let file = |replicas: &str| {
+            format!(
+                "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h:5432/app\"\n\
+                 replicas = [{replicas}]\n[[endpoint]]\nname = \"a\"\npath = \"/a\"\n"
+            )
+        };
+        let endpoints = built(
+            &file("\"postgres://u@r1:5432/app\", \"host=r2 user=v dbname=app\""),
+            &[],
+        );
+        let replicas: Vec<String> = (endpoints.unwrap()[0].audit.replicas.iter())
+            .map(|r| r.redacted())
+            .collect();
+        assert_eq!(
+            replicas,
+            ["postgres://u@r1:5432/app", "postgres://v@r2:5432/app"]
+        );
+        let e = error(&file("\"postgres://u:pw@r1/app\""));
+        assert!(
+            e.message.contains("replicas contains a password"),
+            "{}",
+            e.message
+        );
+        // The primary again: one node, counted once.
+        let e = error(&file("\"postgres://u@h:5432/app\""));
+        assert!(
+            e.message.contains("named twice (--db, --replica)"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::diff_view;
 use super::{CheckReport, EndpointResult, Status};
 use crate::cli::CheckFormat;
 use crate::cost::findings::{FindingKind, Severity};
+use crate::cost::replica::is_moved_nothing;
 use crate::cost::text::one_line;
 use crate::render::{Grid, markdown_table, terminal_table};
 
@@ -228,6 +229,15 @@ pub(super) fn problems<'a>(
     out
 }
 
+/// (endpoint, line) for each endpoint whose burst moved no counter of a measured node:
+/// valid, but its budgets held over nothing, so the views say it beside the problems.
+fn measured_nothing(report: &CheckReport) -> Vec<(&str, &String)> {
+    (report.endpoints.iter())
+        .flat_map(|e| (e.report.warnings.iter()).map(move |w| (e.name.as_str(), w)))
+        .filter(|(_, w)| is_moved_nothing(w))
+        .collect()
+}
+
 /// Why the figures of an endpoint cannot be trusted.
 fn reasons(e: &EndpointResult) -> impl Iterator<Item = &String> {
     e.report.invalid_reasons.iter().chain(&e.unchecked)
@@ -293,6 +303,10 @@ fn markdown_problems(report: &CheckReport) -> String {
             let mark = markdown_mark(p.status);
             format!("- {mark} **{}** {what}: {}", p.endpoint, p.text)
         })
+        .chain(
+            (measured_nothing(report).into_iter())
+                .map(|(name, line)| format!("- ⚠️ **{name}** measured nothing: {line}")),
+        )
         .collect();
     if lines.is_empty() {
         String::new()
@@ -386,6 +400,9 @@ fn table(report: &CheckReport) -> String {
             .map(|p| format!("{}: {}", p.endpoint, p.text));
         out.push_str(&table_list(title, lines));
     }
+    let nothing = measured_nothing(report).into_iter();
+    let nothing = nothing.map(|(name, line)| format!("{name}: {line}"));
+    out.push_str(&table_list("Measured nothing", nothing));
     let findings = findings(report)
         .into_iter()
         .map(|(name, summary)| format!("{name}: {summary}"));

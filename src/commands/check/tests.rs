@@ -140,6 +140,30 @@ fn baseline() -> PreviousRun {
 }
 
 #[test]
+fn a_burst_that_moved_nothing_passes_but_is_listed() {
+    let mut r = report("/replica-read", 0, 0, 0, false);
+    r.statements.clear();
+    let line = crate::cost::replica::moved_nothing_warning(
+        &WindowDelta::default(),
+        &load(N as u64, &[(200, N as u64)]),
+    )
+    .expect("nothing moved");
+    r.warnings.push(line.clone());
+    let run = evaluate(vec![measured("reads", r, budget(6.0, 60.0))], None, None);
+    assert_eq!(run.exit_code(), 0);
+    let table = render(&run, CheckFormat::Table);
+    assert!(
+        table.contains(&format!("\nMeasured nothing\n- reads: {line}\n")),
+        "{table}"
+    );
+    let markdown = render(&run, CheckFormat::Markdown);
+    assert!(
+        markdown.contains(&format!("- ⚠️ **reads** measured nothing: {line}")),
+        "{markdown}"
+    );
+}
+
+#[test]
 fn within_budget_exits_0() {
     let run = evaluate(vec![exists(), cached()], None, None);
     assert!(run.valid && run.passed);

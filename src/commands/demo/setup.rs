@@ -155,6 +155,7 @@ pub fn audit_config(
         pgbouncer: None,
         db: conninfo::resolve(Some(&env.db_url), &|_: &str| None)?,
         more_dbs: Vec::new(),
+        replicas: Vec::new(),
         admin_db: "postgres".into(),
         request: RequestSpec {
             url,

@@ -35,13 +35,20 @@ impl MeasureConfig {
         })?;
         check_program(program, env)?;
         let db = conninfo::resolve(args.db.as_deref(), env)?;
+        let replicas = (args.replica.iter())
+            .map(|text| conninfo::resolve(Some(text), env))
+            .collect::<Result<Vec<_>>>()?;
         let auth = AuthConfig::default();
-        if let Some(password) = db.config.get_password() {
-            auth.redactor.add_bytes(password);
+        for target in std::iter::once(&db).chain(&replicas) {
+            if let Some(password) = target.config.get_password() {
+                auth.redactor.add_bytes(password);
+            }
         }
+        conninfo::check_distinct(&db, &replicas)?;
         let audit = AuditConfig {
             db,
             more_dbs: Vec::new(),
+            replicas,
             admin_db: args.admin_db.clone(),
             request: placeholder_request(),
             requests: match count {

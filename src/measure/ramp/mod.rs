@@ -215,9 +215,9 @@ pub async fn ramp(
     let config = measure::authenticate(config, progress, run_length(config, plan)).await?;
     // The audit's meter settles and reads the whole ramp's boundaries; the session reads
     // the steps.
-    if !config.more_dbs.is_empty() {
+    if !config.more_dbs.is_empty() || !config.replicas.is_empty() {
         return Err(Error::usage(
-            "pgcost ramp measures one database: give --db once",
+            "pgcost ramp measures one database: give --db once, and no --replica",
         ));
     }
     let mut meter = Meter::open(&config, &config.db, progress).await?;
