@@ -353,7 +353,10 @@ async fn database_wall(db: &TestDb) {
     let (report, shown) =
         ramp_pool_app(db, "ramp_hot", 16, "/hot", ["--steps", "1,2,4,8"], "200").await;
     assert_eq!(report["verdict"]["wall"], "database", "{shown}");
-    assert!(report["verdict"]["knee_concurrency"].as_u64().is_some(), "{shown}");
+    assert!(
+        report["verdict"]["knee_concurrency"].as_u64().is_some(),
+        "{shown}"
+    );
     // At c=2 one request sleeps holding the lock while the other waits for it: Lock and
     // the sleep's wait tie. From c=4 on, more requests wait for the lock than hold it.
     let waits = &report["steps"][3]["database"]["waits"];
