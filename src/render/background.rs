@@ -132,6 +132,11 @@ mod tests {
             markdown.contains("**Background (control window"),
             "{markdown}"
         );
+        let html = exporter(crate::cli::Format::Html).render(&r);
+        assert!(
+            html.contains("<h2>Background (control window 10.0 s"),
+            "{html}"
+        );
         let json = exporter(crate::cli::Format::Json).render(&r);
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(json["background"]["subtracted"]["transactions"], 0.05);

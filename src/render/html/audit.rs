@@ -1,4 +1,5 @@
-//! The audit's HTML page: the verdict, the per-request headline, what each statement takes
+//! The audit's HTML page: the verdict, the per-request headline, the databases and
+//! replicas, other traffic and PgBouncer when the run had them, what each statement takes
 //! of the request's cost, the latency curve, the tables read, and the findings with their
 //! savings.
 
@@ -33,12 +34,32 @@ fn audit_body(r: &Report) -> Markup {
         }
         (verdict(r.valid, &label, &r.invalid_reasons, &r.warnings))
         (strip(&headline(r)))
+        (fleet(r))
         (statements(r))
         (latency(r))
         (tables(r))
         (findings(r))
         (baseline(r))
         (footer(r))
+    }
+}
+
+/// The same tables as the terminal view: per database or replica, the background, and
+/// PgBouncer's figures; each only when the run had it.
+fn fleet(r: &Report) -> Markup {
+    let nodes = sections::nodes(r);
+    let background = crate::render::background::section(r);
+    let pgbouncer = crate::render::pgbouncer::grid(r);
+    html! {
+        @if let Some(grid) = nodes {
+            section { h2 { "Per database (per request)" } (grid_table(&grid)) }
+        }
+        @if let Some((title, grid)) = background {
+            section { h2 { (title) } (grid_table(&grid)) }
+        }
+        @if let Some(grid) = pgbouncer {
+            section { h2 { "PgBouncer" } (grid_table(&grid)) }
+        }
     }
 }
 

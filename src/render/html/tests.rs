@@ -95,3 +95,25 @@ fn an_invalid_report_says_so_first() {
     assert!(html[verdict..first_chart].contains("settling after the burst timed out"));
     assert!(html[verdict..first_chart].contains("the app opened 3 new connection(s)"));
 }
+
+#[test]
+fn pgbouncer_figures_have_their_table() {
+    let mut report = sample();
+    assert!(!HtmlExporter.render(&report).contains("<h2>PgBouncer</h2>"));
+    report.pgbouncer = Some(crate::cost::pgbouncer::PgBouncerFigures {
+        database: "app".into(),
+        transactions_per_request: 2.0,
+        queries_per_request: 3.0,
+        wait_ms_per_request: 1.25,
+        max_cl_waiting: 4,
+        own_statements: 17,
+    });
+    let html = HtmlExporter.render(&report);
+    let at = html
+        .find("<h2>PgBouncer</h2>")
+        .expect("the PgBouncer section");
+    let section = &html[at..html[at..].find("</section>").unwrap() + at];
+    for figure in [">2.00<", ">3.00<", ">1.250<", ">4<", ">17<"] {
+        assert!(section.contains(figure), "{figure} missing: {section}");
+    }
+}
