@@ -83,15 +83,7 @@ async fn audit_db(
     app: &Fixture,
     extra: &[&str],
 ) -> pgcost::cost::report::Report {
-    let (url, db_url) = (app.url("/scan"), db.cluster.url(name));
-    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
-    argv.extend(extra);
-    let pgcost::cli::Command::Audit(args) =
-        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
-    else {
-        unreachable!("argv starts with audit")
-    };
-    let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();
+    let config = support::audit_config_of(&db.cluster.url(name), &app.url("/scan"), extra);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
         .await

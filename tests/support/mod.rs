@@ -170,8 +170,12 @@ pub fn run_blocking(mut cmd: assert_cmd::Command) -> assert_cmd::assert::Assert 
 
 /// The audit configuration of `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
 pub fn audit_config(db: &TestDb, url: String, extra: &[&str]) -> pgcost::config::AuditConfig {
-    let db_url = db.url();
-    let mut argv = vec!["pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet"];
+    audit_config_of(&db.url(), &url, extra)
+}
+
+/// The audit configuration of `pgcost audit --url URL --db DB_URL --quiet EXTRA...`.
+pub fn audit_config_of(db_url: &str, url: &str, extra: &[&str]) -> pgcost::config::AuditConfig {
+    let mut argv = vec!["pgcost", "audit", "--url", url, "--db", db_url, "--quiet"];
     argv.extend(extra);
     let pgcost::cli::Command::Audit(args) =
         <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
