@@ -148,7 +148,10 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     assert_exact(read, 1.0);
     let b = figures(read);
     assert_eq!(b.own_statements, 0, "{:?}", read.warnings);
-    assert!((1..=3).contains(&b.max_cl_waiting), "{b:?}");
+    // The peak is sampled (every 20 ms and at the boundaries), and a request of this route
+    // holds the connection for well under a millisecond: a sample may find no one waiting.
+    // PgBouncer's own wait total counts every queued client, so it is the proof of waiting.
+    assert!((0..=3).contains(&b.max_cl_waiting), "{b:?}");
     assert!(b.wait_ms_per_request > 0.0, "{b:?}");
 
     // Each hand-out of the server connection between the two pools' clients costs a SET
