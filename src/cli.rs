@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, Format, Formats, REPORT_FORMATS};
+
 const EXIT_CODES: &str = "\
 Exit codes:
   0    the report is valid (and, for check, within budget)
@@ -118,7 +120,7 @@ pub struct MeasureArgs {
     pub settle_timeout: String,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = Formats(REPORT_FORMATS), default_value = "table")]
     pub format: Format,
 
     /// Write the report to this file instead of standard output.
@@ -162,8 +164,8 @@ pub struct CheckArgs {
     pub base_url: Option<String>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
-    pub format: CheckFormat,
+    #[arg(long, value_parser = Formats(CHECK_FORMATS), default_value = "table")]
+    pub format: Format,
 
     /// Write the output to this file instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -218,8 +220,8 @@ pub struct DemoArgs {
     #[arg(long, default_value = "15s", value_name = "DURATION")]
     pub cache_ttl: String,
 
-    /// Output format: table, json shaped as {"pipelines": {"naive": REPORT, ...}}, or html.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    /// Output format; json is shaped as {"pipelines": {"naive": REPORT, ...}}.
+    #[arg(long, value_parser = Formats(DEMO_FORMATS), default_value = "table")]
     pub format: Format,
 
     /// Write the output to this file instead of standard output.
@@ -299,7 +301,7 @@ pub struct AuditArgs {
     pub settle_timeout: String,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = Formats(REPORT_FORMATS), default_value = "table")]
     pub format: Format,
 
     /// Write the report to this file instead of standard output.
@@ -532,32 +534,4 @@ pub struct AuthArgs {
     /// the warm-up, one request is sent with the credentials and one without.
     #[arg(long)]
     pub allow_anonymous_equal: bool,
-}
-
-/// Output formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Aligned tables for a terminal, readable at 100 columns.
-    Table,
-    /// One JSON document (see docs/json.md).
-    Json,
-    /// GitHub-flavoured Markdown, for a pull-request comment.
-    Markdown,
-    /// One self-contained HTML page with charts (inline CSS and SVG, nothing fetched).
-    Html,
-}
-
-/// Output formats of `pgcost check --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    /// One row per endpoint, then what failed, for a terminal.
-    Table,
-    /// A compact GitHub-flavoured table for a pull-request comment; failures first.
-    Markdown,
-    /// One document with every endpoint's report (see docs/json.md).
-    Json,
-    /// JUnit XML: each endpoint a testcase, each breach a failure.
-    Junit,
-    /// One self-contained HTML page: every endpoint against its budget, as charts.
-    Html,
 }

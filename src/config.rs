@@ -2,19 +2,19 @@
 //! flags of `pgcost audit` and each endpoint of pgcost.toml become the same
 //! [`AuditOptions`], which one constructor checks into an [`AuditConfig`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::HeaderMap;
 
 use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
-use crate::cli::{AuditArgs, BackgroundArgs, Format};
+use crate::cli::{AuditArgs, BackgroundArgs};
 use crate::cost::background;
 use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
+use crate::render::format::Outputs;
 use crate::values::{
     check_counts, findings_from_flags, parse_duration, parse_header, parse_method, parse_percent,
     parse_positive_duration, parse_url, read_body_file, read_cacert,
@@ -35,8 +35,8 @@ pub struct AuditConfig {
     pub concurrency: u32,
     pub warmup: u64,
     pub settle_timeout: Duration,
-    pub format: Format,
-    pub output: Option<PathBuf>,
+    /// `--format` and `-o`, and every `--export`.
+    pub outputs: Outputs,
     pub insecure: bool,
     /// PEM of extra CA certificates for an https:// target (`--cacert`).
     pub cacert: Option<Vec<u8>>,
@@ -73,8 +73,8 @@ pub struct AuditOptions {
     pub concurrency: u32,
     pub warmup: u64,
     pub settle_timeout: Duration,
-    pub format: Format,
-    pub output: Option<PathBuf>,
+    /// `--format` and `-o`, and every `--export`.
+    pub outputs: Outputs,
     pub insecure: bool,
     pub cacert: Option<Vec<u8>>,
     pub quiet: bool,
@@ -110,8 +110,11 @@ impl AuditConfig {
             concurrency: args.concurrency,
             warmup: args.warmup,
             settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
-            format: args.format,
-            output: args.output.clone(),
+            outputs: Outputs {
+                format: args.format,
+                output: args.output.clone(),
+                exports: Vec::new(),
+            },
             insecure: args.insecure,
             cacert: (args.cacert.as_deref())
                 .map(|path| read_cacert("--cacert", path))
@@ -180,8 +183,7 @@ impl AuditConfig {
             concurrency: options.concurrency,
             warmup: options.warmup,
             settle_timeout: options.settle_timeout,
-            format: options.format,
-            output: options.output,
+            outputs: options.outputs,
             insecure: options.insecure,
             cacert: options.cacert,
             quiet: options.quiet,

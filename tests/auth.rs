@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use pgcost::cli::Format;
 use pgcost::cli::{Cli, Command};
 use pgcost::config::AuditConfig;
 use pgcost::cost::report::Report;
 use pgcost::error::Result;
 use pgcost::progress::Progress;
 use pgcost::render::exporter;
+use pgcost::render::format::Format;
 use support::fixture::{Fixture, issue_token, secrets};
 use support::{SMALL, TestDb};
 

@@ -324,7 +324,8 @@ fn check_page(naive: &Report, exists: &Report) {
         ],
     };
     assert_eq!(check.endpoints[0].breaches.len(), 1, "naive is over budget");
-    let html = pgcost::commands::check::render::render(&check, pgcost::cli::CheckFormat::Html);
+    let html =
+        pgcost::commands::check::render::render(&check, pgcost::render::format::Format::Html);
     let urls = [naive.target.url.as_str(), exists.target.url.as_str()];
     // A chart per figure the endpoints have: transactions, statements, rows read, rows
     // returned, p95.
@@ -393,7 +394,7 @@ async fn ramp_html_of_the_fixture_renders_in_chromium() {
         assert_eq!(step.per_request.statements, 1.0, "{step:?}");
         assert!(step.requests > 10, "{step:?}");
     }
-    let html = pgcost::render::ramp::render(pgcost::cli::Format::Html, &report);
+    let html = pgcost::render::ramp::render(pgcost::render::format::Format::Html, &report);
     let dom = assert_renders("ramp", &html, &[&url], 5).dom;
     assert!(dom.contains(&pgcost::render::ramp::sentence(&report)));
     for step in &report.steps {

@@ -114,7 +114,8 @@ async fn hypopg_verifies_the_proposed_indexes() {
         assert!(plan.contains("Seq Scan on plan_orders"), "{plan}");
         assert!(!plan.contains("btree_plan_orders"), "{plan}");
         // The table view lists findings in brief; Markdown keeps the index and the plan.
-        let text = pgcost::render::exporter(pgcost::cli::Format::Markdown).render(report);
+        let text =
+            pgcost::render::exporter(pgcost::render::format::Format::Markdown).render(report);
         assert!(
             text.contains("hypopg: the planner would use it") && text.contains(&index.statement),
             "{text}"

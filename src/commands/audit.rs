@@ -34,9 +34,9 @@ pub fn emit(config: &AuditConfig, report: &Report, interrupted: bool) -> Result<
     // Secrets never reach the report by design; scrubbing is the second line, for text
     // that comes from outside (an app that SETs its token in a logged statement).
     let scrub = |text: &str| config.auth.redactor.scrub(text);
-    let text = scrub(&render::exporter(config.format).render(report));
-    output::emit(config.output.as_deref(), &text)?;
-    if config.output.is_some() {
+    let text = scrub(&render::exporter(config.outputs.format).render(report));
+    output::emit(config.outputs.output.as_deref(), &text)?;
+    if config.outputs.output.is_some() {
         crate::progress::status(&scrub(&render::verdict_line(report)));
     }
     Ok(exit_code(report, interrupted))

@@ -29,9 +29,9 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
     let stop = output::stop_on_ctrl_c();
     let report = ramp::ramp(config, plan, &progress, stop.clone()).await?;
     let scrub = |text: &str| config.auth.redactor.scrub(text);
-    let text = scrub(&render::ramp::render(config.format, &report));
-    output::emit(config.output.as_deref(), &text)?;
-    if config.output.is_some() {
+    let text = scrub(&render::ramp::render(config.outputs.format, &report));
+    output::emit(config.outputs.output.as_deref(), &text)?;
+    if config.outputs.output.is_some() {
         crate::progress::status(&scrub(&render::ramp::sentence(&report)));
     }
     Ok(audit::exit_code_of(

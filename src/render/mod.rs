@@ -3,6 +3,7 @@
 //! here too, for every command.
 
 mod background;
+pub mod format;
 pub mod html;
 mod markdown;
 mod pgbouncer;
@@ -15,8 +16,8 @@ pub use markdown::{MarkdownExporter, markdown_table};
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
 pub use table::{TableExporter, terminal_table};
 
-use crate::cli::Format;
 use crate::cost::report::Report;
+use crate::render::format::Format;
 
 /// Renders one report.
 pub trait Exporter {
@@ -37,6 +38,8 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(JsonExporter),
         Format::Markdown => Box::new(MarkdownExporter),
         Format::Html => Box::new(HtmlExporter),
+        // clap offers a report no junit (REPORT_FORMATS).
+        Format::Junit => unreachable!("a report has no junit view"),
     }
 }
 

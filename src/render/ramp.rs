@@ -2,10 +2,10 @@
 //! evidence; as a terminal table, as Markdown, or as JSON (the HTML page is in
 //! `html/ramp.rs`).
 
-use crate::cli::Format;
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::Wall;
+use crate::render::format::Format;
 
 use super::sections::Grid;
 use super::{json, markdown_table, terminal_table};
@@ -17,6 +17,8 @@ pub fn render(format: Format, report: &RampReport) -> String {
         Format::Markdown => markdown(report),
         Format::Html => super::html::ramp::render(report),
         Format::Table => table(report),
+        // clap offers ramp no junit (REPORT_FORMATS).
+        Format::Junit => unreachable!("pgcost ramp does not write junit"),
     }
 }
 

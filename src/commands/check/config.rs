@@ -18,8 +18,8 @@ use super::budget::Budget;
 use super::previous_run::PreviousRun;
 use crate::auth::{self, CredentialOptions, JwtOptions, Redactor};
 use crate::cli::{
-    CheckArgs, CheckFormat, DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_JWT_TTL, DEFAULT_METHOD,
-    DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP, Format,
+    CheckArgs, DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_JWT_TTL, DEFAULT_METHOD,
+    DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP,
 };
 use crate::config::{AuditConfig, AuditOptions};
 use crate::cost::external_load::{self, CountSource};
@@ -27,6 +27,7 @@ use crate::cost::findings::{FindingKind, Thresholds};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
+use crate::render::format::{Format, Outputs};
 use crate::values::{
     header, parse_duration, parse_method, parse_percent, parse_positive_duration, parse_url,
     read_body_file, read_cacert,
@@ -246,8 +247,8 @@ impl Baseline {
 pub struct CheckConfig {
     pub path: PathBuf,
     pub endpoints: Vec<Endpoint>,
-    pub format: CheckFormat,
-    pub output: Option<PathBuf>,
+    /// `--format` and `-o`, and every `--export`.
+    pub outputs: Outputs,
     pub baseline: Option<Baseline>,
     /// `--max-regression`, in percent.
     pub max_regression_percent: Option<f64>,
@@ -289,8 +290,11 @@ impl CheckConfig {
         Ok(CheckConfig {
             path: args.config.clone(),
             endpoints,
-            format: args.format,
-            output: args.output.clone(),
+            outputs: Outputs {
+                format: args.format,
+                output: args.output.clone(),
+                exports: Vec::new(),
+            },
             baseline,
             max_regression_percent,
             write_baseline: args.write_baseline.clone(),
@@ -960,8 +964,11 @@ fn audit_options(
         concurrency: (table.concurrency.or(d.concurrency)).unwrap_or(DEFAULT_CONCURRENCY),
         warmup: table.warmup.or(d.warmup).unwrap_or(DEFAULT_WARMUP),
         settle_timeout: shared.settle_timeout,
-        format: Format::Table,
-        output: None,
+        outputs: Outputs {
+            format: Format::Table,
+            output: None,
+            exports: Vec::new(),
+        },
         insecure: d.insecure,
         cacert: (d.cacert.as_deref())
             .map(|path| read_cacert("[defaults] cacert", &shared.base_dir.join(path)))

@@ -23,13 +23,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Redactor;
 use crate::cli::CheckArgs;
-use crate::cli::CheckFormat;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::measure;
 use crate::output::{emit, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
+use crate::render::format::Format;
 use acks::{Ack, AckStatus};
 use budget::{Breach, Budget, Delta, Figures, Regression};
 use config::CheckConfig;
@@ -392,16 +392,16 @@ fn write_verdict(
     secrets: &Secrets,
 ) -> Result<()> {
     emit(
-        config.output.as_deref(),
-        &secrets.scrub(&render::render(report, config.format)),
+        config.outputs.output.as_deref(),
+        &secrets.scrub(&render::render(report, config.outputs.format)),
     )?;
-    if config.output.is_some() {
+    if config.outputs.output.is_some() {
         progress::status(&secrets.scrub(&render::headline(report)));
     }
     if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
         && let Err(e) = append_step_summary(
             &path,
-            &secrets.scrub(&render::render(report, CheckFormat::Markdown)),
+            &secrets.scrub(&render::render(report, Format::Markdown)),
         )
     {
         // The verdict is already out; a missing summary must not change the exit code.
@@ -415,10 +415,9 @@ fn write_verdict(
         ));
     }
     match &config.write_baseline {
-        Some(path) if report.valid && !interrupted => write_atomically(
-            path,
-            &secrets.scrub(&render::render(report, CheckFormat::Json)),
-        ),
+        Some(path) if report.valid && !interrupted => {
+            write_atomically(path, &secrets.scrub(&render::render(report, Format::Json)))
+        }
         Some(path) => {
             progress::status(&format!(
                 "not writing the baseline {}: a run whose numbers are not all valid is no \

@@ -6,19 +6,19 @@ use std::fmt::Write;
 use super::budget::{Breach, Delta, Figures, Metric, Regression};
 use super::diff_view;
 use super::{CheckReport, EndpointResult, Status};
-use crate::cli::CheckFormat;
 use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::replica::is_moved_nothing;
 use crate::cost::text::one_line;
+use crate::render::format::Format;
 use crate::render::{Grid, markdown_table, terminal_table};
 
-pub fn render(report: &CheckReport, format: CheckFormat) -> String {
+pub fn render(report: &CheckReport, format: Format) -> String {
     match format {
-        CheckFormat::Table => table(report),
-        CheckFormat::Markdown => markdown(report),
-        CheckFormat::Json => crate::render::json(report),
-        CheckFormat::Junit => junit(report),
-        CheckFormat::Html => super::html::render(report),
+        Format::Table => table(report),
+        Format::Markdown => markdown(report),
+        Format::Json => crate::render::json(report),
+        Format::Junit => junit(report),
+        Format::Html => super::html::render(report),
     }
 }
 

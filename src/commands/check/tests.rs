@@ -4,10 +4,10 @@ use super::budget::Budget;
 use super::previous_run::PreviousRun;
 use super::render::render;
 use super::*;
-use crate::cli::CheckFormat;
 use crate::cost::delta::{DatabaseDelta, WindowDelta};
 use crate::cost::findings::{FindingKind, Thresholds, analyze};
 use crate::cost::report::tests::{context, load, stmt};
+use crate::render::format::Format;
 
 const N: i64 = 200;
 
@@ -136,7 +136,7 @@ fn baseline() -> PreviousRun {
         None,
         None,
     );
-    PreviousRun::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
+    PreviousRun::parse(&render(&before, Format::Json), "baseline.json").unwrap()
 }
 
 #[test]
@@ -151,12 +151,12 @@ fn a_burst_that_moved_nothing_passes_but_is_listed() {
     r.warnings.push(line.clone());
     let run = evaluate(vec![measured("reads", r, budget(6.0, 60.0))], None, None);
     assert_eq!(run.exit_code(), 0);
-    let table = render(&run, CheckFormat::Table);
+    let table = render(&run, Format::Table);
     assert!(
         table.contains(&format!("\nMeasured nothing\n- reads: {line}\n")),
         "{table}"
     );
-    let markdown = render(&run, CheckFormat::Markdown);
+    let markdown = render(&run, Format::Markdown);
     assert!(
         markdown.contains(&format!("- ⚠️ **reads** measured nothing: {line}")),
         "{markdown}"
@@ -266,13 +266,13 @@ fn full_run() -> CheckReport {
 
 #[test]
 fn markdown_puts_failures_first() {
-    let text = render(&full_run(), CheckFormat::Markdown);
+    let text = render(&full_run(), Format::Markdown);
     insta::assert_snapshot!("check_markdown", text);
 }
 
 #[test]
 fn table_names_every_breach_with_its_numbers() {
-    let text = render(&full_run(), CheckFormat::Table);
+    let text = render(&full_run(), Format::Table);
     println!("{text}");
     assert!(
         text.starts_with("pgcost check, 4 endpoint(s): 1 over budget, 1 regressed, 1 not valid\n")
@@ -297,7 +297,7 @@ fn table_names_every_breach_with_its_numbers() {
 #[test]
 fn json_is_one_document_with_every_report() {
     let run = full_run();
-    let value: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&render(&run, Format::Json)).unwrap();
     for pointer in [
         "/schema_version",
         "/valid",
@@ -384,7 +384,7 @@ fn junit_is_well_formed_with_a_failure_per_breach() {
     let mut run = full_run();
     // Markup in names and statements must be escaped.
     run.endpoints[0].name = "cached <fast> & \"cheap\"".into();
-    let text = render(&run, CheckFormat::Junit);
+    let text = render(&run, Format::Junit);
     let (roots, cases) = parse_junit(&text);
     assert_eq!(
         roots,
@@ -460,7 +460,7 @@ fn naive_baseline() -> PreviousRun {
         None,
         None,
     );
-    PreviousRun::parse(&render(&before, CheckFormat::Json), "baseline.json").unwrap()
+    PreviousRun::parse(&render(&before, Format::Json), "baseline.json").unwrap()
 }
 
 #[test]
@@ -500,7 +500,7 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
         vec![("new_statements", 1.0, 0.0)]
     );
 
-    let table = render(&run, CheckFormat::Table);
+    let table = render(&run, Format::Table);
     assert!(
         table.contains("- naive: 1 new statement(s), budget 0: SELECT g.action"),
         "{table}"
@@ -524,10 +524,10 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
         table.contains("- naive: ~ SELECT id, name FROM projects WHERE tenant_id = $1 ORDE… (6.00 → 9.00 per request)"),
         "{table}"
     );
-    let markdown = render(&run, CheckFormat::Markdown);
+    let markdown = render(&run, Format::Markdown);
     assert!(markdown.contains("```diff\n@@ naive @@\n+ SELECT g.action FROM group_grants g JOIN group_members m ON m.group_id = g.group_id WHERE m.user_id = $1 (1.00 per request)\n"), "{markdown}");
     assert!(markdown.contains("\n- SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2 (6.00 per request)\n+ SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2 (9.00 per request)\n"), "{markdown}");
-    let json: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&render(&run, Format::Json)).unwrap();
     let diff = &json["endpoints"][0]["statement_diff"];
     assert_eq!(diff["added"][0]["calls_per_request"], 1.0);
     assert_eq!(diff["calls_changed"][0]["baseline_calls_per_request"], 6.0);
@@ -535,7 +535,7 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
     assert!(diff["added"][0]["queryid"].is_string());
 
     // Against itself: no statement change, and the frozen set passes.
-    let same = PreviousRun::parse(&render(&run, CheckFormat::Json), "same.json").unwrap();
+    let same = PreviousRun::parse(&render(&run, Format::Json), "same.json").unwrap();
     let frozen = Budget {
         new_statements: Some(0),
         ..Budget::default()
@@ -543,8 +543,8 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
     let run = naive_with(vec![], frozen, Some(&same)).unwrap();
     assert_eq!(run.exit_code(), 0);
     assert!(run.endpoints[0].statement_diff.as_ref().unwrap().is_empty());
-    assert!(render(&run, CheckFormat::Table).contains("- naive: no statement change\n"));
-    assert!(render(&run, CheckFormat::Markdown).contains("@@ naive: no statement change @@"));
+    assert!(render(&run, Format::Table).contains("- naive: no statement change\n"));
+    assert!(render(&run, Format::Markdown).contains("@@ naive: no statement change @@"));
 }
 
 #[test]
@@ -595,7 +595,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         f.acknowledged.as_deref(),
         Some("fixed in #123; the rewrite ships next release")
     );
-    let table = render(&run, CheckFormat::Table);
+    let table = render(&run, Format::Table);
     assert!(
         table.contains(&format!(
             "\nAcknowledgements\n- naive acknowledged: collection_to_boolean SELECT g.action FROM group_grants g JOIN group_… ({}): fixed in #123",
@@ -603,7 +603,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         )),
         "{table}"
     );
-    let markdown = render(&run, CheckFormat::Markdown);
+    let markdown = render(&run, Format::Markdown);
     assert!(
         markdown.contains(
             "#### Acknowledgements\n\n- naive acknowledged: collection_to_boolean `SELECT g.action"
@@ -650,14 +650,14 @@ fn an_expired_acknowledgement_fails_with_its_reason() {
     assert!(e.acks[0].expired);
     assert_eq!(e.breaches.len(), 1);
     assert_eq!(e.breaches[0].metric, "ack_expired");
-    let table = render(&run, CheckFormat::Table);
+    let table = render(&run, Format::Table);
     assert!(
         table.contains(
             "- naive: acknowledgement expired: collection_to_boolean \"group_grants\" at pgcost.toml:30:13 expired on 2027-01-15: fixed in #123; the rewrite ships next release\n"
         ),
         "{table}"
     );
-    let junit = render(&run, CheckFormat::Junit);
+    let junit = render(&run, Format::Junit);
     assert!(
         junit.contains("over budget: acknowledgement expired: collection_to_boolean"),
         "{junit}"
@@ -674,12 +674,12 @@ fn an_acknowledgement_that_matches_nothing_is_reported() {
     let run = naive_with(stale, Budget::default(), None).unwrap();
     assert_eq!(run.exit_code(), 0);
     assert!(run.endpoints[0].acks[0].matched.is_empty());
-    let table = render(&run, CheckFormat::Table);
+    let table = render(&run, Format::Table);
     assert!(
         table.contains("- naive ack n_plus_one SELECT label FROM small at pgcost.toml:30:13 matches no finding: delete it\n"),
         "{table}"
     );
-    let json: serde_json::Value = serde_json::from_str(&render(&run, CheckFormat::Json)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&render(&run, Format::Json)).unwrap();
     assert_eq!(
         json["endpoints"][0]["acks"][0]["matched"],
         serde_json::json!([])

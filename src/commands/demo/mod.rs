@@ -8,18 +8,19 @@ pub mod ramps;
 mod setup;
 mod view;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{DemoArgs, Format};
+use crate::cli::DemoArgs;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::output;
 use crate::progress::Progress;
+use crate::render::format::Format;
+use crate::render::format::Outputs;
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
 pub use html::{render as render_html, render_with_ramps as render_html_with_ramps};
@@ -34,8 +35,8 @@ pub struct DemoConfig {
     pub requests: u64,
     pub concurrency: u32,
     pub cache_ttl: Duration,
-    pub format: Format,
-    pub output: Option<PathBuf>,
+    /// `--format` and `-o`, and every `--export`.
+    pub outputs: Outputs,
     pub quiet: bool,
 }
 
@@ -53,8 +54,11 @@ impl DemoConfig {
             requests: args.requests,
             concurrency: args.concurrency,
             cache_ttl,
-            format: args.format,
-            output: args.output.clone(),
+            outputs: Outputs {
+                format: args.format,
+                output: args.output.clone(),
+                exports: Vec::new(),
+            },
             quiet: args.quiet,
         })
     }
@@ -114,7 +118,7 @@ async fn run(config: &DemoConfig) -> Result<i32> {
         None
     };
     drop(env);
-    let text = match (config.format, &ramps) {
+    let text = match (config.outputs.format, &ramps) {
         (Format::Json, Some(ramps)) => crate::render::json(&ramps::WithRamps {
             pipelines: &report.pipelines,
             ramps,
@@ -123,7 +127,7 @@ async fn run(config: &DemoConfig) -> Result<i32> {
         (Format::Html, ramps) => html::render_with_ramps(&report, ramps.as_ref()),
         (_, ramps) => render_comparison(&report) + &ramps::render(ramps.as_ref()),
     };
-    output::emit(config.output.as_deref(), &text)?;
+    output::emit(config.outputs.output.as_deref(), &text)?;
     Ok(if report.valid() {
         exit::OK
     } else {

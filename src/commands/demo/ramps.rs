@@ -9,12 +9,12 @@ use serde::Serialize;
 
 use super::api::Pipeline;
 use super::{Environment, Pipelines, audit_config};
-use crate::cli::Format;
 use crate::cost::ramp::RampReport;
 use crate::error::Result;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
+use crate::render::format::Format;
 
 /// The ramps of the demo, by pipeline.
 #[derive(Debug, Clone, Serialize)]

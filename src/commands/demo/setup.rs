@@ -9,7 +9,6 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use tokio_postgres::NoTls;
 
 use super::api::{Api, Claims, Pipeline};
-use crate::cli::Format;
 use crate::config::AuditConfig;
 use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
@@ -17,6 +16,8 @@ use crate::http::request::RequestSpec;
 use crate::postgres::cluster::Cluster;
 use crate::postgres::conninfo;
 use crate::progress::Progress;
+use crate::render::format::Format;
+use crate::render::format::Outputs;
 
 const SCHEMA: &str = include_str!("../../../sql/demo_schema.sql");
 const SEED: &str = include_str!("../../../sql/demo_seed.sql");
@@ -171,8 +172,11 @@ pub fn audit_config(
         // inside the measured window.
         warmup: 80,
         settle_timeout: Duration::from_secs(30),
-        format: Format::Table,
-        output: None,
+        outputs: Outputs {
+            format: Format::Table,
+            output: None,
+            exports: Vec::new(),
+        },
         insecure: false,
         cacert: None,
         quiet: true,

@@ -13,6 +13,7 @@ use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, EnvLookup};
+use crate::render::format::Outputs;
 use crate::values::{findings_from_flags, parse_duration};
 
 /// Everything `measure::run` needs, already checked.
@@ -58,8 +59,11 @@ impl MeasureConfig {
             concurrency: 1,
             warmup: 0,
             settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
-            format: args.format,
-            output: args.output.clone(),
+            outputs: Outputs {
+                format: args.format,
+                output: args.output.clone(),
+                exports: Vec::new(),
+            },
             insecure: false,
             cacert: None,
             quiet: args.quiet,
