@@ -5,6 +5,7 @@ pub mod audit;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod docs;
 pub mod explain;
 pub mod man;
 pub mod measure;
