@@ -8,13 +8,13 @@ use bytes::Bytes;
 use reqwest::header::HeaderMap;
 
 use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
-use crate::cli::{AuditArgs, BackgroundArgs};
 use crate::cost::background;
 use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
+use crate::flags::{AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, TargetArgs};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
-use crate::render::format::Outputs;
+use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
 use crate::values::{
     check_counts, findings_from_flags, parse_duration, parse_header, parse_method, parse_percent,
     parse_positive_duration, parse_url, read_body_file, read_cacert,
@@ -100,32 +100,24 @@ impl AuditConfig {
         env: EnvLookup<'_>,
         prompt: Prompt<'_>,
     ) -> Result<AuditConfig> {
+        let target = target_options(&args.target)?;
         let options = AuditOptions {
-            db: args.db.first().cloned(),
-            more_dbs: args.db.iter().skip(1).cloned().collect(),
-            replicas: args.replica.clone(),
-            admin_db: args.admin_db.clone(),
-            request: request_from_args(args)?,
-            requests: args.requests,
-            concurrency: args.concurrency,
-            warmup: args.warmup,
-            settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
-            outputs: Outputs {
-                format: args.format,
-                output: args.output.clone(),
-                exports: Vec::new(),
-            },
-            insecure: args.insecure,
-            cacert: (args.cacert.as_deref())
+            request: request_from_args(&args.url, &args.load)?,
+            requests: args.requests(),
+            concurrency: args.load.burst.concurrency,
+            warmup: args.load.warmup,
+            outputs: outputs_from_args(&args.output, REPORT_FORMATS)?,
+            insecure: args.load.insecure,
+            cacert: (args.load.cacert.as_deref())
                 .map(|path| read_cacert("--cacert", path))
                 .transpose()?,
-            quiet: args.quiet,
-            findings: findings_from_flags(args.no_findings, &args.thresholds)?,
-            plans: !args.no_plans,
+            quiet: args.output.quiet,
+            findings: findings_from_args(&args.findings)?,
+            plans: !args.findings.plans.no_plans,
             credentials: CredentialOptions::from_args(args)?,
-            retries: args.retries,
+            retries: args.load.retries,
             background: background_from_args(&args.background)?,
-            pgbouncer: args.pgbouncer.clone(),
+            ..target
         };
         Self::from_options(options, Redactor::default(), env, prompt)
     }
@@ -246,9 +238,85 @@ pub fn background_from_args(args: &BackgroundArgs) -> Result<background::Options
     })
 }
 
+/// The target group as the database part of [`AuditOptions`]; every other field holds a
+/// placeholder for the caller to replace (`AuditOptions { .., ..target }`).
+pub fn target_options(args: &TargetArgs) -> Result<AuditOptions> {
+    Ok(AuditOptions {
+        db: args.db.first().cloned(),
+        more_dbs: args.db.iter().skip(1).cloned().collect(),
+        replicas: args.replica.clone(),
+        admin_db: args.admin_db.clone(),
+        settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
+        pgbouncer: args.pgbouncer.clone(),
+        request: placeholder_request(),
+        requests: 1,
+        concurrency: 1,
+        warmup: 0,
+        outputs: Outputs {
+            format: Format::Table,
+            output: None,
+            exports: Vec::new(),
+        },
+        insecure: false,
+        cacert: None,
+        quiet: false,
+        findings: None,
+        plans: true,
+        credentials: CredentialOptions::default(),
+        retries: 0,
+        background: Default::default(),
+    })
+}
+
+/// A request that nothing sends: `measure`'s, whose command makes the load.
+pub fn placeholder_request() -> RequestSpec {
+    RequestSpec {
+        url: url::Url::parse("http://command.invalid/").expect("a static URL"),
+        method: reqwest::Method::GET,
+        headers: Default::default(),
+        body: None,
+        timeout: Duration::from_secs(30),
+    }
+}
+
+/// `--no-findings` and `--threshold`, checked.
+pub fn findings_from_args(args: &FindingsArgs) -> Result<Option<Thresholds>> {
+    findings_from_flags(args.no_findings, &args.thresholds)
+}
+
+/// `--format`, `-o` and every `--export`, checked: each export's format is one `allowed`
+/// (the command's subset), and no two renderings go to the same file.
+pub fn outputs_from_args(args: &OutputArgs, allowed: &[Format]) -> Result<Outputs> {
+    let names: Vec<&str> = allowed.iter().map(|f| f.name()).collect();
+    let mut exports: Vec<Export> = Vec::with_capacity(args.exports.len());
+    for text in &args.exports {
+        let export = Export::parse(text, allowed).map_err(|message| {
+            Error::usage(format!("--export: {message}")).with_hint(format!(
+                "e.g. --export json=report.json; this command writes {}",
+                names.join(", ")
+            ))
+        })?;
+        let taken = args.output.as_ref() == Some(&export.path)
+            || exports.iter().any(|e| e.path == export.path);
+        if taken {
+            return Err(Error::usage(format!(
+                "--export {text:?} writes to {}, which another rendering already writes",
+                export.path.display()
+            ))
+            .with_hint("give each --export and -o a file of its own"));
+        }
+        exports.push(export);
+    }
+    Ok(Outputs {
+        format: args.format,
+        output: args.output.clone(),
+        exports,
+    })
+}
+
 /// The request of the flags: URL, method, `-H` headers, body and timeout.
-fn request_from_args(args: &AuditArgs) -> Result<RequestSpec> {
-    let url = parse_url(&args.url)?;
+fn request_from_args(url: &str, args: &LoadArgs) -> Result<RequestSpec> {
+    let url = parse_url(url)?;
     let method = parse_method(&args.method)?;
     let mut headers = HeaderMap::new();
     for text in &args.headers {
@@ -277,8 +345,8 @@ mod tests {
         let mut argv = vec!["pgcost", "audit", "--url", "http://127.0.0.1:1/x"];
         argv.extend(["--db", "postgres://app:db-pw-123456@127.0.0.1:1/shop"]);
         argv.extend(extra);
-        let crate::cli::Command::Audit(args) =
-            <crate::cli::Cli as clap::Parser>::parse_from(argv).command
+        let crate::flags::Command::Audit(args) =
+            <crate::flags::Cli as clap::Parser>::parse_from(argv).command
         else {
             unreachable!("an audit command line")
         };

@@ -1,15 +1,17 @@
 //! pgcost: what one HTTP request costs the Postgres behind it.
 //!
-//! Data flows one way: `cli` → a validated config → `measure` → `cost::report::Report` →
+//! Data flows one way: `flags` → a validated config → `measure` → `cost::report::Report` →
 //! `render` → exit code. `commands` holds one module per command, each of that shape.
 //! See docs/architecture.md for the tree.
 
 pub mod auth;
-pub mod cli;
+/// The old name of [`flags`], kept for the tests that import it.
+pub use flags as cli;
 pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod error;
+pub mod flags;
 pub mod http;
 pub mod measure;
 pub mod output;

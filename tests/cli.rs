@@ -161,3 +161,61 @@ async fn a_rejected_warm_up_ends_the_run_before_any_settle_wait() {
     let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(report["load"]["status"]["401"], 8);
 }
+
+/// A ramp raises the load: steps or rates that do not ascend are refused before anything
+/// is measured.
+#[test]
+fn ramp_steps_and_rates_must_ascend() {
+    for (flag, list) in [("--steps", "4,2"), ("--rate", "200,100")] {
+        pgcost()
+            .args(["ramp", "--url", "http://127.0.0.1:9/x"])
+            .args(["--db", "postgres://u@127.0.0.1:9/d", flag, list])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{flag} \"{list}\" does not ascend"
+            )))
+            .stderr(predicate::str::contains("hint:"));
+    }
+}
+
+/// `--export` takes a format of the command and a file no other rendering writes.
+#[test]
+fn exports_are_checked_before_anything_is_measured() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--export", "junit=r.xml"], "not a format of this command"),
+        (&["--export", "json"], "is not FORMAT=PATH"),
+        (
+            &["-o", "r.json", "--export", "json=r.json"],
+            "already writes",
+        ),
+        (
+            &["--export", "json=a.json", "--export", "html=a.json"],
+            "already writes",
+        ),
+    ];
+    for (extra, message) in cases {
+        pgcost()
+            .args(["audit", "--url", "http://127.0.0.1:9/x"])
+            .args(["--db", "postgres://u@127.0.0.1:9/d"])
+            .args(*extra)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(*message))
+            .stderr(predicate::str::contains("hint:"));
+    }
+}
+
+/// Each command's `--help` lists only the formats it writes.
+#[test]
+fn help_lists_only_the_commands_formats() {
+    let help = |command: &str| {
+        let output = pgcost().args([command, "--help"]).output().unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    assert!(help("check").contains("junit"));
+    assert!(!help("audit").contains("junit"));
+    assert!(!help("demo").contains("markdown"));
+    assert!(help("measure").contains("the command's own stdout is sent to standard error"));
+}

@@ -19,8 +19,8 @@ use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 pub use login::{LoginSpec, Session};
 pub use redact::Redactor;
 
-use crate::cli::AuditArgs;
 use crate::error::{Error, Result};
+use crate::flags::AuditArgs;
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::{is_secret_header, parse_allowed_statuses, parse_positive_duration};
 
@@ -90,8 +90,9 @@ pub struct Credentials {
 
 /// How the requests authenticate, as the user gave it: filled from the flags of
 /// `pgcost audit` or from the `[auth]` table of pgcost.toml, and turned into an
-/// [`AuthConfig`] by [`configure`] alone, so that both mean the same.
-#[derive(Clone)]
+/// [`AuthConfig`] by [`configure`] alone, so that both mean the same. The default is no
+/// credentials at all (`pgcost measure`).
+#[derive(Clone, Default)]
 pub struct CredentialOptions {
     /// A bearer token (a secret).
     pub bearer: Option<String>,
@@ -120,7 +121,7 @@ pub struct CredentialOptions {
 }
 
 /// The key and the claims of a JWT to mint; none is minted without a key.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct JwtOptions {
     /// The variable that holds an HMAC secret.
     pub secret_env: Option<String>,
@@ -863,7 +864,7 @@ impl CredentialOptions {
             login_url: a.login_url.clone(),
             login_body: a.login_body.clone(),
             login_token_pointer: a.login_token_pointer.clone(),
-            allow_status: args.allow_status.clone(),
+            allow_status: args.load.allow_status.clone(),
             compare_unauthenticated: a.compare_unauthenticated,
             allow_anonymous_equal: a.allow_anonymous_equal,
         })

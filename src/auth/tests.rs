@@ -5,7 +5,7 @@ use clap::Parser;
 use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
 
 use super::*;
-use crate::cli::{AuditArgs, Cli, Command};
+use crate::flags::{AuditArgs, Cli, Command};
 use crate::values::parse_header;
 
 fn audit_args(extra: &[&str]) -> AuditArgs {
@@ -25,7 +25,7 @@ struct Resolved {
 fn resolve_with(extra: &[&str], env: &[(&str, &str)], prompt: Option<&str>) -> Result<Resolved> {
     let args = audit_args(extra);
     let mut given = HeaderMap::new();
-    for text in &args.headers {
+    for text in &args.load.headers {
         let (name, value) = parse_header(text)?;
         given.append(name, value);
     }

@@ -2,10 +2,10 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::cli::AuditArgs;
 use crate::config::AuditConfig;
 use crate::cost::report::Report;
 use crate::error::{Result, exit};
+use crate::flags::AuditArgs;
 use crate::measure;
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;

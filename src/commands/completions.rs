@@ -3,8 +3,8 @@
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs};
 use crate::error::{Result, exit};
+use crate::flags::{Cli, CompletionsArgs};
 use crate::output;
 
 /// The command: print the script.

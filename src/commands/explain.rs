@@ -1,9 +1,9 @@
 //! `pgcost explain KIND`: the full advice for one kind of finding, as `rustc --explain`
 //! prints the long form of an error.
 
-use crate::cli::ExplainArgs;
 use crate::cost::findings::{self, FindingKind};
 use crate::error::{Result, exit};
+use crate::flags::ExplainArgs;
 use crate::output;
 
 /// The validated request: which kind to explain.

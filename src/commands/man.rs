@@ -5,8 +5,8 @@
 
 use clap::CommandFactory;
 
-use crate::cli::Cli;
 use crate::error::{Error, Result, exit};
+use crate::flags::Cli;
 use crate::output;
 
 /// The command: print the page.

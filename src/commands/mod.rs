@@ -11,8 +11,8 @@ pub mod man;
 pub mod measure;
 pub mod ramp;
 
-use crate::cli::{Cli, Command};
 use crate::error::Result;
+use crate::flags::{Cli, Command};
 
 /// Runs the command the user asked for and returns its exit code.
 pub async fn run(cli: Cli) -> Result<i32> {

@@ -2,10 +2,10 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::cli::RampArgs;
 use crate::commands::audit;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
+use crate::flags::RampArgs;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::output;
@@ -16,8 +16,8 @@ use crate::values::{parse_percent, parse_positive_duration};
 
 /// The command: validate the flags, ramp, render, and the exit code.
 pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
-    let config = AuditConfig::from_args(&args.audit, env)?;
     let plan = plan_from_args(args)?;
+    let config = AuditConfig::from_args(&args.audit, env)?;
     let redactor = config.auth.redactor.clone();
     run(&config, &plan)
         .await
@@ -78,7 +78,7 @@ pub fn plan_from_args(args: &RampArgs) -> Result<RampPlan> {
     })
 }
 
-/// `1,2,4,8`: positive concurrencies.
+/// `1,2,4,8`: positive concurrencies, ascending.
 fn parse_steps(text: &str) -> Result<Vec<u32>> {
     let steps: Vec<u32> = text
         .split(',')
@@ -88,12 +88,27 @@ fn parse_steps(text: &str) -> Result<Vec<u32>> {
             Error::usage(format!("--steps {text:?} is not a list of concurrencies"))
                 .with_hint("e.g. --steps 1,2,4,8,16")
         })?;
+    check_ascending("--steps", text, &steps)?;
     Ok(steps)
 }
 
-/// `100,200,400`: positive arrival rates per second.
+/// A ramp raises the load: each step above the one before, or the knee means nothing.
+fn check_ascending<T: PartialOrd>(flag: &str, text: &str, values: &[T]) -> Result<()> {
+    if values.windows(2).all(|pair| pair[0] < pair[1]) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "{flag} {text:?} does not ascend: a ramp raises the load"
+    ))
+    .with_hint(format!(
+        "list each step above the one before, e.g. {flag} 1,2,4,8"
+    )))
+}
+
+/// `100,200,400`: positive arrival rates per second, ascending.
 fn parse_rates(text: &str) -> Result<Vec<f64>> {
-    text.split(',')
+    let rates: Vec<f64> = text
+        .split(',')
         .map(|part| {
             part.trim()
                 .parse::<f64>()
@@ -104,7 +119,9 @@ fn parse_rates(text: &str) -> Result<Vec<f64>> {
         .ok_or_else(|| {
             Error::usage(format!("--rate {text:?} is not a list of rates per second"))
                 .with_hint("e.g. --rate 100,200,400")
-        })
+        })?;
+    check_ascending("--rate", text, &rates)?;
+    Ok(rates)
 }
 
 #[cfg(test)]
@@ -119,5 +136,18 @@ mod tests {
         assert!(parse_steps("").is_err());
         assert_eq!(parse_rates("100, 250.5").unwrap(), [100.0, 250.5]);
         assert!(parse_rates("100,-1").is_err());
+    }
+
+    #[test]
+    fn steps_and_rates_must_ascend() {
+        for text in ["4,2", "1,2,2", "8,1,16"] {
+            let err = parse_steps(text).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert!(err.message.contains("does not ascend"), "{}", err.message);
+        }
+        assert_eq!(parse_steps("3").unwrap(), [3]);
+        let err = parse_rates("200,100").unwrap_err();
+        assert!(err.message.contains("--rate"), "{}", err.message);
+        assert!(parse_rates("100,100").is_err());
     }
 }

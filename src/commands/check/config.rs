@@ -17,17 +17,17 @@ use super::acks::{Ack, parse_date};
 use super::budget::Budget;
 use super::previous_run::PreviousRun;
 use crate::auth::{self, CredentialOptions, JwtOptions, Redactor};
-use crate::cli::{
-    CheckArgs, DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_JWT_TTL, DEFAULT_METHOD,
-    DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP,
-};
 use crate::config::{AuditConfig, AuditOptions};
 use crate::cost::external_load::{self, CountSource};
 use crate::cost::findings::{FindingKind, Thresholds};
 use crate::error::{Error, Result};
+use crate::flags::{
+    CheckArgs, DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_JWT_TTL, DEFAULT_METHOD,
+    DEFAULT_REQUESTS, DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP,
+};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
-use crate::render::format::{Format, Outputs};
+use crate::render::format::{CHECK_FORMATS, Format, Outputs};
 use crate::values::{
     header, parse_duration, parse_method, parse_percent, parse_positive_duration, parse_url,
     read_body_file, read_cacert,
@@ -270,7 +270,7 @@ impl CheckConfig {
             only: args.endpoints.clone(),
         };
         let mut endpoints = load(&args.config, &overrides, env)?;
-        if args.no_plans {
+        if args.plans.no_plans {
             for endpoint in &mut endpoints {
                 endpoint.audit.plans = false;
             }
@@ -290,15 +290,11 @@ impl CheckConfig {
         Ok(CheckConfig {
             path: args.config.clone(),
             endpoints,
-            outputs: Outputs {
-                format: args.format,
-                output: args.output.clone(),
-                exports: Vec::new(),
-            },
+            outputs: crate::config::outputs_from_args(&args.output, CHECK_FORMATS)?,
             baseline,
             max_regression_percent,
             write_baseline: args.write_baseline.clone(),
-            quiet: args.quiet,
+            quiet: args.output.quiet,
         })
     }
 }
@@ -983,7 +979,7 @@ fn audit_options(
                 .unwrap_or(false),
             ..shared.credentials.clone()
         },
-        retries: d.retries.unwrap_or(crate::cli::DEFAULT_RETRIES),
+        retries: d.retries.unwrap_or(crate::flags::DEFAULT_RETRIES),
         background: Default::default(),
     })
 }
@@ -1431,8 +1427,8 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
             "--db",
             "postgres://u@h/d",
         ];
-        let crate::cli::Command::Audit(args) =
-            <crate::cli::Cli as clap::Parser>::parse_from(argv).command
+        let crate::flags::Command::Audit(args) =
+            <crate::flags::Cli as clap::Parser>::parse_from(argv).command
         else {
             unreachable!("an audit command line")
         };
@@ -1583,8 +1579,8 @@ headers = { "content-type" = "application/json", authorization = "Token ${OTHER}
         let plans = |extra: &[&str]| {
             let mut argv = vec!["pgcost", "check", "--config", "examples/pgcost.toml"];
             argv.extend(extra);
-            let crate::cli::Command::Check(args) =
-                <crate::cli::Cli as clap::Parser>::parse_from(argv).command
+            let crate::flags::Command::Check(args) =
+                <crate::flags::Cli as clap::Parser>::parse_from(argv).command
             else {
                 unreachable!("argv starts with check")
             };

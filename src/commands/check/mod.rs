@@ -22,9 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Redactor;
-use crate::cli::CheckArgs;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
+use crate::flags::CheckArgs;
 use crate::measure;
 use crate::output::{emit, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;

@@ -14,13 +14,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::DemoArgs;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
+use crate::flags::DemoArgs;
 use crate::output;
 use crate::progress::Progress;
-use crate::render::format::Format;
-use crate::render::format::Outputs;
+use crate::render::format::{DEMO_FORMATS, Format, Outputs};
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
 pub use html::{render as render_html, render_with_ramps as render_html_with_ramps};
@@ -43,23 +42,25 @@ pub struct DemoConfig {
 impl DemoConfig {
     pub fn from_args(args: &DemoArgs) -> Result<DemoConfig> {
         let cache_ttl = parse_duration("--cache-ttl", &args.cache_ttl)?;
-        check_counts(args.requests, args.concurrency)?;
-        if args.format == Format::Markdown {
+        let requests = args
+            .burst
+            .count
+            .requests
+            .unwrap_or(crate::flags::DEFAULT_REQUESTS);
+        let concurrency = args.burst.concurrency;
+        check_counts(requests, concurrency)?;
+        if args.output.format == Format::Markdown {
             return Err(Error::usage("pgcost demo prints table, json or html")
                 .with_hint("use --format table, --format json or --format html"));
         }
         Ok(DemoConfig {
             serve: args.serve,
             ramp: args.ramp,
-            requests: args.requests,
-            concurrency: args.concurrency,
+            requests,
+            concurrency,
             cache_ttl,
-            outputs: Outputs {
-                format: args.format,
-                output: args.output.clone(),
-                exports: Vec::new(),
-            },
-            quiet: args.quiet,
+            outputs: crate::config::outputs_from_args(&args.output, DEMO_FORMATS)?,
+            quiet: args.output.quiet,
         })
     }
 }

@@ -183,7 +183,7 @@ pub fn audit_config(
         findings: Some(Thresholds::default()),
         plans: true,
         auth: Default::default(),
-        retries: crate::cli::DEFAULT_RETRIES,
+        retries: crate::flags::DEFAULT_RETRIES,
         background: Default::default(),
     })
 }

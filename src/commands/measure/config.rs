@@ -2,19 +2,17 @@
 //! count comes from, and the audit settings the meter and the report share with `audit`.
 
 use std::path::Path;
-use std::time::Duration;
 
-use reqwest::Method;
-
-use crate::auth::AuthConfig;
-use crate::cli::MeasureArgs;
-use crate::config::AuditConfig;
+use crate::auth::Redactor;
+use crate::config::{
+    AuditConfig, AuditOptions, background_from_args, findings_from_args, outputs_from_args,
+    target_options,
+};
 use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
-use crate::http::request::RequestSpec;
-use crate::postgres::conninfo::{self, EnvLookup};
-use crate::render::format::Outputs;
-use crate::values::{findings_from_flags, parse_duration};
+use crate::flags::MeasureArgs;
+use crate::postgres::conninfo::EnvLookup;
+use crate::render::format::REPORT_FORMATS;
 
 /// Everything `measure::run` needs, already checked.
 #[derive(Debug, Clone)]
@@ -35,45 +33,20 @@ impl MeasureConfig {
                 .with_hint("give it after --, e.g. -- locust -f scenario.py --headless")
         })?;
         check_program(program, env)?;
-        let db = conninfo::resolve(args.db.as_deref(), env)?;
-        let replicas = (args.replica.iter())
-            .map(|text| conninfo::resolve(Some(text), env))
-            .collect::<Result<Vec<_>>>()?;
-        let auth = AuthConfig::default();
-        for target in std::iter::once(&db).chain(&replicas) {
-            if let Some(password) = target.config.get_password() {
-                auth.redactor.add_bytes(password);
-            }
-        }
-        conninfo::check_distinct(&db, &replicas)?;
-        let audit = AuditConfig {
-            db,
-            more_dbs: Vec::new(),
-            replicas,
-            admin_db: args.admin_db.clone(),
-            request: placeholder_request(),
+        // The same path as audit's: every database password joins the redactor there.
+        let options = AuditOptions {
             requests: match count {
                 CountSource::Given(n) => n,
                 CountSource::Tool(..) => 1,
             },
-            concurrency: 1,
-            warmup: 0,
-            settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
-            outputs: Outputs {
-                format: args.format,
-                output: args.output.clone(),
-                exports: Vec::new(),
-            },
-            insecure: false,
-            cacert: None,
-            quiet: args.quiet,
-            findings: findings_from_flags(args.no_findings, &args.thresholds)?,
-            plans: !args.no_plans,
-            auth,
-            retries: 0,
-            background: crate::config::background_from_args(&args.background)?,
-            pgbouncer: crate::postgres::pgbouncer::admin_target(args.pgbouncer.as_deref(), env)?,
+            outputs: outputs_from_args(&args.output, REPORT_FORMATS)?,
+            quiet: args.output.quiet,
+            findings: findings_from_args(&args.findings)?,
+            plans: !args.findings.plans.no_plans,
+            background: background_from_args(&args.background)?,
+            ..target_options(&args.target)?
         };
+        let audit = AuditConfig::from_options(options, Redactor::default(), env, &|_| None)?;
         Ok(MeasureConfig {
             command: args.command.clone(),
             count,
@@ -83,7 +56,7 @@ impl MeasureConfig {
 }
 
 fn count_source(args: &MeasureArgs) -> Result<CountSource> {
-    match (args.requests, &args.count_from) {
+    match (args.count.requests, &args.count_from) {
         (Some(0), _) => Err(Error::usage(
             "--requests must be at least 1: every figure is divided by it",
         )),
@@ -125,15 +98,4 @@ fn check_program(program: &str, env: EnvLookup<'_>) -> Result<()> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// The request of the audit settings: never sent, since the command makes the load.
-fn placeholder_request() -> RequestSpec {
-    RequestSpec {
-        url: url::Url::parse("http://command.invalid/").expect("a static URL"),
-        method: Method::GET,
-        headers: Default::default(),
-        body: None,
-        timeout: Duration::from_secs(30),
-    }
 }

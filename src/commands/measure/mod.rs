@@ -7,9 +7,9 @@ pub use config::MeasureConfig;
 
 use std::sync::atomic::Ordering;
 
-use crate::cli::MeasureArgs;
 use crate::commands::audit;
 use crate::error::Result;
+use crate::flags::MeasureArgs;
 use crate::measure::external::{self, Load};
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;

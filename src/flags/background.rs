@@ -1,0 +1,30 @@
+//! The background group: other traffic on the audited database (`--app-role`,
+//! `--control`, `--max-background`; docs/background.md).
+
+use clap::Args;
+
+/// Other traffic on the audited database (docs/background.md).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Background traffic")]
+pub struct BackgroundArgs {
+    /// Count only this role's statements (repeatable): other roles' statements are shown as
+    /// background, and the settle waits do not wait for their backends.
+    #[arg(long = "app-role", value_name = "NAME")]
+    pub app_roles: Vec<String>,
+
+    /// Measure a quiet window this long first (before the warm-up, or the command), with no
+    /// request from pgcost: its rates (transactions, rows read, statements per second) are
+    /// the background, subtracted from the measured window, with their uncertainty. E.g. 10s.
+    #[arg(long, value_name = "DURATION")]
+    pub control: Option<String>,
+
+    /// With --control: the report is not valid when the background subtracted is more
+    /// than this share of the signal, in any figure.
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value = "5%",
+        requires = "control"
+    )]
+    pub max_background: String,
+}
