@@ -26,5 +26,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
         Command::Explain(args) => explain::execute(&args),
+        Command::Docs(args) => docs::execute(args.topic.as_deref()),
     }
 }

@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-/// Other traffic on the audited database (docs/background.md).
+/// Other traffic on the audited database (`pgcost docs background`).
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Background traffic")]
 pub struct BackgroundArgs {

@@ -24,7 +24,7 @@ pub struct FindingsArgs {
     pub plans: PlansArgs,
 
     /// Change a finding threshold, NAME=VALUE (repeatable), e.g.
-    /// collection_min_rows_per_call=20. Names are listed in docs/findings.md.
+    /// collection_min_rows_per_call=20. Names are listed in `pgcost docs findings`.
     #[arg(long = "threshold", value_name = "NAME=VALUE")]
     pub thresholds: Vec<String>,
 }

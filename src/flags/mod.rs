@@ -69,7 +69,7 @@ pub enum Command {
     /// request count.
     Measure(MeasureArgs),
     /// Raise the load step by step, find the knee where throughput stops growing, and say
-    /// whether the wall is the app, its connection pool or the database (docs/ramp.md).
+    /// whether the wall is the app, its connection pool or the database (`pgcost docs ramp`).
     Ramp(RampArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
@@ -80,6 +80,16 @@ pub enum Command {
     /// Print the full advice for one kind of finding: when it fires, the fix and what the
     /// fix saves.
     Explain(ExplainArgs),
+    /// Print a page of the user documentation, built into the binary (`pgcost docs` lists
+    /// them), e.g. `pgcost docs json` for every key of the JSON report.
+    Docs(DocsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// The page, e.g. findings, json, ci, ramp; without it, the list of pages.
+    #[arg(value_name = "TOPIC")]
+    pub topic: Option<String>,
 }
 
 #[derive(Debug, Args)]

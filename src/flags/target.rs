@@ -18,7 +18,7 @@ pub struct TargetArgs {
     /// PgBouncer's admin console, e.g. postgres://pgbouncer@127.0.0.1:6432/pgbouncer, when
     /// the app reaches --db through PgBouncer: its transactions, queries, wait time and
     /// waiting clients are reported beside Postgres's, and its own statements left out
-    /// (docs/pgbouncer.md). --db stays a direct connection to Postgres.
+    /// (`pgcost docs pgbouncer`). --db stays a direct connection to Postgres.
     #[arg(long, value_name = "URL")]
     pub pgbouncer: Option<String>,
 

@@ -11,7 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 pub enum Format {
     /// Aligned tables for a terminal, readable at 100 columns.
     Table,
-    /// One JSON document (see docs/json.md).
+    /// One JSON document (`pgcost docs json`).
     Json,
     /// GitHub-flavoured Markdown, for a pull-request comment.
     Markdown,
@@ -59,7 +59,7 @@ impl Format {
     pub fn help(self) -> &'static str {
         match self {
             Format::Table => "aligned tables for a terminal",
-            Format::Json => "one JSON document (docs/json.md)",
+            Format::Json => "one JSON document (`pgcost docs json`)",
             Format::Markdown => "GitHub-flavoured Markdown, for a pull-request comment",
             Format::Html => "one self-contained HTML page with charts",
             Format::Junit => "JUnit XML: each endpoint a testcase, each breach a failure",
