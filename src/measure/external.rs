@@ -16,7 +16,7 @@ use crate::cost::report::Report;
 use crate::error::{Error, Result};
 use crate::measure::command::{self, Ran};
 use crate::measure::{Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
-use crate::progress::{self, Progress};
+use crate::progress::Progress;
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
 pub const COMMAND_METHOD: &str = "$";
@@ -48,12 +48,12 @@ pub async fn measure(
     }
     let written_before = count_file(load.count).and_then(modified);
     if !config.quiet {
-        progress::status(&format!("pgcost: running {}", command_line(load.command)));
+        progress.status(&format!("pgcost: running {}", command_line(load.command)));
     }
     let command = command::run(load.command, load.dir, &stop);
     let ran = pgbouncer::sampled(meter.bouncer(), command).await?;
     if !config.quiet {
-        progress::status(&format!(
+        progress.status(&format!(
             "pgcost: the command exited with code {}",
             ran.exit
         ));

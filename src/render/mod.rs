@@ -1,6 +1,6 @@
-//! Views of a `Report`: each exporter turns it into bytes. The sections hold what the
-//! views share; the table and Markdown views only draw them. The one JSON writer lives
-//! here too, for every command.
+//! Views of a `Report`: each exporter turns it into bytes, and `View` picks the one of a
+//! format. The sections hold what the views share; the table and Markdown views only draw
+//! them. The one JSON writer lives here too, for every command.
 
 mod background;
 pub mod format;
@@ -10,14 +10,16 @@ mod pgbouncer;
 pub mod ramp;
 mod sections;
 mod table;
+pub mod view;
 
 pub use html::HtmlExporter;
 pub use markdown::{MarkdownExporter, markdown_table};
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
 pub use table::{TableExporter, terminal_table};
+pub use view::{Unsupported, View};
 
 use crate::cost::report::Report;
-use crate::render::format::Format;
+use crate::render::format::{Format, REPORT_FORMATS};
 
 /// Renders one report.
 pub trait Exporter {
@@ -32,14 +34,28 @@ impl Exporter for JsonExporter {
     }
 }
 
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Table => Box::new(TableExporter),
-        Format::Json => Box::new(JsonExporter),
-        Format::Markdown => Box::new(MarkdownExporter),
-        Format::Html => Box::new(HtmlExporter),
-        // clap offers a report no junit (REPORT_FORMATS).
-        Format::Junit => unreachable!("a report has no junit view"),
+impl View for Report {
+    fn name(&self) -> &'static str {
+        "an audit report"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        REPORT_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        let exporter: &dyn Exporter = match format {
+            Format::Table => &TableExporter,
+            Format::Json => &JsonExporter,
+            Format::Markdown => &MarkdownExporter,
+            Format::Html => &HtmlExporter,
+            Format::Junit => return Err(Unsupported::of(self, format)),
+        };
+        Ok(exporter.render(self))
+    }
+
+    fn headline(&self) -> Option<String> {
+        Some(verdict_line(self))
     }
 }
 
@@ -107,7 +123,7 @@ pub fn verdict_line(report: &Report) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
@@ -187,7 +203,7 @@ mod tests {
         r.load.latency_ms = Default::default();
         r.target.method = "$".into();
         r.target.url = "./load.sh".into();
-        let html = exporter(Format::Html).render(&r);
+        let html = View::render(&r, Format::Html).unwrap();
         assert!(html.contains("$ ./load.sh"), "the page names the command");
         r.load.source = "given".into();
         assert!(

@@ -24,10 +24,6 @@ const FIGURES: [Figure; 6] = [
     ("p50 latency (ms)", |r| Some(r.load.latency_ms.p50)),
 ];
 
-pub fn render(demo: &DemoReport) -> String {
-    render_with_ramps(demo, None)
-}
-
 /// The page, with the ramps of `pgcost demo --ramp` after the findings.
 pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
     let pipelines = demo.all();

@@ -34,5 +34,5 @@ async fn run(config: &MeasureConfig) -> Result<i32> {
         dir: None,
     };
     let report = external::measure(audit, load, &progress, stop.clone()).await?;
-    audit::emit(audit, &report, stop.load(Ordering::Relaxed))
+    audit::emit(audit, &report, &progress, stop.load(Ordering::Relaxed))
 }
