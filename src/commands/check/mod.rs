@@ -26,6 +26,7 @@ use crate::cli::CheckArgs;
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::measure;
+use crate::measure::external::Stdout;
 use crate::output::{self, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
@@ -305,6 +306,7 @@ pub async fn measure(
             command: &load.command,
             count: &load.count,
             dir: Some(&load.dir),
+            stdout: Stdout::beside_report(config.outputs.report_on_stdout()),
         };
         let report =
             measure::external::measure(&endpoint.audit, external, progress, stop.clone()).await?;
