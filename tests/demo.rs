@@ -283,3 +283,26 @@ fn interrupted_demo_run_cleans_up() {
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     wait_gone(&dir);
 }
+
+#[test]
+fn quiet_demo_prints_its_report_and_nothing_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("demo.md");
+    let output = Command::new(env!("CARGO_BIN_EXE_pgcost"))
+        .args([
+            "demo", "-q", "-n", "20", "-c", "2", "--format", "markdown", "-o",
+        ])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr, "",
+        "-q: no cluster line, no progress, no verdict line"
+    );
+    assert!(output.stdout.is_empty());
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.starts_with("### ✅ pgcost demo:"), "{text}");
+    assert!(text.contains("| rows read / request"), "{text}");
+}

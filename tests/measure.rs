@@ -405,3 +405,29 @@ fn usage_errors_come_before_anything_is_measured() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("unknown load tool"), "{stderr}");
 }
+
+#[test]
+fn quiet_still_prints_the_error() {
+    let output = pgcost()
+        .args([
+            "measure",
+            "-q",
+            "-n",
+            "5",
+            "--db",
+            "postgres://nobody@127.0.0.1:1/none",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .all(|l| l.starts_with("error: ") || l.starts_with("hint: ")),
+        "under -q, only the error and its hint: {stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}
