@@ -2,61 +2,25 @@
 //! format. The sections hold what the views share; the table and Markdown views only draw
 //! them. The one JSON writer lives here too, for every command.
 
+pub mod audit;
 mod background;
 pub mod format;
 pub mod html;
-mod markdown;
 mod pgbouncer;
 pub mod ramp;
 mod sections;
-mod table;
 pub mod view;
 
-pub use html::HtmlExporter;
-pub use markdown::{MarkdownExporter, markdown_table};
+pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};
+pub use audit::{markdown_table, terminal_table};
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
-pub use table::{TableExporter, terminal_table};
 pub use view::{Unsupported, View};
 
 use crate::cost::report::Report;
-use crate::render::format::{Format, REPORT_FORMATS};
 
 /// Renders one report.
 pub trait Exporter {
     fn render(&self, report: &Report) -> String;
-}
-
-pub struct JsonExporter;
-
-impl Exporter for JsonExporter {
-    fn render(&self, report: &Report) -> String {
-        json(report)
-    }
-}
-
-impl View for Report {
-    fn name(&self) -> &'static str {
-        "an audit report"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        REPORT_FORMATS
-    }
-
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        let exporter: &dyn Exporter = match format {
-            Format::Table => &TableExporter,
-            Format::Json => &JsonExporter,
-            Format::Markdown => &MarkdownExporter,
-            Format::Html => &HtmlExporter,
-            Format::Junit => return Err(Unsupported::of(self, format)),
-        };
-        Ok(exporter.render(self))
-    }
-
-    fn headline(&self) -> Option<String> {
-        Some(verdict_line(self))
-    }
 }
 
 /// A JSON document as every command prints it: pretty, with a final newline.
@@ -130,6 +94,7 @@ pub(crate) mod tests {
     use crate::cost::findings::{Thresholds, analyze};
     use crate::cost::report::Context;
     use crate::cost::report::tests::{context, load, stmt};
+    use crate::render::format::Format;
 
     pub(crate) fn sample() -> Report {
         build(context(200))

@@ -71,7 +71,7 @@ pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
                 section {
                     h2 { "Ramp of the " (name) " pipeline" }
                     p.meta { "The demo API runs inside pgcost: its CPU counts as pgcost's own." }
-                    (crate::render::html::ramp::body(ramp))
+                    (crate::render::ramp::html::body(ramp))
                 }
             }
         }

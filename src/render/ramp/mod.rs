@@ -1,14 +1,16 @@
 //! Views of a `RampReport`: one row per step, then the verdict in one sentence and its
 //! evidence; as a terminal table, as Markdown, or as JSON (the HTML page is in
-//! `html/ramp.rs`).
+//! `html.rs`).
 
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::Wall;
 use crate::render::format::{Format, REPORT_FORMATS};
 
-use super::sections::Grid;
-use super::{Unsupported, View, json, markdown_table, terminal_table};
+use crate::render::sections::Grid;
+use crate::render::{Unsupported, View, json, markdown_table, terminal_table};
+
+pub mod html;
 
 impl View for RampReport {
     fn name(&self) -> &'static str {
@@ -23,7 +25,7 @@ impl View for RampReport {
         Ok(match format {
             Format::Json => json(self),
             Format::Markdown => markdown(self),
-            Format::Html => super::html::ramp::render(self),
+            Format::Html => html::render(self),
             Format::Table => table(self),
             Format::Junit => return Err(Unsupported::of(self, format)),
         })
