@@ -10,7 +10,7 @@ fn main() {
     {
         Ok(rt) => rt,
         Err(e) => {
-            pgcost::progress::status(&format!("error: cannot start the async runtime: {e}"));
+            pgcost::progress::error(&format!("error: cannot start the async runtime: {e}"));
             std::process::exit(pgcost::error::exit::USAGE);
         }
     };

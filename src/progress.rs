@@ -1,25 +1,40 @@
-//! Progress lines on stderr: shown on a terminal, silent otherwise.
+//! What pgcost says on stderr while it works: spinners and counters on a terminal, status
+//! lines anywhere, and all of it silent under `-q`; warnings always print.
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Hands out progress indicators, all hidden when stderr is not a terminal or when quiet.
+/// Hands out progress indicators, all hidden when stderr is not a terminal or when quiet,
+/// and prints status lines unless quiet.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     enabled: bool,
+    quiet: bool,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Progress {
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
+            quiet,
         }
     }
 
+    /// Nothing shown, no status line printed.
     pub fn hidden() -> Progress {
-        Progress { enabled: false }
+        Progress {
+            enabled: false,
+            quiet: true,
+        }
+    }
+
+    /// Prints one status line on stderr, unless quiet (`-q` silences all but errors).
+    pub fn status(&self, line: &str) {
+        if !self.quiet {
+            print_stderr(line);
+        }
     }
 
     pub fn spinner(&self, message: String) -> ProgressBar {
@@ -48,8 +63,19 @@ impl Progress {
     }
 }
 
-/// Prints one status line on stderr. A closed stderr is ignored rather than a panic.
-pub fn status(line: &str) {
+/// Prints a warning on stderr, also under `-q`: something the user asked for did not
+/// happen, though the run went on.
+pub fn warning(line: &str) {
+    print_stderr(&format!("warning: {line}"));
+}
+
+/// Prints an error line on stderr, as given, also under `-q`.
+pub fn error(line: &str) {
+    print_stderr(line);
+}
+
+/// One line on stderr. A closed stderr is ignored rather than a panic.
+fn print_stderr(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }

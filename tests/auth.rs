@@ -13,7 +13,7 @@ use pgcost::config::AuditConfig;
 use pgcost::cost::report::Report;
 use pgcost::error::Result;
 use pgcost::progress::Progress;
-use pgcost::render::exporter;
+use pgcost::render::View;
 use pgcost::render::format::Format;
 use support::fixture::{Fixture, issue_token, secrets};
 use support::{SMALL, TestDb};
@@ -50,7 +50,7 @@ async fn measure(
 /// escaped).
 fn assert_no_secret_rendered(report: &Report, secrets: &[&str]) {
     for format in [Format::Table, Format::Json, Format::Markdown, Format::Html] {
-        let text = exporter(format).render(report);
+        let text = View::render(report, format).unwrap();
         for secret in secrets {
             let escaped = secret
                 .replace('&', "&amp;")
@@ -416,7 +416,7 @@ async fn the_baseline_shows_what_authentication_lets_through() {
         "{:?}",
         report.warnings
     );
-    let table = exporter(Format::Table).render(&report);
+    let table = View::render(&report, Format::Table).unwrap();
     assert!(table.contains("Unauthenticated baseline"), "{table}");
     assert_no_secret_rendered(&report, &[secrets::JWT_SECRET, "eyJ"]);
 }

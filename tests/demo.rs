@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use pgcost::commands::demo::{self, TENANT_ID, USER_ID};
 use pgcost::progress::Progress;
+use pgcost::render::View;
+use pgcost::render::format::Format;
 
 /// The expected cost of one request of each pipeline, from the pipeline's code
 /// (src/commands/demo/api.rs) and counts taken from the seeded database.
@@ -173,7 +175,11 @@ async fn three_pipelines_cost_what_their_code_says() {
         let totals = ramp.totals.as_ref().expect("settled before and after");
         assert!(totals.transactions > 0, "{name}: {totals:?}");
     }
-    let text = demo::ramps::render(Some(&ramps));
+    let document = demo::Demo {
+        report: &report,
+        ramps: Some(&ramps),
+    };
+    let text = View::render(&document, Format::Table).unwrap();
     assert!(text.contains("Ramp of the naive pipeline") && text.contains("Verdict:"));
 }
 
@@ -202,7 +208,7 @@ fn wait_gone(dir: &str) {
 #[test]
 fn serve_mode_cleans_up_after_sigint() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pgcost"))
-        .args(["demo", "--serve", "--quiet"])
+        .args(["demo", "--serve"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -246,7 +252,7 @@ fn serve_mode_cleans_up_after_sigint() {
 #[test]
 fn interrupted_demo_run_cleans_up() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pgcost"))
-        .args(["demo", "--quiet", "-n", "20", "-c", "2"])
+        .args(["demo", "-n", "20", "-c", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -276,4 +282,27 @@ fn interrupted_demo_run_cleans_up() {
     assert_eq!(status.code(), Some(130), "{rest:?}");
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     wait_gone(&dir);
+}
+
+#[test]
+fn quiet_demo_prints_its_report_and_nothing_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("demo.md");
+    let output = Command::new(env!("CARGO_BIN_EXE_pgcost"))
+        .args([
+            "demo", "-q", "-n", "20", "-c", "2", "--format", "markdown", "-o",
+        ])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr, "",
+        "-q: no cluster line, no progress, no verdict line"
+    );
+    assert!(output.stdout.is_empty());
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.starts_with("### ✅ pgcost demo:"), "{text}");
+    assert!(text.contains("| rows read / request"), "{text}");
 }

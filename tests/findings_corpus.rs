@@ -193,7 +193,8 @@ fn check_evidence(reports: &[Report]) {
 fn check_table_view(reports: &[Report]) {
     let mut worst = 0;
     for report in reports {
-        let text = pgcost::render::exporter(pgcost::render::format::Format::Table).render(report);
+        let text =
+            pgcost::render::View::render(report, pgcost::render::format::Format::Table).unwrap();
         let Some(at) = text.find("\nFindings (") else {
             assert!(report.findings.is_empty());
             continue;

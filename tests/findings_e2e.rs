@@ -63,7 +63,7 @@ async fn permission_set_is_flagged_and_exists_is_not() {
     assert!(naive_rows >= 10.0 * exists.per_request.rows_returned.unwrap());
 
     // The table view shows the finding below the numbers, within 100 columns.
-    let text = pgcost::render::exporter(pgcost::render::format::Format::Table).render(&naive);
+    let text = pgcost::render::View::render(&naive, pgcost::render::format::Format::Table).unwrap();
     assert!(text.contains("collection_to_boolean"));
     for line in text.lines() {
         assert!(

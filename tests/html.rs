@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pgcost::cost::report::Report;
-use pgcost::render::{Exporter, HtmlExporter};
+use pgcost::render::format::Format;
+use pgcost::render::{Exporter, HtmlExporter, View};
 use support::fixture::Fixture;
 use support::{TestDb, assert_valid, pgcost, run_blocking};
 
@@ -324,8 +325,7 @@ fn check_page(naive: &Report, exists: &Report) {
         ],
     };
     assert_eq!(check.endpoints[0].breaches.len(), 1, "naive is over budget");
-    let html =
-        pgcost::commands::check::render::render(&check, pgcost::render::format::Format::Html);
+    let html = pgcost::render::View::render(&check, Format::Html).unwrap();
     let urls = [naive.target.url.as_str(), exists.target.url.as_str()];
     // A chart per figure the endpoints have: transactions, statements, rows read, rows
     // returned, p95.
@@ -344,7 +344,7 @@ fn check_page(naive: &Report, exists: &Report) {
 
 /// The demo page, with the fixture's naive and EXISTS gates as pipelines.
 fn demo_page(naive: &Report, exists: &Report) {
-    use pgcost::commands::demo::{DemoReport, Pipelines, render_html};
+    use pgcost::commands::demo::{Demo, DemoReport, Pipelines};
     let demo = DemoReport {
         pipelines: Pipelines {
             naive: naive.clone(),
@@ -352,7 +352,11 @@ fn demo_page(naive: &Report, exists: &Report) {
             cached: exists.clone(),
         },
     };
-    let html = render_html(&demo);
+    let demo = Demo {
+        report: &demo,
+        ramps: None,
+    };
+    let html = View::render(&demo, Format::Html).unwrap();
     let urls = [naive.target.url.as_str(), exists.target.url.as_str()];
     // Six figures side by side, and the naive run's findings.
     let dom = assert_renders("demo", &html, &urls, 7).dom;
@@ -394,7 +398,7 @@ async fn ramp_html_of_the_fixture_renders_in_chromium() {
         assert_eq!(step.per_request.statements, 1.0, "{step:?}");
         assert!(step.requests > 10, "{step:?}");
     }
-    let html = pgcost::render::ramp::render(pgcost::render::format::Format::Html, &report);
+    let html = View::render(&report, Format::Html).unwrap();
     let dom = assert_renders("ramp", &html, &[&url], 5).dom;
     assert!(dom.contains(&pgcost::render::ramp::sentence(&report)));
     for step in &report.steps {
@@ -410,7 +414,7 @@ async fn ramp_html_of_the_fixture_renders_in_chromium() {
     }
 
     // The demo's page with the ramps of two pipelines under the audits' charts.
-    use pgcost::commands::demo::{DemoReport, Pipelines, ramps::Ramps, render_html_with_ramps};
+    use pgcost::commands::demo::{Demo, DemoReport, Pipelines, ramps::Ramps};
     let audit = support::audit(&db, url.clone(), &["-n", "50", "-c", "2"]).await;
     let demo = DemoReport {
         pipelines: Pipelines {
@@ -423,7 +427,11 @@ async fn ramp_html_of_the_fixture_renders_in_chromium() {
         naive: report.clone(),
         cached: report,
     };
-    let html = render_html_with_ramps(&demo, Some(&ramps));
+    let demo = Demo {
+        report: &demo,
+        ramps: Some(&ramps),
+    };
+    let html = View::render(&demo, Format::Html).unwrap();
     let dom = assert_renders("demo-ramp", &html, &[&url], 7 + 2 * 5).dom;
     assert!(dom.contains("Ramp of the cached pipeline"));
 }

@@ -89,7 +89,7 @@ impl App {
     }
 
     /// `pgcost measure --db <this database> ARGS -o report.json --format json`: its exit
-    /// code, stdout (the command's, passed through) and report.
+    /// code, stdout (the command's, passed through: the report goes to a file) and report.
     fn measure(&self, args: &[&str]) -> (i32, String, serde_json::Value) {
         let report = self.file("report.json");
         let _ = std::fs::remove_file(&report);
@@ -245,6 +245,25 @@ fn given_count_with_a_curl_script_and_a_failing_command() {
     assert_eq!(report["load"]["source"], "given");
     assert_eq!(report["load"]["requests"], 40);
 
+    // The report on stdout: the command's stdout goes to stderr, so stdout is one JSON
+    // document; under -q, the command's output is all there is on stderr.
+    let output = pgcost()
+        .args(["measure", "-q", "--format", "json", "--db", &app.db_url])
+        .args(["--requests", "40", "--", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {stderr}"));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_exact_scan(&report);
+    assert_eq!(report["load"]["requests"], 40);
+    assert_eq!(
+        stderr.trim(),
+        "load-done",
+        "the command's stdout, on stderr"
+    );
+
     // Ten requests made, then exit 1: a report, not valid.
     let failing = format!("for i in $(seq 1 10); do curl -sf {url} > /dev/null; done; exit 1");
     let (code, _, report) = app.measure(&["-n", "10", "--", "sh", "-c", &failing]);
@@ -286,12 +305,13 @@ rows_returned = {ITEMS}
         .env("MEASURE_DB_URL", &app.db_url)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let json_start = stdout
-        .find('{')
-        .expect("a JSON document after the command's output");
-    assert_eq!(stdout[..json_start].trim(), "load-done");
-    let json: serde_json::Value = serde_json::from_str(&stdout[json_start..]).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "load-done",
+        "the command's stdout, on stderr"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{json:#}");
     let report = &json["endpoints"][0]["report"];
     assert_exact_scan(report);
@@ -384,4 +404,30 @@ fn usage_errors_come_before_anything_is_measured() {
     let (code, stderr) = run(&["--count-from", "wrk:out.json", "--", "true"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("unknown load tool"), "{stderr}");
+}
+
+#[test]
+fn quiet_still_prints_the_error() {
+    let output = pgcost()
+        .args([
+            "measure",
+            "-q",
+            "-n",
+            "5",
+            "--db",
+            "postgres://nobody@127.0.0.1:1/none",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .all(|l| l.starts_with("error: ") || l.starts_with("hint: ")),
+        "under -q, only the error and its hint: {stderr}"
+    );
+    assert!(output.stdout.is_empty());
 }

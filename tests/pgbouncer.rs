@@ -270,7 +270,8 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     );
     // The table view gains PgBouncer's column.
     let parsed: pgcost::cost::ramp::RampReport = serde_json::from_str(&stdout).unwrap();
-    let table = pgcost::render::ramp::render(pgcost::render::format::Format::Table, &parsed);
+    let table =
+        pgcost::render::View::render(&parsed, pgcost::render::format::Format::Table).unwrap();
     assert!(table.contains("pgbouncer wait ms / waiting"), "{table}");
     println!("{table}");
 }

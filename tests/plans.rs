@@ -115,7 +115,7 @@ async fn hypopg_verifies_the_proposed_indexes() {
         assert!(!plan.contains("btree_plan_orders"), "{plan}");
         // The table view lists findings in brief; Markdown keeps the index and the plan.
         let text =
-            pgcost::render::exporter(pgcost::render::format::Format::Markdown).render(report);
+            pgcost::render::View::render(report, pgcost::render::format::Format::Markdown).unwrap();
         assert!(
             text.contains("hypopg: the planner would use it") && text.contains(&index.statement),
             "{text}"

@@ -10,7 +10,6 @@ use crate::measure;
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
-use crate::render;
 
 /// The command: validate the flags, measure, render, and the exit code.
 pub async fn execute(args: &AuditArgs, env: EnvLookup<'_>) -> Result<i32> {
@@ -25,20 +24,21 @@ async fn run(config: &AuditConfig) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
     let report = measure::measure(config, &progress, stop.clone()).await?;
-    emit(config, &report, stop.load(Ordering::Relaxed))
+    emit(config, &report, &progress, stop.load(Ordering::Relaxed))
 }
 
-/// Renders `report` in the format `config` asks for, to stdout or the output file, and
+/// Writes `report` where `config` asks for (the main format, then every export), and
 /// returns the exit code (`interrupted` by Ctrl-C or not).
-pub fn emit(config: &AuditConfig, report: &Report, interrupted: bool) -> Result<i32> {
+pub fn emit(
+    config: &AuditConfig,
+    report: &Report,
+    progress: &Progress,
+    interrupted: bool,
+) -> Result<i32> {
     // Secrets never reach the report by design; scrubbing is the second line, for text
     // that comes from outside (an app that SETs its token in a logged statement).
     let scrub = |text: &str| config.auth.redactor.scrub(text);
-    let text = scrub(&render::exporter(config.outputs.format).render(report));
-    output::emit(config.outputs.output.as_deref(), &text)?;
-    if config.outputs.output.is_some() {
-        crate::progress::status(&scrub(&render::verdict_line(report)));
-    }
+    output::write(report, &config.outputs, &scrub, progress)?;
     Ok(exit_code(report, interrupted))
 }
 

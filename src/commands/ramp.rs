@@ -11,7 +11,6 @@ use crate::measure::ramp::{self, RampPlan};
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
-use crate::render;
 use crate::values::{parse_percent, parse_positive_duration};
 
 /// The command: validate the flags, ramp, render, and the exit code.
@@ -29,11 +28,7 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
     let stop = output::stop_on_ctrl_c();
     let report = ramp::ramp(config, plan, &progress, stop.clone()).await?;
     let scrub = |text: &str| config.auth.redactor.scrub(text);
-    let text = scrub(&render::ramp::render(config.outputs.format, &report));
-    output::emit(config.outputs.output.as_deref(), &text)?;
-    if config.outputs.output.is_some() {
-        crate::progress::status(&scrub(&render::ramp::sentence(&report)));
-    }
+    output::write(&report, &config.outputs, &scrub, &progress)?;
     Ok(audit::exit_code_of(
         report.valid,
         stop.load(Ordering::Relaxed),

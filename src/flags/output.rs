@@ -24,7 +24,7 @@ pub struct OutputArgs {
     #[arg(long = "export", value_name = "FORMAT=PATH")]
     pub exports: Vec<String>,
 
-    /// No progress or status lines on stderr; errors still print.
+    /// No progress or status lines on stderr: only warnings and errors print.
     #[arg(short, long)]
     pub quiet: bool,
 }

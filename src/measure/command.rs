@@ -1,6 +1,8 @@
-//! The load command of `pgcost measure`, run as a child: its stdout and stderr pass
-//! through, Ctrl-C is forwarded to it, and its exit code is kept.
+//! The load command of `pgcost measure`, run as a child: its stderr passes through, its
+//! stdout too unless the report goes to stdout (then it goes to stderr), Ctrl-C is
+//! forwarded to it, and its exit code is kept.
 
+use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -14,6 +16,37 @@ use crate::error::{Error, Result};
 
 /// How long a command may take to stop after Ctrl-C was forwarded, before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(15);
+
+/// Where the command's own standard output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdout {
+    /// To pgcost's standard output, as it is.
+    Inherit,
+    /// To pgcost's standard error: the report has standard output to itself.
+    ToStderr,
+}
+
+impl Stdout {
+    /// To stderr when the report goes to stdout (`report_on_stdout`).
+    pub fn beside_report(report_on_stdout: bool) -> Stdout {
+        if report_on_stdout {
+            Stdout::ToStderr
+        } else {
+            Stdout::Inherit
+        }
+    }
+
+    fn stdio(self) -> Result<Stdio> {
+        match self {
+            Stdout::Inherit => Ok(Stdio::inherit()),
+            Stdout::ToStderr => std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(Stdio::from)
+                .map_err(|e| Error::usage(format!("cannot pass stderr to the command: {e}"))),
+        }
+    }
+}
 
 /// How the command ended.
 #[derive(Debug, Clone, Copy)]
@@ -30,8 +63,13 @@ pub struct Ran {
 /// Runs `command` to its end. It gets a process group of its own, so that Ctrl-C reaches
 /// it once, forwarded as SIGINT to the whole group (a Locust master and its workers, a
 /// script and its children); stdin is closed, since a load run reads no terminal. It runs
-/// in `dir`, or in pgcost's own directory.
-pub async fn run(command: &[String], dir: Option<&Path>, stop: &AtomicBool) -> Result<Ran> {
+/// in `dir`, or in pgcost's own directory, and its stdout goes where `stdout` says.
+pub async fn run(
+    command: &[String],
+    dir: Option<&Path>,
+    stdout: Stdout,
+    stop: &AtomicBool,
+) -> Result<Ran> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| Error::usage("no command to run"))?;
@@ -42,6 +80,7 @@ pub async fn run(command: &[String], dir: Option<&Path>, stop: &AtomicBool) -> R
     let mut child = child
         .args(args)
         .stdin(Stdio::null())
+        .stdout(stdout.stdio()?)
         .process_group(0)
         .spawn()
         .map_err(|e| {

@@ -14,9 +14,10 @@ use crate::cost::external_load::{self, CountSource, ToolCount};
 use crate::cost::load::{LoadResult, new_histogram};
 use crate::cost::report::Report;
 use crate::error::{Error, Result};
+pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
 use crate::measure::{Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
-use crate::progress::{self, Progress};
+use crate::progress::Progress;
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
 pub const COMMAND_METHOD: &str = "$";
@@ -27,6 +28,9 @@ pub struct Load<'a> {
     pub count: &'a CountSource,
     /// Where the command runs; `None` for pgcost's own directory.
     pub dir: Option<&'a Path>,
+    /// Where the command's own stdout goes: to pgcost's stderr when the report goes to
+    /// stdout, so that the report stays one parseable document.
+    pub stdout: Stdout,
 }
 
 /// Measures what the requests of `load`'s command cost. Returns a report even when its
@@ -48,12 +52,12 @@ pub async fn measure(
     }
     let written_before = count_file(load.count).and_then(modified);
     if !config.quiet {
-        progress::status(&format!("pgcost: running {}", command_line(load.command)));
+        progress.status(&format!("pgcost: running {}", command_line(load.command)));
     }
-    let command = command::run(load.command, load.dir, &stop);
+    let command = command::run(load.command, load.dir, load.stdout, &stop);
     let ran = pgbouncer::sampled(meter.bouncer(), command).await?;
     if !config.quiet {
-        progress::status(&format!(
+        progress.status(&format!(
             "pgcost: the command exited with code {}",
             ran.exit
         ));

@@ -13,7 +13,7 @@ use crate::cost::report::Report;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::{Boundaries, Meters, Notes, Window, warm_up};
-use crate::progress::{self, Progress};
+use crate::progress::Progress;
 
 /// One endpoint of a sequence, ready for its burst.
 pub struct Endpoint<'a> {
@@ -89,7 +89,7 @@ pub async fn measure(
         windows.discarded += 1;
         windows.reasons.push(churn::discard_reason(churned));
         if !config.quiet {
-            progress::status(&format!(
+            progress.status(&format!(
                 "{}: measuring the window again ({} of {})",
                 churn::discard_reason(churned),
                 windows.discarded,

@@ -78,7 +78,7 @@ mod tests {
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
     use crate::cost::report::Report;
     use crate::cost::report::tests::{context, load, stmt};
-    use crate::render::exporter;
+    use crate::render::View;
 
     fn report(control: Option<Control>) -> Report {
         let delta = WindowDelta {
@@ -124,26 +124,26 @@ mod tests {
         assert!(r.valid, "{:?}", r.invalid_reasons);
         assert_eq!(r.per_request.transactions, 1.0);
         assert_eq!(r.per_request.rows_read, 50.0);
-        let table = exporter(crate::render::format::Format::Table).render(&r);
+        let table = View::render(&r, crate::render::format::Format::Table).unwrap();
         assert!(table.contains("Background (control window 10.0 s, measured window 20.0 s)"));
         assert!(table.contains("± 0.0"), "{table}");
-        let markdown = exporter(crate::render::format::Format::Markdown).render(&r);
+        let markdown = View::render(&r, crate::render::format::Format::Markdown).unwrap();
         assert!(
             markdown.contains("**Background (control window"),
             "{markdown}"
         );
-        let html = exporter(crate::render::format::Format::Html).render(&r);
+        let html = View::render(&r, crate::render::format::Format::Html).unwrap();
         assert!(
             html.contains("<h2>Background (control window 10.0 s"),
             "{html}"
         );
-        let json = exporter(crate::render::format::Format::Json).render(&r);
+        let json = View::render(&r, crate::render::format::Format::Json).unwrap();
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(json["background"]["subtracted"]["transactions"], 0.05);
         assert_eq!(json["background"]["window_seconds"], 10.0);
 
         let r = report(None);
-        let table = exporter(crate::render::format::Format::Table).render(&r);
+        let table = View::render(&r, crate::render::format::Format::Table).unwrap();
         assert!(
             table.contains("Statements of roles outside --app-role"),
             "{table}"

@@ -25,7 +25,7 @@ pub enum Format {
 pub const REPORT_FORMATS: &[Format] =
     &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost demo` writes.
-pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Html];
+pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

@@ -1,46 +1,26 @@
-//! Views of a `Report`: each exporter turns it into bytes. The sections hold what the
-//! views share; the table and Markdown views only draw them. The one JSON writer lives
-//! here too, for every command.
+//! Views of a `Report`: each exporter turns it into bytes, and `View` picks the one of a
+//! format. The sections hold what the views share; the table and Markdown views only draw
+//! them. The one JSON writer lives here too, for every command.
 
+pub mod audit;
 mod background;
 pub mod format;
 pub mod html;
-mod markdown;
 mod pgbouncer;
 pub mod ramp;
 mod sections;
-mod table;
+pub mod view;
 
-pub use html::HtmlExporter;
-pub use markdown::{MarkdownExporter, markdown_table};
+pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};
+pub use audit::{markdown_table, terminal_table};
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
-pub use table::{TableExporter, terminal_table};
+pub use view::{Unsupported, View};
 
 use crate::cost::report::Report;
-use crate::render::format::Format;
 
 /// Renders one report.
 pub trait Exporter {
     fn render(&self, report: &Report) -> String;
-}
-
-pub struct JsonExporter;
-
-impl Exporter for JsonExporter {
-    fn render(&self, report: &Report) -> String {
-        json(report)
-    }
-}
-
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Table => Box::new(TableExporter),
-        Format::Json => Box::new(JsonExporter),
-        Format::Markdown => Box::new(MarkdownExporter),
-        Format::Html => Box::new(HtmlExporter),
-        // clap offers a report no junit (REPORT_FORMATS).
-        Format::Junit => unreachable!("a report has no junit view"),
-    }
 }
 
 /// A JSON document as every command prints it: pretty, with a final newline.
@@ -107,13 +87,14 @@ pub fn verdict_line(report: &Report) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
     use crate::cost::findings::{Thresholds, analyze};
     use crate::cost::report::Context;
     use crate::cost::report::tests::{context, load, stmt};
+    use crate::render::format::Format;
 
     pub(crate) fn sample() -> Report {
         build(context(200))
@@ -187,7 +168,7 @@ mod tests {
         r.load.latency_ms = Default::default();
         r.target.method = "$".into();
         r.target.url = "./load.sh".into();
-        let html = exporter(Format::Html).render(&r);
+        let html = View::render(&r, Format::Html).unwrap();
         assert!(html.contains("$ ./load.sh"), "the page names the command");
         r.load.source = "given".into();
         assert!(

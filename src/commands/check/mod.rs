@@ -26,9 +26,11 @@ use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::flags::CheckArgs;
 use crate::measure;
-use crate::output::{emit, scrubbed, stop_on_ctrl_c, write_atomically};
+use crate::measure::external::Stdout;
+use crate::output::{self, scrubbed, stop_on_ctrl_c, write_atomically};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
+use crate::render::View;
 use crate::render::format::Format;
 use acks::{Ack, AckStatus};
 use budget::{Breach, Budget, Delta, Figures, Regression};
@@ -276,23 +278,21 @@ pub async fn measure(
         config.endpoints.iter().partition(|e| e.command.is_some());
     let audits: Vec<_> = paths.iter().map(|e| e.audit.clone()).collect();
     let total = config.endpoints.len();
-    if !config.quiet && !paths.is_empty() {
-        progress::status(&format!(
+    if !paths.is_empty() {
+        progress.status(&format!(
             "warming up {} endpoint(s), then measuring each between shared settle waits",
             paths.len()
         ));
     }
     let mut reports = measure::measure_sequence(&audits, progress, stop.clone(), |i| {
-        if !config.quiet {
-            let e = paths[i];
-            progress::status(&format!(
-                "measuring {}/{total} {}: {} {}",
-                i + 1,
-                e.name,
-                e.audit.request.method,
-                e.audit.request.url
-            ));
-        }
+        let e = paths[i];
+        progress.status(&format!(
+            "measuring {}/{total} {}: {} {}",
+            i + 1,
+            e.name,
+            e.audit.request.method,
+            e.audit.request.url
+        ));
     })
     .await?;
     let mut measured: Vec<&config::Endpoint> = paths[..reports.len()].to_vec();
@@ -301,13 +301,12 @@ pub async fn measure(
             break;
         }
         let load = endpoint.command.as_ref().expect("a command endpoint");
-        if !config.quiet {
-            progress::status(&format!("measuring {}: its command", endpoint.name));
-        }
+        progress.status(&format!("measuring {}: its command", endpoint.name));
         let external = measure::external::Load {
             command: &load.command,
             count: &load.count,
             dir: Some(&load.dir),
+            stdout: Stdout::beside_report(config.outputs.report_on_stdout()),
         };
         let report =
             measure::external::measure(&endpoint.audit, external, progress, stop.clone()).await?;
@@ -383,7 +382,8 @@ pub async fn run(config: &CheckConfig, stop: Arc<AtomicBool>) -> Result<CheckRep
     )
 }
 
-/// Writes the report where asked, the GitHub step summary and the next baseline.
+/// Writes the report where asked (the main format, then every export), the GitHub step
+/// summary and the next baseline.
 fn write_verdict(
     config: &CheckConfig,
     report: &CheckReport,
@@ -391,24 +391,17 @@ fn write_verdict(
     env: EnvLookup<'_>,
     secrets: &Secrets,
 ) -> Result<()> {
-    emit(
-        config.outputs.output.as_deref(),
-        &secrets.scrub(&render::render(report, config.outputs.format)),
-    )?;
-    if config.outputs.output.is_some() {
-        progress::status(&secrets.scrub(&render::headline(report)));
-    }
+    let progress = Progress::new(config.quiet);
+    let scrub = |text: &str| secrets.scrub(text);
+    output::write(report, &config.outputs, &scrub, &progress)?;
     if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
-        && let Err(e) = append_step_summary(
-            &path,
-            &secrets.scrub(&render::render(report, Format::Markdown)),
-        )
+        && let Err(e) = append_step_summary(&path, &scrub(&report.render(Format::Markdown)?))
     {
         // The verdict is already out; a missing summary must not change the exit code.
-        progress::status(&format!("warning: {}", e.message));
+        progress::warning(&e.message);
     }
     if interrupted {
-        progress::status(&format!(
+        progress.status(&format!(
             "interrupted: {} of {} endpoint(s) measured",
             report.endpoints.len(),
             config.endpoints.len()
@@ -416,10 +409,10 @@ fn write_verdict(
     }
     match &config.write_baseline {
         Some(path) if report.valid && !interrupted => {
-            write_atomically(path, &secrets.scrub(&render::render(report, Format::Json)))
+            write_atomically(path, &scrub(&report.render(Format::Json)?))
         }
         Some(path) => {
-            progress::status(&format!(
+            progress::warning(&format!(
                 "not writing the baseline {}: a run whose numbers are not all valid is no \
                  baseline",
                 path.display()

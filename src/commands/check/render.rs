@@ -9,16 +9,30 @@ use super::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::replica::is_moved_nothing;
 use crate::cost::text::one_line;
-use crate::render::format::Format;
-use crate::render::{Grid, markdown_table, terminal_table};
+use crate::render::format::{CHECK_FORMATS, Format};
+use crate::render::{Grid, Unsupported, View, markdown_table, terminal_table};
 
-pub fn render(report: &CheckReport, format: Format) -> String {
-    match format {
-        Format::Table => table(report),
-        Format::Markdown => markdown(report),
-        Format::Json => crate::render::json(report),
-        Format::Junit => junit(report),
-        Format::Html => super::html::render(report),
+impl View for CheckReport {
+    fn name(&self) -> &'static str {
+        "pgcost check's verdict"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        CHECK_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        Ok(match format {
+            Format::Table => table(self),
+            Format::Markdown => markdown(self),
+            Format::Json => crate::render::json(self),
+            Format::Junit => junit(self),
+            Format::Html => super::html::render(self),
+        })
+    }
+
+    fn headline(&self) -> Option<String> {
+        Some(headline(self))
     }
 }
 

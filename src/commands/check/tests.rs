@@ -2,12 +2,17 @@
 
 use super::budget::Budget;
 use super::previous_run::PreviousRun;
-use super::render::render;
 use super::*;
 use crate::cost::delta::{DatabaseDelta, WindowDelta};
 use crate::cost::findings::{FindingKind, Thresholds, analyze};
 use crate::cost::report::tests::{context, load, stmt};
+use crate::render::View;
 use crate::render::format::Format;
+
+/// The check's view in `format`.
+fn render(report: &CheckReport, format: Format) -> String {
+    View::render(report, format).unwrap()
+}
 
 const N: i64 = 200;
 

@@ -24,10 +24,6 @@ const FIGURES: [Figure; 6] = [
     ("p50 latency (ms)", |r| Some(r.load.latency_ms.p50)),
 ];
 
-pub fn render(demo: &DemoReport) -> String {
-    render_with_ramps(demo, None)
-}
-
 /// The page, with the ramps of `pgcost demo --ramp` after the findings.
 pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
     let pipelines = demo.all();
@@ -75,7 +71,7 @@ pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
                 section {
                     h2 { "Ramp of the " (name) " pipeline" }
                     p.meta { "The demo API runs inside pgcost: its CPU counts as pgcost's own." }
-                    (crate::render::html::ramp::body(ramp))
+                    (crate::render::ramp::html::body(ramp))
                 }
             }
         }

@@ -4,6 +4,7 @@
 
 pub mod api;
 mod html;
+mod markdown;
 pub mod ramps;
 mod setup;
 mod view;
@@ -19,10 +20,10 @@ use crate::error::{Error, Result, exit};
 use crate::flags::DemoArgs;
 use crate::output;
 use crate::progress::Progress;
-use crate::render::format::{DEMO_FORMATS, Format, Outputs};
+use crate::render::format::{DEMO_FORMATS, Outputs};
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
-pub use html::{render as render_html, render_with_ramps as render_html_with_ramps};
+use ramps::Ramps;
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 pub use view::render_comparison;
 
@@ -49,10 +50,6 @@ impl DemoConfig {
             .unwrap_or(crate::flags::DEFAULT_REQUESTS);
         let concurrency = args.burst.concurrency;
         check_counts(requests, concurrency)?;
-        if args.output.format == Format::Markdown {
-            return Err(Error::usage("pgcost demo prints table, json or html")
-                .with_hint("use --format table, --format json or --format html"));
-        }
         Ok(DemoConfig {
             serve: args.serve,
             ramp: args.ramp,
@@ -93,6 +90,14 @@ impl DemoReport {
     }
 }
 
+/// The demo's document, as every view renders it: the pipelines' reports, and their
+/// ramps with `--ramp`.
+#[derive(Debug, Clone, Copy)]
+pub struct Demo<'a> {
+    pub report: &'a DemoReport,
+    pub ramps: Option<&'a Ramps>,
+}
+
 /// The command. Dropping the demo on Ctrl-C stops the API and the cluster and removes its
 /// files.
 pub async fn execute(args: &DemoArgs) -> Result<i32> {
@@ -103,7 +108,7 @@ pub async fn execute(args: &DemoArgs) -> Result<i32> {
     tokio::select! {
         result = run(&config) => result,
         _ = tokio::signal::ctrl_c() => {
-            crate::progress::status("interrupted: the demo cluster was stopped and removed");
+            Progress::new(config.quiet).status("interrupted: the demo cluster was stopped and removed");
             Ok(exit::INTERRUPTED)
         }
     }
@@ -119,16 +124,11 @@ async fn run(config: &DemoConfig) -> Result<i32> {
         None
     };
     drop(env);
-    let text = match (config.outputs.format, &ramps) {
-        (Format::Json, Some(ramps)) => crate::render::json(&ramps::WithRamps {
-            pipelines: &report.pipelines,
-            ramps,
-        }),
-        (Format::Json, None) => crate::render::json(&report),
-        (Format::Html, ramps) => html::render_with_ramps(&report, ramps.as_ref()),
-        (_, ramps) => render_comparison(&report) + &ramps::render(ramps.as_ref()),
+    let demo = Demo {
+        report: &report,
+        ramps: ramps.as_ref(),
     };
-    output::emit(config.outputs.output.as_deref(), &text)?;
+    output::write(&demo, &config.outputs, &|text| text.to_string(), &progress)?;
     Ok(if report.valid() {
         exit::OK
     } else {
@@ -178,13 +178,12 @@ pub async fn audit_all(
         .iter()
         .map(|&pipeline| audit_config(env, pipeline, requests, concurrency))
         .collect::<Result<Vec<_>>>()?;
-    crate::progress::status(
-        "warming up the three pipelines, then measuring each between shared settle waits",
-    );
+    progress
+        .status("warming up the three pipelines, then measuring each between shared settle waits");
     let stop = Arc::new(AtomicBool::new(false));
     let reports = crate::measure::run_sequence(&configs, progress, stop, |i| {
         let pipeline = MEASURED_ORDER[i];
-        crate::progress::status(&format!(
+        progress.status(&format!(
             "auditing the {} pipeline: {}",
             pipeline.name(),
             env.api.url(pipeline)

@@ -14,7 +14,6 @@ use crate::error::Result;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
-use crate::render::format::Format;
 
 /// The ramps of the demo, by pipeline.
 #[derive(Debug, Clone, Serialize)]
@@ -43,7 +42,7 @@ pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ra
     };
     let mut reports = Vec::new();
     for pipeline in [Pipeline::Naive, Pipeline::Cached] {
-        crate::progress::status(&format!("ramping the {} pipeline", pipeline.name()));
+        progress.status(&format!("ramping the {} pipeline", pipeline.name()));
         let config = audit_config(env, pipeline, 200, 8)?;
         let stop = Arc::new(AtomicBool::new(false));
         reports.push(ramp::ramp(&config, &plan, progress, stop).await?);
@@ -51,19 +50,4 @@ pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ra
     let cached = reports.pop().expect("two ramps");
     let naive = reports.pop().expect("two ramps");
     Ok(Ramps { naive, cached })
-}
-
-/// The ramps as tables, after the comparison; nothing without them.
-pub fn render(ramps: Option<&Ramps>) -> String {
-    let Some(ramps) = ramps else {
-        return String::new();
-    };
-    let table = |name: &str, report: &RampReport| {
-        format!(
-            "\nRamp of the {name} pipeline (the API runs inside pgcost: its CPU counts as \
-             pgcost's own)\n{}",
-            crate::render::ramp::render(Format::Table, report)
-        )
-    };
-    table("naive", &ramps.naive) + &table("cached", &ramps.cached)
 }

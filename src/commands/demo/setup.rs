@@ -71,7 +71,7 @@ pub async fn setup(cache_ttl: Duration, progress: &Progress) -> Result<Environme
     let cluster = tokio::task::spawn_blocking(|| Cluster::start(&[]))
         .await
         .map_err(|e| setup_error("starting the cluster", e))??;
-    crate::progress::status(&format!("cluster: {}", cluster.dir().display()));
+    progress.status(&format!("cluster: {}", cluster.dir().display()));
     spinner.set_message("loading the demo schema");
     let admin = connect(&cluster.url("postgres")).await?;
     admin

@@ -1,11 +1,39 @@
-//! The demo's table view: the three pipelines side by side, then the naive run's
-//! findings.
+//! The demo's views: which format is drawn by which file (JSON here, Markdown in
+//! `markdown.rs`, HTML in `html.rs`), and the table view: the three pipelines side by side,
+//! then the naive run's findings, then the ramps.
 
 use std::fmt::Write;
 
-use super::DemoReport;
+use super::ramps::{Ramps, WithRamps};
+use super::{Demo, DemoReport};
+use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
-use crate::render::{self, Grid};
+use crate::render::format::{DEMO_FORMATS, Format};
+use crate::render::{self, Grid, Unsupported, View};
+
+impl View for Demo<'_> {
+    fn name(&self) -> &'static str {
+        "the demo's comparison"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        DEMO_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        Ok(match (format, self.ramps) {
+            (Format::Json, Some(ramps)) => render::json(&WithRamps {
+                pipelines: &self.report.pipelines,
+                ramps,
+            }),
+            (Format::Json, None) => render::json(self.report),
+            (Format::Html, ramps) => super::html::render_with_ramps(self.report, ramps),
+            (Format::Markdown, ramps) => super::markdown::render(self.report, ramps)?,
+            (Format::Table, ramps) => render_comparison(self.report) + &ramp_tables(ramps)?,
+            (Format::Junit, _) => return Err(Unsupported::of(self, format)),
+        })
+    }
+}
 
 /// A row of the comparison table: its label and how to read it off a report.
 type Metric = (&'static str, fn(&Report) -> String);
@@ -67,4 +95,19 @@ pub(super) fn comparison(demo: &DemoReport) -> Grid {
         })
         .collect();
     Grid::new(&header, rows, 1..4)
+}
+
+/// The ramps as tables, after the comparison; nothing without them.
+fn ramp_tables(ramps: Option<&Ramps>) -> Result<String, Unsupported> {
+    let Some(ramps) = ramps else {
+        return Ok(String::new());
+    };
+    let table = |name: &str, report: &RampReport| -> Result<String, Unsupported> {
+        Ok(format!(
+            "\nRamp of the {name} pipeline (the API runs inside pgcost: its CPU counts as \
+             pgcost's own)\n{}",
+            report.render(Format::Table)?
+        ))
+    };
+    Ok(table("naive", &ramps.naive)? + &table("cached", &ramps.cached)?)
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use crate::commands::audit;
 use crate::error::Result;
 use crate::flags::MeasureArgs;
+use crate::measure::external::Stdout;
 use crate::measure::external::{self, Load};
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
@@ -32,7 +33,8 @@ async fn run(config: &MeasureConfig) -> Result<i32> {
         command: &config.command,
         count: &config.count,
         dir: None,
+        stdout: Stdout::beside_report(audit.outputs.report_on_stdout()),
     };
     let report = external::measure(audit, load, &progress, stop.clone()).await?;
-    audit::emit(audit, &report, stop.load(Ordering::Relaxed))
+    audit::emit(audit, &report, &progress, stop.load(Ordering::Relaxed))
 }

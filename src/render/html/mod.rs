@@ -2,12 +2,10 @@
 //! URL fetched when it opens, readable without JavaScript), and the page parts that the
 //! audit, check and demo pages share.
 
-mod audit;
 pub mod chart;
 pub mod lines;
-pub mod ramp;
 
-pub use audit::{HtmlExporter, findings, statement_label};
+pub use super::audit::html::{HtmlExporter, findings, statement_label};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 

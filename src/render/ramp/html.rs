@@ -4,13 +4,13 @@
 
 use maud::{Markup, html};
 
-use super::chart::Series;
-use super::lines::{LineChart, Model};
-use super::{grid_table, page, strip, verdict};
+use super::{grid, notes, sentence};
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::usl;
-use crate::render::ramp::{grid, notes, sentence};
+use crate::render::html::chart::Series;
+use crate::render::html::lines::{LineChart, Model};
+use crate::render::html::{grid_table, page, strip, verdict};
 
 /// The whole page of one ramp.
 pub fn render(report: &RampReport) -> String {

@@ -3,10 +3,10 @@
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
-use super::{Exporter, command_load_line, status_line, verdict_line};
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
+use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use crate::render::{Exporter, command_load_line, status_line, verdict_line};
 
 /// The statements shown; a comment stays short, and JSON has them all.
 const STATEMENTS_SHOWN: usize = 10;
@@ -20,7 +20,7 @@ impl Exporter for MarkdownExporter {
             per_request(r),
             nodes(r),
             background(r),
-            super::pgbouncer::grid(r)
+            crate::render::pgbouncer::grid(r)
                 .map(|grid| format!("{}\n\n", markdown_table(&grid)))
                 .unwrap_or_default(),
             credentials(r),
@@ -89,7 +89,7 @@ fn nodes(r: &Report) -> String {
 }
 
 fn background(r: &Report) -> String {
-    match super::background::section(r) {
+    match crate::render::background::section(r) {
         Some((title, grid)) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
         None => String::new(),
     }

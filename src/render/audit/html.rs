@@ -5,10 +5,10 @@
 
 use maud::{Markup, html};
 
-use super::chart::{BarChart, Series, latency_curve};
-use super::{grid_table, page, strip, verdict};
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
+use crate::render::html::chart::{BarChart, Series, latency_curve};
+use crate::render::html::{grid_table, page, strip, verdict};
 use crate::render::sections;
 use crate::render::{Exporter, figure, status_line};
 

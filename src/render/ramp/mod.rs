@@ -1,24 +1,38 @@
 //! Views of a `RampReport`: one row per step, then the verdict in one sentence and its
 //! evidence; as a terminal table, as Markdown, or as JSON (the HTML page is in
-//! `html/ramp.rs`).
+//! `html.rs`).
 
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::Wall;
-use crate::render::format::Format;
+use crate::render::format::{Format, REPORT_FORMATS};
 
-use super::sections::Grid;
-use super::{json, markdown_table, terminal_table};
+use crate::render::sections::Grid;
+use crate::render::{Unsupported, View, json, markdown_table, terminal_table};
 
-/// The report in `format`.
-pub fn render(format: Format, report: &RampReport) -> String {
-    match format {
-        Format::Json => json(report),
-        Format::Markdown => markdown(report),
-        Format::Html => super::html::ramp::render(report),
-        Format::Table => table(report),
-        // clap offers ramp no junit (REPORT_FORMATS).
-        Format::Junit => unreachable!("pgcost ramp does not write junit"),
+pub mod html;
+
+impl View for RampReport {
+    fn name(&self) -> &'static str {
+        "a ramp report"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        REPORT_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        Ok(match format {
+            Format::Json => json(self),
+            Format::Markdown => markdown(self),
+            Format::Html => html::render(self),
+            Format::Table => table(self),
+            Format::Junit => return Err(Unsupported::of(self, format)),
+        })
+    }
+
+    fn headline(&self) -> Option<String> {
+        Some(sentence(self))
     }
 }
 
@@ -213,13 +227,14 @@ mod tests {
         let sentence = "Verdict: the app's connection pool is the wall (knee at c=2).";
         assert_eq!(super::sentence(&r), sentence);
         for format in [Format::Table, Format::Markdown] {
-            let text = render(format, &r);
+            let text = r.render(format).unwrap();
             assert!(text.contains(sentence), "{text}");
             assert!(text.contains("every pooled connection was busy"), "{text}");
             assert!(text.contains("passed --max-p99"), "{text}");
             assert!(text.contains("Pool: a bigger pool can help"), "{text}");
         }
-        let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &r)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&r.render(Format::Json).unwrap()).unwrap();
         assert_eq!(json["verdict"]["wall"], "pool");
         assert_eq!(json["pool"]["app_processes_possible"], 48);
     }

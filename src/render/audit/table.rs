@@ -4,12 +4,12 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use super::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
-use super::{Exporter, command_load_line, status_line, verdict_line};
 use crate::cost::nodes;
 use crate::cost::replica;
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
+use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use crate::render::{Exporter, command_load_line, status_line, verdict_line};
 
 /// The statements shown; JSON has them all.
 const STATEMENTS_SHOWN: usize = 20;
@@ -24,10 +24,10 @@ impl Exporter for TableExporter {
             sections::nodes(r)
                 .map(|grid| titled("Per database (per request)", &grid))
                 .unwrap_or_default(),
-            super::background::section(r)
+            crate::render::background::section(r)
                 .map(|(title, grid)| titled(&title, &grid))
                 .unwrap_or_default(),
-            super::pgbouncer::grid(r)
+            crate::render::pgbouncer::grid(r)
                 .map(|grid| titled("PgBouncer", &grid))
                 .unwrap_or_default(),
             baseline(r),

@@ -1,0 +1,41 @@
+//! Views of the audit's `Report`, one file per format: `table.rs`, `markdown.rs`,
+//! `json.rs` and `html.rs`. A new format is one more file and one more arm here.
+
+pub mod html;
+mod json;
+mod markdown;
+mod table;
+
+pub use html::HtmlExporter;
+pub use json::JsonExporter;
+pub use markdown::{MarkdownExporter, markdown_table};
+pub use table::{TableExporter, terminal_table};
+
+use crate::cost::report::Report;
+use crate::render::format::{Format, REPORT_FORMATS};
+use crate::render::{Exporter, Unsupported, View, verdict_line};
+
+impl View for Report {
+    fn name(&self) -> &'static str {
+        "an audit report"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        REPORT_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        let exporter: &dyn Exporter = match format {
+            Format::Table => &TableExporter,
+            Format::Json => &JsonExporter,
+            Format::Markdown => &MarkdownExporter,
+            Format::Html => &HtmlExporter,
+            Format::Junit => return Err(Unsupported::of(self, format)),
+        };
+        Ok(exporter.render(self))
+    }
+
+    fn headline(&self) -> Option<String> {
+        Some(verdict_line(self))
+    }
+}
