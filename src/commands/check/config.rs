@@ -529,24 +529,9 @@ fn expand_vars(
     Ok(out)
 }
 
-/// `[auth]` keys that exclude each other, as their flags do.
-const EXCLUSIVE_AUTH_KEYS: [(&str, &str); 4] = [
-    ("bearer_env", "bearer_file"),
-    ("jwt_secret_env", "jwt_secret_file"),
-    ("jwt_secret_env", "jwt_key_file"),
-    ("jwt_secret_file", "jwt_key_file"),
-];
-
-/// `[auth]` keys that need another, as their flags do.
-const DEPENDENT_AUTH_KEYS: [(&str, &str); 7] = [
-    ("basic_password_env", "basic_user"),
-    ("env_secret_var", "env_file"),
-    ("env_issuer_var", "env_file"),
-    ("env_audience_var", "env_file"),
-    ("login_url", "login_body_file"),
-    ("login_body_file", "login_url"),
-    ("login_token_pointer", "login_url"),
-];
+/// `[auth]` keys that need another and have no flag of their own (the flags' rules are
+/// in [`crate::flags::auth`], shared with clap).
+const TOML_ONLY_DEPENDENT_AUTH_KEYS: [(&str, &str); 1] = [("basic_password_env", "basic_user")];
 
 /// Refuses `[auth]` keys that exclude each other, or that miss the key they need.
 fn check_auth_keys(auth: &Auth) -> Result<()> {
@@ -567,14 +552,16 @@ fn check_auth_keys(auth: &Auth) -> Result<()> {
         ("login_token_pointer", auth.login_token_pointer.is_some()),
     ]
     .into();
-    for (a, b) in EXCLUSIVE_AUTH_KEYS {
+    use crate::flags::auth::{CONFLICTS, REQUIRES, toml_key};
+    for (a, b) in CONFLICTS.iter().map(|(a, b)| (toml_key(a), toml_key(b))) {
         if given[a] && given[b] {
             return Err(Error::usage(format!(
                 "[auth] has both {a} and {b}; keep one"
             )));
         }
     }
-    for (key, needed) in DEPENDENT_AUTH_KEYS {
+    let flag_rules = REQUIRES.iter().map(|(a, b)| (toml_key(a), toml_key(b)));
+    for (key, needed) in TOML_ONLY_DEPENDENT_AUTH_KEYS.into_iter().chain(flag_rules) {
         if given[key] && !given[needed] {
             return Err(Error::usage(format!(
                 "[auth] {key} is set without {needed}"
