@@ -214,3 +214,17 @@ fn pgbouncer_s_rising_wait_with_flat_db_time_is_the_pool() {
     });
     assert_eq!(judge(&steps, 2.0).wall, Wall::App);
 }
+
+#[test]
+fn uneven_steps_against_two_workers_find_the_knee_at_two() {
+    let steps = [
+        step(2, 355.0, 5.1, 2, 1.9),
+        step(3, 357.0, 5.1, 2, 1.95),
+        step(4, 356.0, 5.1, 2, 1.97),
+        step(5, 358.0, 5.1, 2, 1.97),
+        step(6, 356.0, 5.1, 2, 1.98),
+    ];
+    let v = judge(&steps, 2.0);
+    assert_eq!(v.knee_concurrency, Some(2), "{v:?}");
+    assert_ne!(v.wall, Wall::None, "{v:?}");
+}

@@ -96,7 +96,7 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     let Some(k) = knee else {
         if let Some(last) = steps.last() {
             let how = if rates.is_empty() {
-                "throughput grew by 10% or more at every doubling"
+                "throughput grew at every step, by 10% or more per doubling of the concurrency"
             } else {
                 "every arrival rate was met"
             };
