@@ -217,13 +217,12 @@ fn pgbouncer_s_rising_wait_with_flat_db_time_is_the_pool() {
 
 #[test]
 fn uneven_steps_against_two_workers_find_the_knee_at_two() {
-    let steps = [
-        step(2, 355.0, 5.1, 2, 1.9),
-        step(3, 357.0, 5.1, 2, 1.95),
-        step(4, 356.0, 5.1, 2, 1.97),
-        step(5, 358.0, 5.1, 2, 1.97),
-        step(6, 356.0, 5.1, 2, 1.98),
-    ];
+    // Flat within ±1% of 356 rps from c = 2 on: both workers busy at every step.
+    let rps = [355.0, 357.0, 356.0, 358.0, 356.0];
+    let steps: Vec<Step> = (2..=6)
+        .zip(rps)
+        .map(|(c, rps)| step(c, rps, 5.1, 2, 1.95))
+        .collect();
     let v = judge(&steps, 2.0);
     assert_eq!(v.knee_concurrency, Some(2), "{v:?}");
     assert_ne!(v.wall, Wall::None, "{v:?}");
