@@ -7,23 +7,24 @@ use std::collections::BTreeMap;
 /// utime + stime of one `stat` line, in clock ticks: fields 14 and 15, counted after the
 /// command name, which may hold spaces and parentheses (so split after its last `)`).
 pub fn stat_ticks(stat: &str) -> Option<u64> {
+    sum_of_fields(stat, 14, 15)
+}
+
+/// The sum of two numeric fields of one `stat` line, numbered as in proc(5) (from 1).
+fn sum_of_fields(stat: &str, first: usize, second: usize) -> Option<u64> {
     let after_name = &stat[stat.rfind(')')? + 1..];
-    // After the name: field 3 (state) is the first; utime is field 14, stime field 15.
+    // After the name, field 3 (state) is the first.
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    let a: u64 = fields.get(first - 3)?.parse().ok()?;
+    let b: u64 = fields.get(second - 3)?.parse().ok()?;
+    Some(a + b)
 }
 
 /// cutime + cstime of one `stat` line, in clock ticks (fields 16 and 17): the CPU of the
 /// children this process has reaped. The postmaster reaps every backend, so this is where
 /// the CPU of a backend that lived for one request ends up.
 pub fn stat_reaped_ticks(stat: &str) -> Option<u64> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let cutime: u64 = fields.get(13)?.parse().ok()?;
-    let cstime: u64 = fields.get(14)?.parse().ok()?;
-    Some(cutime + cstime)
+    sum_of_fields(stat, 16, 17)
 }
 
 /// The key under which the postmaster's reaped children's ticks are kept in [`Ticks`]:
