@@ -196,7 +196,18 @@ fn pgcost(db: &TestDb, url: &str, endpoint: &'static str, n: u64, c: u32) -> Row
 /// wrk runs for a duration, not a count: run it long enough for about `n` requests at
 /// pgcost's rate, and normalise per request.
 fn wrk(path: &str, url: &str, endpoint: &'static str, c: u32, seconds: u64) -> Row {
-    let threads = c.min(2).to_string();
+    wrk_threads(path, url, endpoint, (c.min(2), c), seconds)
+}
+
+/// wrk with `threads` threads and `c` connections (issue #26 compares with `wrk -t1 -c8`).
+fn wrk_threads(
+    path: &str,
+    url: &str,
+    endpoint: &'static str,
+    (threads, c): (u32, u32),
+    seconds: u64,
+) -> Row {
+    let threads = threads.to_string();
     let usage = measure(Command::new(path).args([
         "-t",
         &threads,
@@ -303,12 +314,20 @@ struct Tools<'a> {
 fn interleaved(db: &TestDb, tools: &Tools, label: &str, url: &str, n: u64, rounds: usize) {
     let mut runs: Vec<(&str, Vec<Row>)> =
         vec![("pgcost", vec![]), ("wrk", vec![]), ("oha", vec![])];
+    // A loaded machine flatters the slower tool: say how loaded this one was.
+    let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "\n{label}: load average before the rounds: {}",
+        load_average.trim()
+    );
     for _ in 0..rounds {
         let ours = pgcost(db, url, "static", n, 8);
         let seconds = ((n as f64 / ours.rps.max(1.0)).ceil() as u64).max(2);
         runs[0].1.push(ours);
         if let Some(w) = tools.wrk {
-            runs[1].1.push(wrk(w, url, "static", 8, seconds));
+            runs[1]
+                .1
+                .push(wrk_threads(w, url, "static", (1, 8), seconds));
         }
         if let Some(o) = tools.oha {
             runs[2].1.push(oha(o, url, "static", n, 8));

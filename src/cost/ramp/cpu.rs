@@ -7,13 +7,29 @@ use std::collections::BTreeMap;
 /// utime + stime of one `stat` line, in clock ticks: fields 14 and 15, counted after the
 /// command name, which may hold spaces and parentheses (so split after its last `)`).
 pub fn stat_ticks(stat: &str) -> Option<u64> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    // After the name: field 3 (state) is the first; utime is field 14, stime field 15.
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    sum_of_fields(stat, 14, 15)
 }
+
+/// The sum of two numeric fields of one `stat` line, numbered as in proc(5) (from 1).
+fn sum_of_fields(stat: &str, first: usize, second: usize) -> Option<u64> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // After the name, field 3 (state) is the first.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let a: u64 = fields.get(first - 3)?.parse().ok()?;
+    let b: u64 = fields.get(second - 3)?.parse().ok()?;
+    Some(a + b)
+}
+
+/// cutime + cstime of one `stat` line, in clock ticks (fields 16 and 17): the CPU of the
+/// children this process has reaped. The postmaster reaps every backend, so this is where
+/// the CPU of a backend that lived for one request ends up.
+pub fn stat_reaped_ticks(stat: &str) -> Option<u64> {
+    sum_of_fields(stat, 16, 17)
+}
+
+/// The key under which the postmaster's reaped children's ticks are kept in [`Ticks`]:
+/// (postmaster pid, 0); no thread has id 0.
+pub const REAPED_TID: i32 = 0;
 
 /// The parent pid of one `stat` line (field 4).
 pub fn stat_parent(stat: &str) -> Option<i32> {
@@ -49,6 +65,24 @@ pub fn grown(before: &Ticks, after: &Ticks) -> Vec<u64> {
         .collect()
 }
 
+/// The database's CPU ticks over a step. Without the postmaster's reaped ticks it is
+/// [`grown`] summed. With them, a backend that exited during the step is counted through
+/// the postmaster's reaped total, which holds its whole life: so the ticks it had before
+/// the step are taken out again, and a backend that started and ended within the step
+/// counts in full.
+pub fn database_grown(before: &Ticks, after: &Ticks) -> u64 {
+    let grown: u64 = grown(before, after).iter().sum();
+    let reaped = |t: &Ticks| t.keys().any(|&(_, tid)| tid == REAPED_TID);
+    if !(reaped(before) && reaped(after)) {
+        return grown;
+    }
+    let ended_before: u64 = (before.iter())
+        .filter(|(key, _)| key.1 != REAPED_TID && !after.contains_key(key))
+        .map(|(_, ticks)| ticks)
+        .sum();
+    grown.saturating_sub(ended_before)
+}
+
 /// The processes' CPU over a step: the busiest thread's share of one core, and the total
 /// in cores.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -82,6 +116,27 @@ mod tests {
         assert_eq!(stat_ticks(STAT), Some(1080));
         assert_eq!(stat_parent(STAT), Some(4200));
         assert_eq!(stat_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn reaped_children_ticks_are_fields_16_and_17() {
+        let stat = "77 (postgres) S 1 77 77 0 -1 4194560 10 0 0 0 5 3 900 40 20 0 1 0 9 0 0";
+        assert_eq!(stat_ticks(stat), Some(8));
+        assert_eq!(stat_reaped_ticks(stat), Some(940));
+        assert_eq!(stat_reaped_ticks("77 (postgres) S 1"), None);
+    }
+
+    #[test]
+    fn backends_that_exit_during_a_step_count_through_the_postmaster() {
+        let postmaster = (77, REAPED_TID);
+        // Backend 100 lives on; 101 had 30 ticks, used 20 more and exited; 102 started,
+        // used 15 and exited. The postmaster reaped 101 (50) and 102 (15).
+        let before: Ticks = [((100, 100), 10), ((101, 101), 30), (postmaster, 1000)].into();
+        let after: Ticks = [((100, 100), 14), (postmaster, 1065)].into();
+        assert_eq!(database_grown(&before, &after), 4 + 20 + 15);
+        // Without the postmaster's figure, only the backends still alive count.
+        let (before, after) = ([((100, 100), 10)].into(), [((100, 100), 14)].into());
+        assert_eq!(database_grown(&before, &after), 4);
     }
 
     #[test]

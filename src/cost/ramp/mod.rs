@@ -34,6 +34,8 @@ pub struct RampTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub transactions: i64,
+    /// `tup_returned`: rows read, as `pgcost audit` names it. The key keeps its first name
+    /// so that JSON readers do not break; labels say "rows read".
     pub rows_returned: i64,
     pub rows_fetched: i64,
     /// Requests sent by the steps, their warm-ups included.

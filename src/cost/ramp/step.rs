@@ -30,9 +30,36 @@ pub struct PerRequest {
 pub struct StepDatabase {
     #[serde(flatten)]
     pub activity: ActivitySummary,
-    /// CPU of the target's backends in cores; `None` when Postgres is not on this host.
+    /// CPU of the target's backends in cores, those that exited during the step included
+    /// (through the postmaster's reaped children); `None` when Postgres is not on this
+    /// host, with the reason in `cpu_unavailable`.
     pub cpu_cores: Option<f64>,
     pub cpu_ms_per_request: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_unavailable: Option<CpuUnavailable>,
+    /// Distinct backend pids seen on the target over the step (samples, and the read
+    /// before it). Far more than `connected_backends_max` means a connection per request.
+    #[serde(default)]
+    pub backends_seen: u32,
+}
+
+/// Why the database's CPU of a step is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuUnavailable {
+    /// Neither the target's backends nor the postmaster are postgres processes readable
+    /// under this host's `/proc`: the server runs elsewhere (or in another pid namespace).
+    NotOnThisHost,
+}
+
+impl CpuUnavailable {
+    pub fn text(self) -> &'static str {
+        match self {
+            CpuUnavailable::NotOnThisHost => {
+                "Postgres is not on this host (its processes are not under /proc here)"
+            }
+        }
+    }
 }
 
 /// pgcost's own CPU over the step.
@@ -105,8 +132,11 @@ pub struct StepInput<'a> {
     pub allowed_statuses: &'a [u16],
     pub statements: StatementsGrown,
     pub samples: &'a [Sample],
-    /// The database backends' ticks; `None` when Postgres is not on this host.
+    /// The database backends' ticks, and the postmaster's reaped children's; `None` when
+    /// Postgres is not on this host.
     pub database_ticks: Option<TicksPair>,
+    /// Distinct backend pids seen over the step.
+    pub backends_seen: u32,
     /// The `--pid` processes' threads; `None` without `--pid`.
     pub app_ticks: Option<TicksPair>,
     pub ticks_per_second: u64,
@@ -141,7 +171,7 @@ pub fn build(input: StepInput<'_>) -> Step {
     let latency = latency_ms(&load.latency_us);
     let tps = input.ticks_per_second;
     let database_ticks = input.database_ticks.as_ref().map(|t| {
-        let total: u64 = cpu::grown(&t.before, &t.after).iter().sum();
+        let total = cpu::database_grown(&t.before, &t.after);
         (
             cpu::cores(total, tps, wall),
             cpu::ms_per_request(total, tps, requests),
@@ -178,6 +208,10 @@ pub fn build(input: StepInput<'_>) -> Step {
             activity: summarise(input.samples),
             cpu_cores: database_ticks.map(|t| t.0),
             cpu_ms_per_request: database_ticks.map(|t| t.1),
+            cpu_unavailable: database_ticks
+                .is_none()
+                .then_some(CpuUnavailable::NotOnThisHost),
+            backends_seen: input.backends_seen,
         },
         app_cpu: (input.app_ticks.as_ref()).map(|t| cpu::app_cpu(&t.before, &t.after, tps, wall)),
         load_generator_cpu: LoadGeneratorCpu {

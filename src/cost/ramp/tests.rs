@@ -33,6 +33,8 @@ fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step 
             },
             cpu_cores: None,
             cpu_ms_per_request: None,
+            cpu_unavailable: None,
+            backends_seen: connected,
         },
         app_cpu: None,
         load_generator_cpu: LoadGeneratorCpu::default(),
@@ -166,6 +168,7 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
             before: ticks(100),
             after: ticks(150),
         }),
+        backends_seen: 4,
         app_ticks: None,
         ticks_per_second: 100,
         own_cpu_seconds: 0.4,
@@ -213,4 +216,28 @@ fn pgbouncer_s_rising_wait_with_flat_db_time_is_the_pool() {
         max_cl_waiting: 2,
     });
     assert_eq!(judge(&steps, 2.0).wall, Wall::App);
+}
+
+#[test]
+fn uneven_steps_against_two_workers_find_the_knee_at_two() {
+    // Flat within ±1% of 356 rps from c = 2 on: both workers busy at every step.
+    let rps = [355.0, 357.0, 356.0, 358.0, 356.0];
+    let steps: Vec<Step> = (2..=6)
+        .zip(rps)
+        .map(|(c, rps)| step(c, rps, 5.1, 2, 1.95))
+        .collect();
+    let v = judge(&steps, 2.0);
+    assert_eq!(v.knee_concurrency, Some(2), "{v:?}");
+    assert_ne!(v.wall, Wall::None, "{v:?}");
+}
+
+#[test]
+fn a_connection_per_request_gets_no_pool_advice() {
+    let mut steps = vec![step(1, 180.0, 5.1, 2, 1.0), step(2, 355.0, 5.1, 2, 1.9)];
+    steps[1].database.backends_seen = 700;
+    let advice = pool_advice(&steps, Wall::App, Some((100, 3)));
+    assert_eq!(advice.bigger_pool_helps, None, "{advice:?}");
+    assert_eq!(advice.app_processes_possible, None, "{advice:?}");
+    assert!(advice.advice.contains("no pool"), "{advice:?}");
+    assert!(!advice.advice.contains("process(es)"), "{advice:?}");
 }

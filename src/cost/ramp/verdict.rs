@@ -96,7 +96,7 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     let Some(k) = knee else {
         if let Some(last) = steps.last() {
             let how = if rates.is_empty() {
-                "throughput grew by 10% or more at every doubling"
+                "throughput grew at every step, by 10% or more per doubling of the concurrency"
             } else {
                 "every arrival rate was met"
             };
@@ -260,6 +260,21 @@ pub fn pool_advice(steps: &[Step], wall: Wall, limits: Option<(i32, i32)>) -> Po
         .map(|s| s.database.activity.connected_backends_max)
         .max()
         .unwrap_or(0);
+    if let Some(seen) = connection_per_request(steps) {
+        // PHP, CGI, a new backend per request: "N processes of M connections" has no
+        // meaning when no process holds a connection.
+        return PoolAdvice {
+            connected_backends_max: connected,
+            max_connections: limits.map(|l| l.0),
+            reserved_connections: limits.map(|l| l.1),
+            app_processes_possible: None,
+            bigger_pool_helps: None,
+            advice: format!(
+                "no pool: the app opened a connection per request ({seen} backends seen in \
+                 one step, at most {connected} at once), so pool advice does not apply"
+            ),
+        };
+    }
     let processes = limits
         .filter(|_| connected > 0)
         .map(|(max, reserved)| ((max - reserved).max(0) / connected as i32) as i64);
@@ -293,4 +308,21 @@ pub fn pool_advice(steps: &[Step], wall: Wall, limits: Option<(i32, i32)>) -> Po
         bigger_pool_helps: helps,
         advice,
     }
+}
+
+/// The most distinct backends one step saw, when that many more than were ever connected
+/// at once that the app must open a connection per request (a pool reuses its backends:
+/// its steps see about as many as were connected).
+fn connection_per_request(steps: &[Step]) -> Option<u32> {
+    steps
+        .iter()
+        .map(|s| {
+            (
+                s.database.backends_seen,
+                s.database.activity.connected_backends_max,
+            )
+        })
+        .filter(|&(seen, connected)| seen > 2 * connected.max(1) && seen >= connected + 4)
+        .map(|(seen, _)| seen)
+        .max()
 }

@@ -183,6 +183,7 @@ async fn run_steps(
             statements: measured.statements,
             samples: &measured.samples,
             database_ticks: measured.database_ticks,
+            backends_seen: measured.backends_seen,
             app_ticks: measured.app_ticks,
             ticks_per_second: tps,
             own_cpu_seconds: measured.own_cpu_seconds,

@@ -78,19 +78,43 @@ pub fn thread_ticks(pids: &BTreeSet<i32>) -> Ticks {
     ticks
 }
 
-/// Ticks of the Postgres processes among `pids`, keyed by (pid, pid); `None` when none of
-/// them is a Postgres process of this host (the server runs elsewhere).
-pub fn postgres_ticks(pids: &BTreeSet<i32>) -> Option<Ticks> {
-    let ticks: Ticks = pids
+/// Whether `pid` is a Postgres process of this host.
+fn is_postgres(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
+}
+
+/// The postmaster of this host that `backend` (a backend's pid, as Postgres reports it)
+/// was forked by; `None` when that pid is not a Postgres process here.
+pub fn postmaster_of(backend: i32) -> Option<i32> {
+    if !is_postgres(backend) {
+        return None;
+    }
+    let stat = fs::read_to_string(format!("/proc/{backend}/stat")).ok()?;
+    cpu::stat_parent(&stat).filter(|&parent| is_postgres(parent))
+}
+
+/// Ticks of the Postgres processes among `pids`, keyed by (pid, pid), and with a
+/// `postmaster`, its own ticks and those of the children it has reaped (keyed by
+/// (postmaster, [`cpu::REAPED_TID`])): a backend that lives for one request is gone by the
+/// next read, and only the postmaster's reaped total still holds its CPU. `None` when
+/// none of them is a Postgres process of this host (the server runs elsewhere).
+pub fn postgres_ticks(pids: &BTreeSet<i32>, postmaster: Option<i32>) -> Option<Ticks> {
+    // The backends first: one reaped between the two reads is counted twice rather than
+    // not at all, and the error is one backend's ticks at most.
+    let mut ticks: Ticks = pids
         .iter()
-        .filter(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
-        })
+        .filter(|&&pid| is_postgres(pid))
         .filter_map(|&pid| {
             let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             Some(((pid, pid), cpu::stat_ticks(&stat)?))
         })
         .collect();
+    let postmaster_stat = postmaster
+        .and_then(|pid| Some((pid, fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)));
+    if let Some((pid, stat)) = postmaster_stat {
+        ticks.extend(cpu::stat_ticks(&stat).map(|t| ((pid, pid), t)));
+        ticks.extend(cpu::stat_reaped_ticks(&stat).map(|t| ((pid, cpu::REAPED_TID), t)));
+    }
     (!ticks.is_empty()).then_some(ticks)
 }
 
@@ -110,6 +134,11 @@ mod tests {
         );
         assert!(ticks_per_second() > 0);
         assert!(own_cpu_seconds() > 0.0);
-        assert_eq!(postgres_ticks(&[me].into()), None, "not a postgres process");
+        assert_eq!(
+            postgres_ticks(&[me].into(), None),
+            None,
+            "not a postgres process"
+        );
+        assert_eq!(postmaster_of(me), None, "not a postgres process");
     }
 }

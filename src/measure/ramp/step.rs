@@ -19,6 +19,7 @@ use crate::http::{load, open_loop};
 use crate::measure::ramp::procfs;
 use crate::postgres::ramp as views;
 use crate::postgres::stats_connection::StatsConnection;
+use crate::postgres::views as postgres_views;
 
 /// How long a step's measured load lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,6 +122,8 @@ pub struct Measured {
     pub warm_up_sent: u64,
     /// Open model: requests that started late.
     pub late: Option<u64>,
+    /// Distinct backend pids seen on the target over the step.
+    pub backends_seen: u32,
 }
 
 /// Samples the target's backends every `interval` until `done`; returns the samples and
@@ -168,7 +171,13 @@ pub async fn measure(
     let (warm_up, _) = load.send(driver, load.warm_up(length), stop).await;
     let before = probe.source.snapshot().await?;
     let (_, backend_pids) = views::sample(probe.sampler, probe.source.oid, probe.own_pid).await?;
-    let database_before = procfs::postgres_ticks(&backend_pids);
+    // The sampler's own backend leads to the postmaster even when the app holds no
+    // connection between requests (a new backend per request).
+    let postmaster = postgres_views::backend_pid(probe.sampler)
+        .await
+        .ok()
+        .and_then(procfs::postmaster_of);
+    let database_before = procfs::postgres_ticks(&backend_pids, postmaster);
     let app_before = (!probe.pids.is_empty())
         .then(|| procfs::thread_ticks(&procfs::with_descendants(probe.pids)));
     let own_before = procfs::own_cpu_seconds();
@@ -187,12 +196,10 @@ pub async fn measure(
         after: procfs::thread_ticks(&procfs::with_descendants(probe.pids)),
     });
     let (samples, seen) = sampled?;
-    let database_ticks = database_before.map(|before| {
-        let all: BTreeSet<i32> = backend_pids.union(&seen).copied().collect();
-        TicksPair {
-            before,
-            after: procfs::postgres_ticks(&all).unwrap_or_default(),
-        }
+    let all: BTreeSet<i32> = backend_pids.union(&seen).copied().collect();
+    let database_ticks = database_before.map(|before| TicksPair {
+        before,
+        after: procfs::postgres_ticks(&all, postmaster).unwrap_or_default(),
     });
     let after = probe.source.snapshot().await?;
     let window = delta::delta(&before, &after);
@@ -214,5 +221,6 @@ pub async fn measure(
         own_cpu_seconds,
         invalid_reasons: window.invalid_reasons,
         warm_up_sent: warm_up.sent,
+        backends_seen: all.len() as u32,
     })
 }

@@ -136,7 +136,7 @@ pub(crate) fn notes(report: &RampReport) -> Vec<String> {
     notes.push(format!("Pool: {}", report.pool.advice));
     if let Some(t) = &report.totals {
         notes.push(format!(
-            "Whole ramp (pg_stat_database): {} transactions, {} rows returned, {} rows \
+            "Whole ramp (pg_stat_database): {} transactions, {} rows read, {} rows \
              fetched, {} requests sent",
             t.transactions, t.rows_returned, t.rows_fetched, t.requests_sent
         ));
