@@ -141,6 +141,7 @@ impl Report {
             tables: table_rows(&delta.tables, n),
             findings: Vec::new(),
             pool: context.pool,
+            unauthenticated: baseline.clone(),
             baseline,
             windows: context.windows,
             nodes: Vec::new(),

@@ -39,10 +39,15 @@ pub struct Report {
     /// Connections seen on the target during the burst, against the server's limit.
     #[serde(default)]
     pub pool: Pool,
-    /// With `--compare-unauthenticated`: the same burst without credentials, side by side
-    /// with this one, and the difference. Absent otherwise.
+    /// Deprecated: the same as `unauthenticated`, under its old name, written for one more
+    /// release (it never meant `check --baseline`'s previous run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::cost::unauthenticated::Baseline>,
+    /// With `--compare-unauthenticated`: the same burst without credentials, side by side
+    /// with this one, and the difference. Absent otherwise, and in reports written before
+    /// it had this name (they carry `baseline` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unauthenticated: Option<crate::cost::unauthenticated::Baseline>,
     /// Windows measured and discarded before this one, because app connections opened or
     /// closed in them.
     #[serde(default)]
