@@ -1,6 +1,8 @@
-//! Guards the shape of the code base: no import cycle between the top-level modules of src/, no
-//! function over 80 lines outside test code, and a README of at most 250 lines whose relative
-//! links (like those of docs/*.md) all resolve, anchors included.
+//! Guards the shape of the code base: no import cycle between the top-level modules of src/, nor
+//! between the files (sibling modules) of one module folder; no function over 80 lines outside
+//! test code; no production file over 800 lines (test code apart); no long flag declared by two
+//! clap structs; and a README of at most 250 lines whose relative links (like those of
+//! docs/*.md) all resolve, anchors included.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
@@ -11,6 +13,34 @@ use syn::visit::{self, Visit};
 
 const MAX_FN_LINES: usize = 80;
 const MAX_README_LINES: usize = 250;
+const MAX_FILE_LINES: usize = 800;
+
+/// Known problems in files other engineers are changing on their own branches, exempt here so
+/// that this branch passes. THIS LIST MUST BE EMPTY: the lead empties it after merging them.
+/// Each entry is the start of a problem line (a file's path, `flag --x`, or `cycle a -> b`).
+const PENDING: &[&str] = &[
+    // Being split by the options engineer.
+    "src/commands/check/config.rs",
+    "src/auth/mod.rs",
+    // The flags MeasureArgs, AuditArgs, CheckArgs and DemoArgs each declare: being removed
+    // from src/cli.rs by the options engineer.
+    "flag --admin-db ",
+    "flag --concurrency ",
+    "flag --db ",
+    "flag --format ",
+    "flag --no-findings ",
+    "flag --no-plans ",
+    "flag --output ",
+    "flag --pgbouncer ",
+    "flag --quiet ",
+    "flag --replica ",
+    "flag --requests ",
+    "flag --settle-timeout ",
+    "flag --threshold ",
+    // Cycles between files of folders other engineers own (check views, measure, render).
+    "cycle commands::check::html -> commands::check::render ",
+    "cycle measure::background -> measure::meter ",
+];
 
 /// One place where top-level module `from` refers to top-level module `to`.
 struct Edge {
@@ -35,11 +65,30 @@ struct Function {
     lines: usize,
 }
 
+/// A file's production lines: all its lines but those of items under a test attribute.
+struct FileSize {
+    file: String,
+    lines: usize,
+}
+
+/// A long flag declared by a field of a clap struct (`#[derive(Args)]` or `#[derive(Parser)]`).
+struct Flag {
+    long: String,
+    owner: String,
+    site: String,
+}
+
 #[derive(Default)]
 struct Analysis {
     modules: BTreeSet<String>,
     edges: Vec<Edge>,
+    /// Every module below the top level (`cost::report`), and the edges between siblings of
+    /// one folder outside test code (`cost::report` -> `cost::findings`).
+    nested: BTreeSet<String>,
+    sibling_edges: Vec<Edge>,
     functions: Vec<Function>,
+    files: Vec<FileSize>,
+    flags: Vec<Flag>,
 }
 
 /// Parses every file of `root/src` and collects module edges and function lengths.
@@ -61,14 +110,30 @@ fn analyze(root: &Path) -> Analysis {
         let mut visitor = FileVisitor::new(format!("src/{}", rel.display()), module_path(rel));
         visitor.visit_file(&ast);
         analysis.modules.extend(visitor.scope.first().cloned());
+        visitor.lines = text.lines().count();
         walked.push(visitor);
     }
     let test_mods: Vec<_> = walked.iter().flat_map(|v| v.test_mods.clone()).collect();
+    for v in &walked {
+        let paths = v.inline_mods.iter().chain([&v.scope]);
+        let nested = paths.filter(|p| p.len() > 1).map(|p| p.join("::"));
+        analysis.nested.extend(nested);
+    }
     for v in walked {
         let test_file = test_mods.iter().any(|m| v.scope.starts_with(m));
+        if !test_file {
+            analysis
+                .sibling_edges
+                .extend(sibling_edges(&v, &analysis.nested));
+            let lines = v.lines - v.test_lines;
+            let file = v.file.clone();
+            analysis.files.push(FileSize { file, lines });
+            analysis.flags.extend(v.flags);
+        }
         // main.rs and lib.rs (scope empty) are crate roots: their functions count, not their paths.
         if let Some(from) = v.scope.first() {
             for (to, line, test) in &v.refs {
+                let Some(to) = to.first() else { continue };
                 if to != from && analysis.modules.contains(to) {
                     let (from, to, file) = (from.clone(), to.clone(), v.file.clone());
                     let (line, test) = (*line, *test || test_file);
@@ -87,6 +152,38 @@ fn analyze(root: &Path) -> Analysis {
         }
     }
     analysis
+}
+
+/// The edges of one file's production references between two siblings of one folder. The
+/// module referred to is the deepest module its path names (`cost::report::model`); the one
+/// referring is the file's module, or its ancestor at that depth (`cost::report::build` for
+/// `cost::findings`, `cost::findings` for a file of `cost/findings/` naming `cost::report`).
+/// So each folder's files form no cycle, and a module reaching into a sibling folder's inner
+/// file (`cost::report::model`) is no edge of the outer folder.
+fn sibling_edges(v: &FileVisitor, nested: &BTreeSet<String>) -> Vec<Edge> {
+    let mut edges = Vec::new();
+    for (to, line, test) in v.refs.iter().filter(|(_, _, test)| !test) {
+        let from = &v.scope;
+        let Some(k) = (2..=to.len())
+            .rev()
+            .find(|&k| nested.contains(&to[..k].join("::")))
+        else {
+            continue; // a top-level module (checked apart), or no module of the crate
+        };
+        if from.len() < k || from[..k - 1] != to[..k - 1] || from[k - 1] == to[k - 1] {
+            continue; // not a sibling: an ancestor, a descendant or another folder's
+        }
+        let (from, to) = (from[..k].join("::"), to[..k].join("::"));
+        let (file, line, test) = (v.file.clone(), *line, *test);
+        edges.push(Edge {
+            from,
+            to,
+            file,
+            line,
+            test,
+        });
+    }
+    edges
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -155,17 +252,24 @@ struct FileVisitor {
     in_test: usize,
     /// The type or trait whose methods are being walked, to name them `Type::method`.
     owner: Option<String>,
-    /// (top-level module referred to, line, from test code).
-    refs: Vec<(String, usize, bool)>,
+    /// (module path referred to, from the crate root; line; from test code).
+    refs: Vec<(Vec<String>, usize, bool)>,
     functions: Vec<Function>,
     /// Module paths declared as `mod x;` inside test code: their files are test code.
     test_mods: Vec<Vec<String>>,
+    /// Module paths of inline `mod x { .. }` outside test code.
+    inline_mods: Vec<Vec<String>>,
+    /// The file's lines, and those of its items under a test attribute (outermost only).
+    lines: usize,
+    test_lines: usize,
+    flags: Vec<Flag>,
 }
 
 impl FileVisitor {
     fn new(file: String, scope: Vec<String>) -> Self {
         let (in_test, owner) = (0, None);
         let (refs, functions, test_mods) = (Vec::new(), Vec::new(), Vec::new());
+        let (inline_mods, flags) = (Vec::new(), Vec::new());
         Self {
             file,
             scope,
@@ -174,6 +278,10 @@ impl FileVisitor {
             refs,
             functions,
             test_mods,
+            inline_mods,
+            lines: 0,
+            test_lines: 0,
+            flags,
         }
     }
 
@@ -185,7 +293,7 @@ impl FileVisitor {
         self.in_test -= test;
     }
 
-    /// Records a path that starts `crate`, `self` or `super` by the top-level module it lands in.
+    /// Records a path that starts `crate`, `self` or `super` by the path it lands on.
     fn refer(&mut self, segments: &[String], line: usize) {
         let mut scope = self.scope.clone();
         let mut rest = segments;
@@ -204,8 +312,9 @@ impl FileVisitor {
             }
             _ => return,
         }
-        if let Some(target) = scope.first().or(rest.first()) {
-            self.refs.push((target.clone(), line, self.in_test > 0));
+        scope.extend(rest.iter().cloned());
+        if !scope.is_empty() {
+            self.refs.push((scope, line, self.in_test > 0));
         }
     }
 
@@ -278,14 +387,87 @@ fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(Vec<S
     }
 }
 
+/// Whether these attributes hold `#[name(word)]`, such as `#[command(flatten)]`.
+fn has_attr_word(attrs: &[syn::Attribute], names: &[&str], word: &str) -> bool {
+    attrs.iter().any(|a| {
+        let syn::Meta::List(list) = &a.meta else {
+            return false;
+        };
+        let named = names.iter().any(|n| list.path.is_ident(n));
+        named
+            && list
+                .tokens
+                .clone()
+                .into_iter()
+                .any(|t| t.to_string() == word)
+    })
+}
+
+/// The long flag a field's `#[arg(..)]` (or `#[clap(..)]`) declares: `long = "x"`, or the
+/// field's name in kebab-case for a bare `long`.
+fn long_flag(field: &syn::Field) -> Option<String> {
+    for attr in &field.attrs {
+        let syn::Meta::List(list) = &attr.meta else {
+            continue;
+        };
+        if !(list.path.is_ident("arg") || list.path.is_ident("clap")) {
+            continue;
+        }
+        let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+        for part in tokens.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ',')) {
+            match part {
+                [TokenTree::Ident(id)] if id == "long" => {
+                    let name = field.ident.as_ref()?.to_string();
+                    return Some(name.trim_start_matches("r#").replace('_', "-"));
+                }
+                [
+                    TokenTree::Ident(id),
+                    TokenTree::Punct(eq),
+                    TokenTree::Literal(value),
+                ] if id == "long" && eq.as_char() == '=' => {
+                    return Some(value.to_string().trim_matches('"').to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 impl<'ast> Visit<'ast> for FileVisitor {
     fn visit_item(&mut self, i: &'ast syn::Item) {
-        self.enter(item_attrs(i), |v| visit::visit_item(v, i));
+        let attrs = item_attrs(i);
+        if self.in_test == 0 && attrs.iter().any(is_test_attr) {
+            let span = syn::spanned::Spanned::span(i);
+            self.test_lines += span.end().line - span.start().line + 1;
+        }
+        self.enter(attrs, |v| visit::visit_item(v, i));
+    }
+
+    fn visit_item_struct(&mut self, i: &'ast syn::ItemStruct) {
+        let clap = has_attr_word(&i.attrs, &["derive"], "Args")
+            || has_attr_word(&i.attrs, &["derive"], "Parser");
+        if clap && self.in_test == 0 {
+            for field in &i.fields {
+                if has_attr_word(&field.attrs, &["command", "clap"], "flatten") {
+                    continue;
+                }
+                if let (Some(long), Some(name)) = (long_flag(field), &field.ident) {
+                    let site = format!("{}:{}", self.file, line(name.span()));
+                    let owner = i.ident.to_string();
+                    self.flags.push(Flag { long, owner, site });
+                }
+            }
+        }
+        visit::visit_item_struct(self, i);
     }
 
     fn visit_item_mod(&mut self, i: &'ast syn::ItemMod) {
         self.scope.push(i.ident.to_string());
         if i.content.is_some() {
+            if self.in_test == 0 {
+                self.inline_mods.push(self.scope.clone());
+            }
             visit::visit_item_mod(self, i);
         } else if self.in_test > 0 {
             self.test_mods.push(self.scope.clone());
@@ -370,15 +552,15 @@ fn bfs<'a>(
 
 /// Each strongly connected group of more than one module. Every edge inside such a group lies on
 /// a cycle: for each, the shortest cycle through it is reported, with the sites of its edges.
-fn cycle_report(a: &Analysis) -> (String, Vec<String>) {
+fn cycle_report(modules: &BTreeSet<String>, edges: &[Edge]) -> (String, Vec<String>) {
     let mut g = Graph::new();
-    for e in &a.edges {
+    for e in edges {
         let edges = g.entry(e.from.as_str()).or_default();
         edges.entry(e.to.as_str()).or_default().push(e);
     }
-    let reach = |m: &str| bfs(&g, a.modules.get(m).unwrap().as_str(), |_| true);
+    let reach = |m: &str| bfs(&g, modules.get(m).unwrap().as_str(), |_| true);
     let (mut seen, mut cycles) = (BTreeSet::new(), BTreeSet::new());
-    for m in a.modules.iter().map(String::as_str) {
+    for m in modules.iter().map(String::as_str) {
         let forward = reach(m);
         let group: BTreeSet<&str> = forward
             .keys()
@@ -406,7 +588,7 @@ fn cycle_report(a: &Analysis) -> (String, Vec<String>) {
     let edges: usize = g.values().map(BTreeMap::len).sum();
     let summary = format!(
         "checked {} modules, {edges} edges, {} cycles in {} groups",
-        a.modules.len(),
+        modules.len(),
         cycles.len(),
         seen.len()
     );
@@ -450,6 +632,64 @@ fn function_report(a: &Analysis) -> (String, Vec<String>) {
         .iter()
         .map(|f| format!("{} {} ({} lines)", f.site, f.name, f.lines));
     (summary, problems.collect())
+}
+
+/// Production files over 800 lines: a file under `#[cfg(test)]` is not counted, and in the
+/// others the items under a test attribute (`#[cfg(test)] mod tests { .. }`) are not.
+fn file_report(a: &Analysis) -> (String, Vec<String>) {
+    let mut long: Vec<&FileSize> = a
+        .files
+        .iter()
+        .filter(|f| f.lines > MAX_FILE_LINES)
+        .collect();
+    long.sort_by(|x, y| y.lines.cmp(&x.lines).then(x.file.cmp(&y.file)));
+    let longest = a.files.iter().max_by_key(|f| f.lines);
+    let summary = format!(
+        "checked {} production files, longest {}; {} over {MAX_FILE_LINES} lines",
+        a.files.len(),
+        longest.map_or("none".into(), |f| format!("{} ({} lines)", f.file, f.lines)),
+        long.len()
+    );
+    let problems = long
+        .iter()
+        .map(|f| format!("{} has {} production lines", f.file, f.lines));
+    (summary, problems.collect())
+}
+
+/// Long flags declared by fields of more than one clap struct.
+fn flag_report(a: &Analysis) -> (String, Vec<String>) {
+    let mut by_flag: BTreeMap<&str, Vec<&Flag>> = BTreeMap::new();
+    for flag in &a.flags {
+        by_flag.entry(&flag.long).or_default().push(flag);
+    }
+    let mut problems = Vec::new();
+    for (long, flags) in &by_flag {
+        let owners: BTreeSet<&str> = flags.iter().map(|f| f.owner.as_str()).collect();
+        if owners.len() > 1 {
+            let sites: Vec<_> = flags
+                .iter()
+                .map(|f| format!("{} ({})", f.site, f.owner))
+                .collect();
+            problems.push(format!("flag --{long} declared by {}", sites.join(", ")));
+        }
+    }
+    let summary = format!(
+        "checked {} long flags of clap structs, {} declared twice or more",
+        by_flag.len(),
+        problems.len()
+    );
+    (summary, problems)
+}
+
+/// The problems no PENDING entry exempts; the exempt ones are printed.
+fn not_pending((summary, problems): (String, Vec<String>)) -> (String, Vec<String>) {
+    let (pending, open): (Vec<_>, Vec<_>) = problems
+        .into_iter()
+        .partition(|p| PENDING.iter().any(|e| p.starts_with(e)));
+    pending
+        .iter()
+        .for_each(|p| println!("PENDING (exempt): {p}"));
+    (summary, open)
 }
 
 /// README.md's length, then every relative link of README.md and docs/*.md.
@@ -591,7 +831,8 @@ fn project() -> &'static Path {
 
 #[test]
 fn no_import_cycle_between_top_level_modules() {
-    let report = cycle_report(&analyze(project()));
+    let a = analyze(project());
+    let report = not_pending(cycle_report(&a.modules, &a.edges));
     enforce(
         "import cycles between the top-level modules of src/",
         report,
@@ -599,9 +840,53 @@ fn no_import_cycle_between_top_level_modules() {
 }
 
 #[test]
+fn no_import_cycle_between_the_files_of_one_folder() {
+    let a = analyze(project());
+    let report = not_pending(cycle_report(&a.nested, &a.sibling_edges));
+    enforce(
+        "import cycles between the sibling modules of one folder",
+        report,
+    );
+}
+
+#[test]
 fn no_function_over_80_lines_outside_tests() {
-    let report = function_report(&analyze(project()));
+    let report = not_pending(function_report(&analyze(project())));
     enforce("functions over 80 lines outside test code", report);
+}
+
+#[test]
+fn no_production_file_over_800_lines() {
+    let report = not_pending(file_report(&analyze(project())));
+    enforce("production files over 800 lines", report);
+}
+
+#[test]
+fn no_long_flag_declared_twice() {
+    let report = not_pending(flag_report(&analyze(project())));
+    enforce("long flags declared by two clap structs", report);
+}
+
+/// An entry of PENDING that exempts nothing any more is to be removed.
+#[test]
+fn pending_exemptions_are_still_needed() {
+    let a = analyze(project());
+    let reports = [
+        cycle_report(&a.modules, &a.edges),
+        cycle_report(&a.nested, &a.sibling_edges),
+        function_report(&a),
+        file_report(&a),
+        flag_report(&a),
+    ];
+    let problems: Vec<String> = reports.into_iter().flat_map(|(_, p)| p).collect();
+    let stale: Vec<_> = PENDING
+        .iter()
+        .filter(|e| !problems.iter().any(|p| p.starts_with(*e)))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "PENDING entries that exempt nothing: {stale:?}"
+    );
 }
 
 #[test]
@@ -661,7 +946,7 @@ fn synthetic_clean_crate_passes() {
     let site = "src/a.rs:1".to_string();
     assert_eq!(edges, [("a", "b", site.clone()), ("a", "b", site)]);
     for (summary, problems) in [
-        cycle_report(&analysis),
+        cycle_report(&analysis.modules, &analysis.edges),
         function_report(&analysis),
         doc_report(dir.path()),
     ] {
@@ -702,7 +987,7 @@ fn synthetic_cyclic_crate_is_caught() {
         ("docs/g.md", "# G\n".into()),
     ]);
     let analysis = analyze(dir.path());
-    let (summary, cycles) = cycle_report(&analysis);
+    let (summary, cycles) = cycle_report(&analysis.modules, &analysis.edges);
     println!("{summary}\n{}", cycles.join("\n"));
     assert_eq!(
         cycles,
@@ -725,5 +1010,120 @@ fn synthetic_cyclic_crate_is_caught() {
     assert_eq!(
         docs[2],
         "README.md:2: link (docs/g.md#nope) has anchor #nope, but no heading slugifies to it"
+    );
+}
+
+/// `n` lines of production code.
+fn lines_of_code(n: usize) -> String {
+    "pub const X: u8 = 0;\n".repeat(n)
+}
+
+#[test]
+fn synthetic_clean_folders_files_and_flags_pass() {
+    let findings = "use crate::cost::report::model::Report;\npub fn analyze(_: &Report) {}\n"
+        .to_string()
+        + "#[cfg(test)]\nmod tests {\n    use crate::cost::report::Report;\n"
+        + &long_fn("    fn helper()", 50)
+        + "}\n"
+        + &lines_of_code(MAX_FILE_LINES - 2);
+    let cli = "#[derive(Debug, Parser)]\nstruct Cli {\n    #[arg(long)]\n    dry_run: bool,\n"
+        .to_string()
+        + "    #[command(flatten)]\n    verbose: Common,\n}\n"
+        + "#[derive(Debug, Args)]\nstruct Common {\n    #[arg(short, long, value_name = \"N\")]\n"
+        + "    verbose: u8,\n    #[arg(long = \"dry-run-twice\")]\n    twice: bool,\n}\n"
+        + "struct NotClap {\n    #[arg(long)]\n    dry_run: bool,\n}\n";
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod cli;\npub mod cost;\n".into()),
+        ("src/cli.rs", cli),
+        (
+            "src/cost/mod.rs",
+            "pub mod findings;\npub mod report;\n#[cfg(test)]\nmod big_tests;\n".into(),
+        ),
+        (
+            "src/cost/report/mod.rs",
+            "pub mod build;\npub mod model;\npub use model::*;\n".into(),
+        ),
+        ("src/cost/report/model.rs", "pub struct Report;\n".into()),
+        (
+            "src/cost/report/build.rs",
+            "use crate::cost::findings;\npub fn build() { findings::analyze(&super::Report) }\n"
+                .into(),
+        ),
+        ("src/cost/findings/mod.rs", findings),
+        ("src/cost/big_tests.rs", lines_of_code(MAX_FILE_LINES + 100)),
+    ]);
+    let analysis = analyze(dir.path());
+    let edges: Vec<_> = analysis
+        .sibling_edges
+        .iter()
+        .map(|e| (&*e.from, &*e.to, e.site()))
+        .collect();
+    let site = "src/cost/report/build.rs:1".to_string();
+    assert_eq!(edges, [("cost::report", "cost::findings", site)]);
+    let findings_file = analysis
+        .files
+        .iter()
+        .find(|f| f.file.ends_with("findings/mod.rs"));
+    assert_eq!(findings_file.map(|f| f.lines), Some(MAX_FILE_LINES));
+    assert_eq!(analysis.flags.len(), 3);
+    for (summary, problems) in [
+        cycle_report(&analysis.nested, &analysis.sibling_edges),
+        file_report(&analysis),
+        flag_report(&analysis),
+    ] {
+        println!("{summary}");
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+}
+
+#[test]
+fn synthetic_folder_cycle_long_file_and_twice_declared_flag_are_caught() {
+    let cli = "#[derive(Args)]\nstruct A {\n    #[arg(long)]\n    db: String,\n}\n".to_string()
+        + "#[derive(clap::Parser)]\nstruct B {\n    #[arg(short, long = \"db\")]\n"
+        + "    database: String,\n}\n";
+    let long = lines_of_code(MAX_FILE_LINES + 1)
+        + "#[cfg(test)]\nmod tests {\n"
+        + &long_fn("    fn helper()", 50)
+        + "}\n";
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod cli;\npub mod cost;\n".into()),
+        ("src/cli.rs", cli),
+        (
+            "src/cost/mod.rs",
+            "pub mod findings;\npub mod long;\npub mod report;\n".into(),
+        ),
+        (
+            "src/cost/report.rs",
+            "use crate::cost::findings::Finding;\npub struct Report(Finding);\n".into(),
+        ),
+        (
+            "src/cost/findings/mod.rs",
+            "mod sql;\npub struct Finding;\n".into(),
+        ),
+        (
+            "src/cost/findings/sql.rs",
+            "use crate::cost::report::Report;\n".into(),
+        ),
+        ("src/cost/long.rs", long),
+    ]);
+    let analysis = analyze(dir.path());
+    let (summary, cycles) = cycle_report(&analysis.nested, &analysis.sibling_edges);
+    println!("{summary}");
+    assert_eq!(
+        cycles,
+        [
+            "cycle cost::findings -> cost::report -> cost::findings\n    \
+          cost::findings -> cost::report: src/cost/findings/sql.rs:1\n    \
+          cost::report -> cost::findings: src/cost/report.rs:1"
+        ]
+    );
+    let (summary, long) = file_report(&analysis);
+    println!("{summary}");
+    assert_eq!(long, ["src/cost/long.rs has 801 production lines"]);
+    let (summary, flags) = flag_report(&analysis);
+    println!("{summary}");
+    assert_eq!(
+        flags,
+        ["flag --db declared by src/cli.rs:4 (A), src/cli.rs:9 (B)"]
     );
 }

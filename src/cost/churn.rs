@@ -59,7 +59,7 @@ impl Churn {
 
 /// What a window's churn means for the measurement.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ChurnVerdict {
     /// No app connection opened or closed: a clean measurement.
     Clean,
     /// The app opens a connection for most requests: that is the endpoint's cost, and
@@ -71,13 +71,13 @@ pub enum Verdict {
 }
 
 /// Judges the churn of a window of `requests` requests.
-pub fn judge(churn: Churn, requests: u64) -> Verdict {
+pub fn judge(churn: Churn, requests: u64) -> ChurnVerdict {
     if churn.is_clean() {
-        Verdict::Clean
+        ChurnVerdict::Clean
     } else if requests > 0 && per_request(churn.opened, requests) >= PER_REQUEST_SESSIONS {
-        Verdict::ConnectionPerRequest
+        ChurnVerdict::ConnectionPerRequest
     } else {
-        Verdict::Churned(churn)
+        ChurnVerdict::Churned(churn)
     }
 }
 
@@ -168,7 +168,7 @@ mod tests {
             }
         );
         assert_eq!(churn.describe(), "1 app connection opened and 1 closed");
-        assert_eq!(judge(churn, 200), Verdict::Churned(churn));
+        assert_eq!(judge(churn, 200), ChurnVerdict::Churned(churn));
     }
 
     #[test]
@@ -204,18 +204,18 @@ mod tests {
     fn the_same_backends_and_no_session_is_clean() {
         let churn = Churn::of(&pids(&[10, 11]), &pids(&[11, 10]), Some(0));
         assert!(churn.is_clean());
-        assert_eq!(judge(churn, 200), Verdict::Clean);
+        assert_eq!(judge(churn, 200), ChurnVerdict::Clean);
     }
 
     #[test]
     fn a_connection_per_request_is_a_cost_not_churn() {
         let per_request = Churn::of(&pids(&[]), &pids(&[]), Some(50));
-        assert_eq!(judge(per_request, 50), Verdict::ConnectionPerRequest);
+        assert_eq!(judge(per_request, 50), ChurnVerdict::ConnectionPerRequest);
         // Half the requests is the limit; just below it is churn.
         let half = Churn::of(&pids(&[]), &pids(&[]), Some(100));
-        assert_eq!(judge(half, 200), Verdict::ConnectionPerRequest);
+        assert_eq!(judge(half, 200), ChurnVerdict::ConnectionPerRequest);
         let below = Churn::of(&pids(&[]), &pids(&[]), Some(99));
-        assert!(matches!(judge(below, 200), Verdict::Churned(_)));
+        assert!(matches!(judge(below, 200), ChurnVerdict::Churned(_)));
     }
 
     #[test]

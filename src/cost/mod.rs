@@ -1,4 +1,8 @@
-//! The pure core, with no I/O: the counter sets of the statistics views, snapshots of
+//! The pure model and its analyses: no I/O, and no prices (the name means what a request
+//! costs Postgres, in rows, blocks and round trips). The measurement (`measure/`,
+//! `postgres/`, `http/`) produces the inputs; the views (`render/`) read the `Report`.
+//!
+//! What it holds: the counter sets of the statistics views, snapshots of
 //! them, their deltas, the per-request `Report` and its headline figures, the databases of
 //! one request (nodes) and its read replicas, the unauthenticated comparison, window
 //! churn, whether credentials count, background traffic and its subtraction, PgBouncer's

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::{WindowDelta, per_request, share};
 use crate::cost::findings;
-use crate::cost::report::{self, PerRequest, Report, StatementRow, TableRow};
+use crate::cost::report::model::{self, PerRequest, Report, StatementRow, TableRow};
 
 /// The role of a database the app reads and writes itself.
 pub const PRIMARY: &str = "primary";
@@ -105,8 +105,8 @@ pub fn combine(total: Report, nodes: Vec<(NodeName, Report)>) -> Report {
             tables: report.tables,
         });
     }
-    report::sort_statements(&mut statements);
-    report::sort_tables(&mut tables);
+    model::sort_statements(&mut statements);
+    model::sort_tables(&mut tables);
     findings::rank(&mut found);
     Report {
         statements,

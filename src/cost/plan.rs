@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cost::findings::FindingKind;
-use crate::cost::report::Report;
+pub use crate::cost::report::model::IndexProposal;
+use crate::cost::report::model::Report;
 
 /// How many of a report's statements, by shared buffers touched, get a plan besides the
 /// statements of its findings.
@@ -31,22 +31,6 @@ pub struct StatementPlan {
     /// The index that would replace a sequential scan of a big table, when one was asked
     /// for (`Wanted::propose_index`) and the plan shows one.
     pub index: Option<IndexProposal>,
-}
-
-/// An index that would let Postgres read only the rows a statement needs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct IndexProposal {
-    /// Ready to run: `CREATE INDEX CONCURRENTLY ON public.t (col)`.
-    pub statement: String,
-    /// `schema.table`.
-    pub table: String,
-    /// The indexed columns, in order, `DESC` where the sort needs it.
-    pub columns: Vec<String>,
-    /// What the index replaces, in the plan's words.
-    pub replaces: String,
-    /// True when `hypopg` showed the planner would use it, false when it would not; null
-    /// when unverified (no `hypopg` in the target database).
-    pub verified: Option<bool>,
 }
 
 impl IndexProposal {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::figures::Figures;
-use crate::cost::report::Report;
+use crate::cost::report::model::Report;
 
 /// Both runs side by side (`report.baseline`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

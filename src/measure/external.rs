@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, Verdict, Windows};
+use crate::cost::churn::{self, ChurnVerdict, Windows};
 use crate::cost::external_load::{self, CountSource, ToolCount};
 use crate::cost::load::{LoadResult, new_histogram};
 use crate::cost::report::Report;
@@ -82,7 +82,8 @@ pub async fn measure(
         warnings: Vec::new(),
         windows: Windows::default(),
     };
-    if let Verdict::Churned(churned) = churn::judge(meter.churn(&opened, &closed), counted.requests)
+    if let ChurnVerdict::Churned(churned) =
+        churn::judge(meter.churn(&opened, &closed), counted.requests)
     {
         notes = retry::with_unclean_warning(&meter, &config, (&opened, &closed), notes, churned);
     }

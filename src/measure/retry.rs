@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, Churn, Verdict, Windows};
+use crate::cost::churn::{self, Churn, ChurnVerdict, Windows};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::error::Result;
@@ -71,8 +71,8 @@ pub async fn measure(
         };
         let first = report(notes.clone());
         let churned = match verdict {
-            Verdict::Churned(churned) => churned,
-            Verdict::Clean | Verdict::ConnectionPerRequest => {
+            ChurnVerdict::Churned(churned) => churned,
+            ChurnVerdict::Clean | ChurnVerdict::ConnectionPerRequest => {
                 return Ok(measured(first, closed, burst.ended));
             }
         };

@@ -104,9 +104,9 @@ impl ClockAnchor {
     }
 }
 
-/// The verdict on one look at `pg_stat_activity`.
+/// What one look at `pg_stat_activity` says: settled, or pending and why.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum SettleOutcome {
     Settled,
     /// Look again after `retry_in`; `reason` says what is still pending.
     Pending {
@@ -179,7 +179,7 @@ pub fn judge(
     quiet_seconds: f64,
     server_ahead: f64,
     others: &Others,
-) -> Verdict {
+) -> SettleOutcome {
     let mut busy: Vec<String> = Vec::new();
     let mut idle_wait: f64 = 0.0;
     let mut idle_pending = 0;
@@ -211,18 +211,18 @@ pub fn judge(
         if busy.len() > 3 {
             reason = format!("{} and {} more", busy[..3].join(", "), busy.len() - 3);
         }
-        return Verdict::Pending {
+        return SettleOutcome::Pending {
             reason,
             retry_in: Duration::from_millis(250),
         };
     }
     if idle_pending > 0 {
-        return Verdict::Pending {
+        return SettleOutcome::Pending {
             reason: format!("{idle_pending} idle backend(s) may still hold counters"),
             retry_in: Duration::from_secs_f64(idle_wait.clamp(0.05, 1.0)),
         };
     }
-    Verdict::Settled
+    SettleOutcome::Settled
 }
 
 /// `client backend 123 (role app, application "cron") is active`.
@@ -310,8 +310,8 @@ pub async fn wait<P: Probe>(
         let (verdict, others_now) = look(probe, rules, &quiet, &mut outcome).await?;
         outcome.waited = elapsed;
         let (reason, retry_in) = match verdict {
-            Verdict::Settled if !rules.stability_check => break,
-            Verdict::Settled if others_now => {
+            SettleOutcome::Settled if !rules.stability_check => break,
+            SettleOutcome::Settled if others_now => {
                 // Other traffic keeps the counters moving: the judge's word stands (PG 15+);
                 // before 15, the next read must come from a fresh stats file.
                 if rules.flushed_after_quiet_seconds.is_none() {
@@ -320,7 +320,7 @@ pub async fn wait<P: Probe>(
                 outcome.waited = start.elapsed();
                 break;
             }
-            Verdict::Settled => {
+            SettleOutcome::Settled => {
                 if stable(probe, rules).await? {
                     outcome.waited = start.elapsed();
                     break;
@@ -329,7 +329,7 @@ pub async fn wait<P: Probe>(
                 outcome.moved_while_quiet = true;
                 continue;
             }
-            Verdict::Pending { reason, retry_in } => (reason, retry_in),
+            SettleOutcome::Pending { reason, retry_in } => (reason, retry_in),
         };
         if stop.load(Ordering::Relaxed) || elapsed >= timeout {
             outcome.timed_out = true;
@@ -357,7 +357,7 @@ async fn look<P: Probe>(
     rules: &Rules,
     quiet: &Quiet<'_>,
     outcome: &mut Outcome,
-) -> Result<(Verdict, bool)> {
+) -> Result<(SettleOutcome, bool)> {
     let activity = probe.activity().await?;
     let ahead = quiet
         .anchor
@@ -416,7 +416,10 @@ mod tests {
 
     #[test]
     fn no_backends_is_settled() {
-        assert_eq!(judge(&[], &pg15(), 0.0, 0.0, &none()), Verdict::Settled);
+        assert_eq!(
+            judge(&[], &pg15(), 0.0, 0.0, &none()),
+            SettleOutcome::Settled
+        );
     }
 
     #[test]
@@ -429,7 +432,7 @@ mod tests {
             &none(),
         );
         match v {
-            Verdict::Pending { retry_in, reason } => {
+            SettleOutcome::Pending { retry_in, reason } => {
                 assert_eq!(retry_in, Duration::from_secs(1));
                 assert!(reason.contains("2 idle"));
             }
@@ -437,7 +440,7 @@ mod tests {
         }
         let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0, 0.0, &none());
         assert!(
-            matches!(v, Verdict::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
+            matches!(v, SettleOutcome::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
         );
         assert_eq!(
             judge(
@@ -447,7 +450,7 @@ mod tests {
                 0.0,
                 &none()
             ),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
     }
 
@@ -456,7 +459,7 @@ mod tests {
         for state in ["active", "idle in transaction"] {
             let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0, 0.0, &none());
             assert!(
-                matches!(v, Verdict::Pending { ref reason, .. } if reason.contains(state)),
+                matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains(state)),
                 "{v:?}"
             );
         }
@@ -470,7 +473,7 @@ mod tests {
         };
         assert_eq!(
             judge(&[walsender], &pg15(), 0.0, 0.0, &none()),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
     }
 
@@ -482,12 +485,12 @@ mod tests {
         };
         let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0, 0.0, &none());
         assert!(
-            matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
+            matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
         assert_eq!(
             judge(&[hidden], &pg15(), 10.6, 0.0, &none()),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
     }
 
@@ -497,12 +500,12 @@ mod tests {
         // backend's flush timer has run for 1 s only.
         let v = judge(&[b(1, "idle", 12.0)], &pg15(), 0.0, 11.0, &none());
         assert!(
-            matches!(v, Verdict::Pending { ref reason, .. } if reason.contains("1 idle")),
+            matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
         assert_eq!(
             judge(&[b(1, "idle", 22.0)], &pg15(), 0.0, 11.0, &none()),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
     }
 
@@ -633,19 +636,19 @@ mod tests {
         let writer = b(5, "idle", 0.01);
         assert_eq!(
             judge(std::slice::from_ref(&writer), &pg15(), 3.0, 0.0, &none()),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
         // 1.2 s after the last request is too soon: its last flush may predate it.
         assert!(matches!(
             judge(std::slice::from_ref(&writer), &pg15(), 1.2, 0.0, &none()),
-            Verdict::Pending { .. }
+            SettleOutcome::Pending { .. }
         ));
         // Before 15 an idle backend may hold its counters: no such rule.
         let pg14 = Rules::for_server(140010, true);
         let idle = b(5, "idle", 0.1);
         assert!(matches!(
             judge(&[idle], &pg14, 3.0, 0.0, &none()),
-            Verdict::Pending { .. }
+            SettleOutcome::Pending { .. }
         ));
         let seen: Vec<i32> = active_after_quiet(&[writer, b(6, "idle", 2.9)], 3.0, 0.0, 1.0)
             .map(|b| b.pid)
@@ -666,7 +669,7 @@ mod tests {
         };
         let v = judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &none());
         assert!(
-            matches!(v, Verdict::Pending { ref reason, .. }
+            matches!(v, SettleOutcome::Pending { ref reason, .. }
                 if reason.contains("8 (role cron, application \"nightly\") is idle in transaction")),
             "{v:?}"
         );
@@ -676,7 +679,7 @@ mod tests {
         };
         assert_eq!(
             judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_role),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
         let by_pid = Others {
             background_pids: [8].into(),
@@ -684,7 +687,7 @@ mod tests {
         };
         assert_eq!(
             judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_pid),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
         // Idle, a background pid is judged as any backend: it may hold the app's counters.
         let idle = Backend {
@@ -694,7 +697,7 @@ mod tests {
         };
         assert!(matches!(
             judge(&[idle], &pg15(), 0.5, 0.0, &by_pid),
-            Verdict::Pending { .. }
+            SettleOutcome::Pending { .. }
         ));
     }
 
@@ -717,7 +720,7 @@ mod tests {
         assert_eq!(rules.flush_after_seconds, 1.0);
         assert_eq!(
             judge(&[b(1, "idle", 1.2)], &rules, 0.0, 0.0, &none()),
-            Verdict::Settled
+            SettleOutcome::Settled
         );
     }
 

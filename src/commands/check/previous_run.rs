@@ -294,6 +294,25 @@ mod tests {
         assert!(b.find("c", "GET", "http://h/x").is_none());
     }
 
+    /// `check --baseline` reads reports from before and after the unauthenticated run was
+    /// renamed: `baseline` only, both keys, and `unauthenticated` only.
+    #[test]
+    fn reports_with_either_name_of_the_unauthenticated_run_load() {
+        let run = serde_json::json!({"requests": 100});
+        for keys in [
+            &["baseline"][..],
+            &["baseline", "unauthenticated"],
+            &["unauthenticated"],
+        ] {
+            let mut audit = report_json("/x", 3);
+            for key in keys {
+                audit[*key] = run.clone();
+            }
+            let parsed = PreviousRun::parse(&audit.to_string(), "old.json").unwrap();
+            assert_eq!(parsed.entries.len(), 1, "{keys:?}");
+        }
+    }
+
     #[test]
     fn other_documents_are_usage_errors() {
         let e = PreviousRun::parse("not json", "x.json").unwrap_err();

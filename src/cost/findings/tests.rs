@@ -132,6 +132,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         findings: Vec::new(),
         pool: Default::default(),
         baseline: None,
+        unauthenticated: None,
         windows: Default::default(),
         nodes: Vec::new(),
         background: None,

@@ -1,0 +1,405 @@
+//! The rule of each kind of finding that is not a repeated statement: when it fires on a
+//! statement or a table of the report, and its evidence, suggestion and saving (the
+//! formulas are in `docs/findings.md`).
+
+use super::*;
+
+/// Whether `s` is the list an N+1 of the same request walks: the loop runs at most once
+/// per row of it and at least once per two rows (a per-request query cache answers
+/// repeated keys, so a loop may run fewer times than the list has rows).
+pub(super) fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresholds) -> bool {
+    all.iter().any(|loop_| {
+        loop_.is_n_plus_one(t)
+            && loop_.calls_per_request <= s.rows_per_request + t.once_per_request_tolerance
+            && loop_.calls_per_request >= s.rows_per_request / 2.0
+    })
+}
+
+pub(super) fn collection_to_boolean(
+    s: &Statement,
+    all: &[Statement],
+    t: &Thresholds,
+) -> Option<Finding> {
+    let outer = s.shape.outer.as_ref()?;
+    let answers_already = outer.aggregate || outer.exists || outer.group_by || outer.limit;
+    // The page, a batch load and the list a loop walks: their rows are used.
+    let rows_used = s.page || s.shape.keyed_by_list || walked_by_n_plus_one(s, all, t);
+    if s.shape.access != Access::Read
+        || answers_already
+        || rows_used
+        || s.calls_per_request < t.collection_min_calls_per_request
+        || s.rows_per_call < t.collection_min_rows_per_call
+    {
+        return None;
+    }
+    let saved_rows = (s.rows_per_request - s.calls_per_request).max(0.0);
+    let question = "<the condition the caller tests>";
+    let rewrite = match &outer.filter {
+        Some(filter) => format!(
+            "SELECT EXISTS (SELECT 1 FROM {} WHERE {filter} AND {question})",
+            outer.from
+        ),
+        None => format!(
+            "SELECT EXISTS (SELECT 1 FROM {} WHERE {question})",
+            outer.from
+        ),
+    };
+    let caveat = if s.shape.parsed {
+        ""
+    } else {
+        "\n\n(The statement's text did not parse, perhaps because pg_stat_statements \
+         truncated it: the rewrite was rebuilt from its tokens, so check it.)"
+    };
+    let suggestion = format!(
+        "This statement returns {} rows per call ({} per request) with no LIMIT: it builds \
+         a whole set. If the caller only tests whether a matching row exists (a permission, \
+         a membership, a flag), ask the question you actually have:\n\n    {rewrite}\n\n\
+         Postgres stops at the first matching row and sends back one boolean instead of \
+         the set. Keep the set-building query for screens that really need the whole set.\
+         {caveat}",
+        amount(s.rows_per_call),
+        amount(s.rows_per_request),
+    );
+    Some(Finding {
+        query: Some(s.query.to_string()),
+        table: s.only_table().map(|table| table.table.clone()),
+        evidence: evidence(&[
+            ("calls_per_request", s.calls_per_request),
+            ("rows_per_call", s.rows_per_call),
+            ("rows_per_request", s.rows_per_request),
+            ("share_of_rows_returned", s.share_of_rows_returned),
+        ]),
+        unparsed: !s.shape.parsed,
+        // An EXISTS sends back one row per call.
+        avoidable_rows_per_request: saved_rows,
+        saves_per_request: Saving {
+            rows_returned: saved_rows,
+            db_time_ms: s.db_time_ms * saved_rows / s.rows_per_request,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::CollectionToBoolean, suggestion)
+    })
+}
+
+pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
+    if !s.is_n_plus_one(t) {
+        return None;
+    }
+    let saved = s.calls_per_request - 1.0;
+    let batch = if s.shape.access == Access::Write {
+        "Send all the items in one statement: one multi-row INSERT, or an INSERT, UPDATE \
+         or DELETE that reads the items from arrays with `unnest($1, $2)`; or fold the \
+         write into the statement that produced the list."
+            .to_string()
+    } else {
+        let example = match &s.shape.batched {
+            Some(batched) => format!(", for example:\n\n    {batched}\n\n"),
+            None => " (`WHERE id = ANY($1)`), ".to_string(),
+        };
+        format!(
+            "Batch it: pass all the keys as one array parameter and match them with \
+             `= ANY($1)`{example}returning the key column so the app can match rows to \
+             items; or JOIN this table into the statement that produced the list."
+        )
+    };
+    let suggestion = format!(
+        "This statement runs {} times per request and returns {} row(s) per call: one \
+         round trip per item, the N+1 pattern. {batch} That saves about {} round trips \
+         per request.",
+        amount(s.calls_per_request),
+        amount(s.rows_per_call),
+        amount(saved),
+    );
+    Some(Finding {
+        query: Some(s.query.to_string()),
+        table: s.only_table().map(|table| table.table.clone()),
+        evidence: evidence(&[
+            ("calls_per_request", s.calls_per_request),
+            ("rows_per_call", s.rows_per_call),
+            ("rows_per_request", s.rows_per_request),
+        ]),
+        unparsed: !s.shape.parsed,
+        round_trips_per_request: saved,
+        saves_per_request: Saving {
+            statements: saved,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::NPlusOne, suggestion)
+    })
+}
+
+pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
+    let statements = all;
+    let per_request = report.per_request.statements?;
+    if per_request < t.round_trips_min_statements_per_request {
+        return None;
+    }
+    let utility = report
+        .per_request
+        .statements_excluding_utility
+        .map(|non_utility| (per_request - non_utility).max(0.0));
+    let once: Vec<&Statement> = statements
+        .iter()
+        .filter(|s| s.runs_once_per_request(t))
+        .collect();
+    // N+1 statements have their own finding and their own fix.
+    let repeated: Vec<&Statement> = statements
+        .iter()
+        .filter(|s| s.calls_per_request >= t.memoise_min_calls_per_request && !s.is_n_plus_one(t))
+        .collect();
+    let saved = once.len().saturating_sub(1) as f64
+        + repeated
+            .iter()
+            .map(|s| s.calls_per_request - 1.0)
+            .sum::<f64>();
+
+    let mut suggestion = format!(
+        "Each request makes {} round trips to Postgres",
+        amount(per_request)
+    );
+    if let Some(utility) = utility.filter(|u| *u > 0.0) {
+        suggestion.push_str(&format!(
+            " ({} of them BEGIN, COMMIT, SET and the like)",
+            amount(utility)
+        ));
+    }
+    suggestion.push_str(", and each one waits for the network and the server in turn.");
+    if !once.is_empty() {
+        suggestion.push_str(
+            "\n\nThese statements run exactly once per request; such statements are \
+             usually auth, tenant, session, entitlement or permission lookups. Independent \
+             lookups keyed by the same user or tenant can be collapsed into one statement \
+             (one SELECT that joins them, or scalar subqueries side by side in one select \
+             list):",
+        );
+        for s in &once {
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
+        }
+    }
+    if !repeated.is_empty() {
+        suggestion.push_str(
+            "\n\nThese statements run more than once per request with the same text; when \
+             the parameters repeat too, memoise the result for the rest of the request:",
+        );
+        for s in &repeated {
+            suggestion.push_str(&format!(
+                "\n  - {} ({} times per request)",
+                quoted(s.query),
+                amount(s.calls_per_request)
+            ));
+        }
+    }
+    let mut figures = vec![
+        ("statements_per_request", per_request),
+        ("statements_once_per_request", once.len() as f64),
+        ("statements_repeated_per_request", repeated.len() as f64),
+    ];
+    if let Some(utility) = utility {
+        figures.push(("utility_statements_per_request", utility));
+    }
+    Some(Finding {
+        evidence: evidence(&figures),
+        round_trips_per_request: saved,
+        saves_per_request: Saving {
+            statements: saved,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::RoundTrips, suggestion)
+    })
+}
+
+pub(super) fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
+    let pool = &report.pool;
+    let new_sessions = report.per_request.new_sessions?;
+    if new_sessions < t.connection_min_new_sessions_per_request {
+        return None;
+    }
+    let mut figures = vec![("new_sessions_per_request", new_sessions)];
+    let mut suggestion = format!(
+        "The app opened {} per request. Each one costs Postgres a new \
+         backend process, authentication and cold catalog caches before its first query, \
+         and all of it is billed to this endpoint. Create one connection pool per process, \
+         at start-up, and borrow a connection from it for each request.",
+        counted(new_sessions, "new connection", "new connections")
+    );
+    if let Some(peak) = pool.peak_backends {
+        figures.push(("peak_backends", peak as f64));
+    }
+    if let Some(max) = pool.max_connections {
+        figures.push(("max_connections", f64::from(max)));
+    }
+    if let (Some(peak), Some(max)) = (pool.peak_backends.filter(|p| *p > 0), pool.max_connections) {
+        let processes = i64::from(max) / peak;
+        figures.push(("processes_supported", processes as f64));
+        suggestion.push_str(&format!(
+            " At its peak the app held {peak} backends; with max_connections = {max}, the \
+             server can take at most {processes} such processes."
+        ));
+    }
+    Some(Finding {
+        evidence: evidence(&figures),
+        round_trips_per_request: new_sessions,
+        saves_per_request: Saving {
+            statements: new_sessions,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::ConnectionPerRequest, suggestion)
+    })
+}
+
+/// A reference-like read: keyed, of small tables nothing wrote in the window, and neither
+/// the page nor a credential check ([`identity::decides_identity`]).
+pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
+    let written =
+        |table: &&TableRow| table.rows_inserted + table.rows_updated + table.rows_deleted != 0.0;
+    let large = |table: &&TableRow| table.pages > t.cache_max_table_pages;
+    let names = || s.tables.iter().map(|table| table.table.as_str());
+    if s.shape.access != Access::Read
+        || s.page
+        || s.calls_per_request < t.cache_min_calls_per_request
+        || s.rows_per_call > t.cache_max_rows_per_call
+        || s.tables.is_empty()
+        || s.unknown_relation
+        || s.tables.iter().any(written)
+        || s.tables.iter().any(large)
+        || identity::decides_identity(names(), s.query)
+    {
+        return None;
+    }
+    let names: Vec<&str> = s.tables.iter().map(|table| table.table.as_str()).collect();
+    let suggestion = format!(
+        "This read runs {} per request, returns {} per call and reads only {}, small \
+         tables which nothing inserted, \
+         updated or deleted during the measured window. Its result is a candidate for an \
+         application cache; first check that the app's other paths rarely write these \
+         tables. If you cache it:\n\
+         \x20 - tenant first in the key, so one tenant's entry can never answer another's;\n\
+         \x20 - cache only the reachable path: the result for the keys this request used, \
+         not a copy of the tables;\n\
+         \x20 - drop everything on mutation: any write to these tables invalidates every \
+         entry built from them;\n\
+         \x20 - the TTL is the real guarantee across instances: another instance's write \
+         never reaches this cache, so the TTL bounds how stale an answer can be;\n\
+         \x20 - never cache session revocation: a revoked session or token must fail on \
+         the very next request.",
+        counted(s.calls_per_request, "time", "times"),
+        counted(s.rows_per_call, "row", "rows"),
+        names.join(", "),
+    );
+    Some(Finding {
+        query: Some(s.query.to_string()),
+        table: s.only_table().map(|table| table.table.clone()),
+        evidence: evidence(&[
+            ("calls_per_request", s.calls_per_request),
+            ("rows_per_request", s.rows_per_request),
+            ("tables_read", s.tables.len() as f64),
+        ]),
+        unparsed: !s.shape.parsed,
+        avoidable_rows_per_request: s.rows_per_request,
+        round_trips_per_request: s.calls_per_request,
+        saves_per_request: Saving {
+            statements: s.calls_per_request,
+            rows_read: s.rows_read,
+            rows_returned: s.rows_per_request,
+            db_time_ms: s.db_time_ms,
+        },
+        ..Finding::new(FindingKind::CacheCandidate, suggestion)
+    })
+}
+
+pub(super) fn seq_scan_heavy(
+    table: &TableRow,
+    statements: &[Statement],
+    t: &Thresholds,
+) -> Option<Finding> {
+    if table.pages < t.seq_scan_min_pages
+        || table.seq_rows_read < t.seq_scan_min_rows_read_per_request
+    {
+        return None;
+    }
+    let readers: Vec<&Statement> = statements
+        .iter()
+        .filter(|s| s.tables.iter().any(|touched| touched.table == table.table))
+        .collect();
+    // What the request gets back from the table: the rows its readers return, joins
+    // included; without a reader, the rows fetched through its indexes.
+    let returned = if readers.is_empty() {
+        table.idx_rows_fetched
+    } else {
+        readers.iter().map(|s| s.rows_per_request).sum()
+    };
+    if table.seq_rows_read < t.seq_scan_min_read_to_returned_ratio * returned {
+        return None;
+    }
+    let saved = (table.seq_rows_read - returned).max(0.0);
+    let readers_time: f64 = readers.iter().map(|s| s.db_time_ms).sum();
+    let suggestion = seq_scan_suggestion(table, &readers, returned);
+    let mut figures = vec![
+        ("seq_rows_read_per_request", table.seq_rows_read),
+        ("seq_scans_per_request", table.seq_scans),
+        ("rows_returned_per_request", returned),
+        ("pages", table.pages as f64),
+        ("live_rows", table.live_rows as f64),
+    ];
+    if returned > 0.0 {
+        figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
+    }
+    Some(Finding {
+        query: match readers.as_slice() {
+            [only] => Some(only.query.to_string()),
+            _ => None,
+        },
+        table: Some(table.table.clone()),
+        evidence: evidence(&figures),
+        avoidable_rows_per_request: saved,
+        saves_per_request: Saving {
+            rows_read: saved,
+            db_time_ms: readers_time * saved / table.seq_rows_read,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
+    })
+}
+
+pub(super) fn seq_scan_suggestion(
+    table: &TableRow,
+    readers: &[&Statement],
+    returned: f64,
+) -> String {
+    let estimate = if readers.is_empty() {
+        "rows fetched through its indexes"
+    } else {
+        "rows returned by the statements that read this table, joins included"
+    };
+    let mut suggestion = format!(
+        "Sequential scans read {} rows of {} per request ({}) to return about {} \
+         ({estimate}). The table has {} pages and {} live rows, so each scan reads all of \
+         it. An index on the columns these statements filter or join by lets Postgres \
+         fetch just the matching rows; confirm with EXPLAIN (ANALYZE, BUFFERS).",
+        amount(table.seq_rows_read),
+        table.table,
+        counted(table.seq_scans, "scan", "scans"),
+        amount(returned),
+        table.pages,
+        table.live_rows,
+    );
+    if readers.iter().any(|s| s.page) {
+        suggestion.push_str(
+            " A page (ORDER BY ... LIMIT) reads this table: without an index on its ORDER \
+             BY columns, Postgres sorts every matching row to return the first few; with \
+             one, it stops after the page.",
+        );
+    }
+    if readers.is_empty() {
+        suggestion.push_str(
+            " No measured statement names this table: look for a view or a function that \
+             reads it, or a foreign key whose referencing column has no index.",
+        );
+    } else {
+        suggestion.push_str("\n\nStatements that read it:");
+        for s in readers {
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
+        }
+    }
+    suggestion
+}

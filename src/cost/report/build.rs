@@ -1,0 +1,339 @@
+//! Assembles the `Report` from what was measured (the window delta, the burst and the
+//! audit's `Context`), calling the analyses (background, unauthenticated, findings, plans)
+//! on the model's parts. Nothing changes the report afterwards.
+
+use crate::cost::background;
+use crate::cost::counters::DatabaseCounters;
+use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
+use crate::cost::figures::Figures;
+use crate::cost::findings::{self, Thresholds};
+use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
+use crate::cost::plan::{self, Plans};
+use crate::cost::unauthenticated;
+
+use super::model::{
+    Load, PerRequest, Pool, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
+    is_utility, sort_statements, sort_tables,
+};
+
+/// What the audit knows besides the window delta.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub target: Target,
+    pub warmup: u64,
+    pub requests: u64,
+    pub settle: Settle,
+    /// Whether pg_stat_statements was read; statement figures are null otherwise.
+    pub statements_available: bool,
+    pub warnings: Vec<String>,
+    pub invalid_reasons: Vec<String>,
+    /// Statuses outside 2xx and 3xx accepted on purpose (`--allow-status`).
+    pub allowed_statuses: Vec<u16>,
+    /// Connections seen on the target during the burst.
+    pub pool: Pool,
+    /// The thresholds of the findings; `None` with `--no-findings`.
+    pub findings: Option<Thresholds>,
+    /// With `--compare-unauthenticated`: the report of the same burst sent without
+    /// credentials, to set beside this one.
+    pub unauthenticated: Option<Report>,
+    /// The plans fetched after the last window, if any (see `cost::plan`).
+    pub plans: Plans,
+    /// Windows discarded before this one (connection churn).
+    pub windows: crate::cost::churn::Windows,
+    /// Other traffic on the database, as the measurement saw it; `None` where not looked
+    /// at (target mode without flags, older reports).
+    pub background: Option<crate::cost::background::Input>,
+}
+
+/// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
+/// Codes in `allowed` do not count. Rejections (401, 403) come first: they mean the wrong
+/// code path was measured, which matters more than anything else.
+pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let rejected = |code: u16| matches!(code, 401 | 403);
+    let statuses = load
+        .status
+        .iter()
+        .filter(|(code, _)| rejected(**code))
+        .chain(load.status.iter().filter(|(code, _)| !rejected(**code)));
+    for (&code, &count) in statuses {
+        if (200..400).contains(&code) || allowed.contains(&code) {
+            continue;
+        }
+        let consequence = match code {
+            401 | 403 => "these numbers measure the rejection path, not the endpoint".to_string(),
+            404 => "these numbers measure the not-found path; check --url".to_string(),
+            429 => "the app rate-limited the burst; these numbers measure the limiter".to_string(),
+            500..=599 => "these numbers include failed requests".to_string(),
+            _ => "these numbers do not measure successful requests".to_string(),
+        };
+        reasons.push(format!(
+            "{count} of {requested} responses were {code}: {consequence}"
+        ));
+    }
+    if load.error_count() > 0 {
+        let kinds: Vec<String> = load
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let mut reason = format!(
+            "{} of {requested} requests failed without a response ({})",
+            load.error_count(),
+            kinds.join(", ")
+        );
+        if let Some(first) = &load.first_error {
+            reason.push_str(&format!("; first error: {first}"));
+        }
+        reasons.push(reason);
+    }
+    if load.interrupted {
+        reasons.push(format!(
+            "the burst was stopped after {} of {requested} requests",
+            load.sent
+        ));
+    }
+    reasons
+}
+
+impl Report {
+    /// Assembles the finished report from the window delta, the burst and everything else
+    /// the audit knows (`context`): figures, reasons, findings and the unauthenticated
+    /// baseline. Nothing changes it afterwards.
+    pub fn build(delta: &WindowDelta, load: &LoadResult, context: Context) -> Report {
+        let n = context.requests;
+        let top = TopLevel::of(&delta.statements);
+        let available = context.statements_available;
+        let mut per_request = PerRequest::of(&delta.database, &top, n, available);
+        let load_view = Load::of(load, n, context.warmup);
+        let mut invalid_reasons = invalid_reasons(delta, load, &context);
+        let mut warnings = warnings(delta, load, &context);
+        let background = (context.background.as_ref()).map(|input| {
+            let counts = background::Counts::of(delta, available);
+            let assessed = background::assess(input, counts, n);
+            per_request.subtract_background(assessed.corrected);
+            invalid_reasons.extend(assessed.invalid_reasons);
+            warnings.extend(assessed.warnings);
+            assessed.background
+        });
+        let baseline = context.unauthenticated.as_ref().map(|unauthenticated| {
+            let comparison =
+                unauthenticated::compare(unauthenticated, Figures::read(&load_view, &per_request));
+            invalid_reasons.extend(comparison.invalid_reasons);
+            warnings.extend(comparison.warnings);
+            comparison.baseline
+        });
+        let report = Report {
+            schema_version: SCHEMA_VERSION,
+            valid: invalid_reasons.is_empty(),
+            invalid_reasons,
+            warnings,
+            target: context.target,
+            load: load_view,
+            settle: context.settle,
+            per_request,
+            totals: Totals {
+                database: delta.database.clone(),
+                statement_calls: available.then_some(top.calls),
+                statement_rows: available.then_some(top.rows_returned),
+            },
+            statements: statement_rows(&delta.statements, n, top.rows_returned),
+            tables: table_rows(&delta.tables, n),
+            findings: Vec::new(),
+            pool: context.pool,
+            unauthenticated: baseline.clone(),
+            baseline,
+            windows: context.windows,
+            nodes: Vec::new(),
+            background: background.flatten(),
+            pgbouncer: None,
+        };
+        let mut report = match &context.findings {
+            Some(thresholds) => Report {
+                findings: findings::analyze(&report, thresholds),
+                ..report
+            },
+            None => report,
+        };
+        plan::attach(&mut report, &context.plans);
+        report
+    }
+}
+
+/// The HTTP side first, so that a rejected burst says so on the report's first line even
+/// when settling also timed out; then the audit's reasons, then the window's.
+fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+    let mut reasons = load_invalid_reasons(load, context.requests, &context.allowed_statuses);
+    reasons.extend(context.invalid_reasons.iter().cloned());
+    reasons.extend(delta.invalid_reasons.iter().cloned());
+    reasons
+}
+
+fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+    let n = context.requests;
+    let mut warnings = context.warnings.clone();
+    for (&code, &count) in &load.status {
+        if !(200..400).contains(&code) && context.allowed_statuses.contains(&code) {
+            warnings.push(format!(
+                "{count} of {n} responses were {code}, accepted by --allow-status {code}"
+            ));
+        }
+    }
+    warnings.extend(delta.warnings.iter().cloned());
+    if let Some(sessions) = delta.database.sessions.filter(|s| *s > 0) {
+        warnings.push(format!(
+            "the app opened {sessions} new connection(s) during the window ({:.2} per request): \
+             their set-up (catalog reads, authentication) is billed to the endpoint",
+            per_request(sessions, n)
+        ));
+    }
+    warnings
+}
+
+/// Sums over the top-level statements (those nested in functions show in their caller).
+struct TopLevel {
+    calls: i64,
+    /// Calls of statements other than BEGIN, COMMIT, SET and the like.
+    non_utility: i64,
+    rows_returned: i64,
+    exec_ms: f64,
+}
+
+impl TopLevel {
+    fn of(statements: &[StatementDelta]) -> TopLevel {
+        let top: Vec<_> = statements
+            .iter()
+            .filter(|s| s.key.toplevel != Some(false))
+            .collect();
+        TopLevel {
+            calls: top.iter().map(|s| s.calls).sum(),
+            non_utility: top
+                .iter()
+                .filter(|s| !is_utility(&s.query))
+                .map(|s| s.calls)
+                .sum(),
+            rows_returned: top.iter().map(|s| s.rows).sum(),
+            exec_ms: top.iter().map(|s| s.exec_time_ms).sum(),
+        }
+    }
+}
+
+impl PerRequest {
+    /// The window's counters divided by the `n` requests; the statement figures are null
+    /// unless pg_stat_statements was `available`.
+    fn of(d: &DatabaseCounters, top: &TopLevel, n: u64, available: bool) -> PerRequest {
+        PerRequest {
+            transactions: per_request(d.xact_commit + d.xact_rollback, n),
+            statements: available.then(|| per_request(top.calls, n)),
+            statements_excluding_utility: available.then(|| per_request(top.non_utility, n)),
+            rows_read: per_request(d.tup_returned, n),
+            rows_fetched: per_request(d.tup_fetched, n),
+            rows_returned: available.then(|| per_request(top.rows_returned, n)),
+            rows_written: per_request(d.tup_inserted + d.tup_updated + d.tup_deleted, n),
+            blocks_hit: per_request(d.blks_hit, n),
+            blocks_read: per_request(d.blks_read, n),
+            db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
+            new_sessions: d.sessions.map(|s| per_request(s, n)),
+        }
+    }
+}
+
+impl PerRequest {
+    /// Takes the `corrected` figures (the background subtracted, `--control`).
+    fn subtract_background(&mut self, corrected: Option<background::PerFigure>) {
+        let Some(corrected) = corrected else {
+            return;
+        };
+        self.transactions = corrected.transactions;
+        self.rows_read = corrected.rows_read;
+        if corrected.statements.is_some() {
+            self.statements = corrected.statements;
+        }
+    }
+}
+
+impl Load {
+    fn of(load: &LoadResult, requests: u64, warmup: u64) -> Load {
+        let wall = load.wall.as_secs_f64();
+        Load {
+            requests,
+            concurrency: load.concurrency,
+            warmup,
+            wall_seconds: wall,
+            rps: if wall > 0.0 {
+                load.sent as f64 / wall
+            } else {
+                0.0
+            },
+            status: load
+                .status
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            errors: load.errors.clone(),
+            latency_ms: latency_ms(&load.latency_us),
+            latency_percentiles_ms: latency_curve_ms(&load.latency_us),
+            source: load.source.into(),
+            command_exit: load.command_exit,
+        }
+    }
+}
+
+/// One row per statement, most expensive first. `rows_returned` is the top-level
+/// statements' total, which each top-level statement takes its share of.
+fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> Vec<StatementRow> {
+    let mut rows: Vec<StatementRow> = statements
+        .iter()
+        .map(|s| StatementRow {
+            query: s.query.clone(),
+            queryid: s.key.queryid.to_string(),
+            toplevel: s.key.toplevel != Some(false),
+            utility: is_utility(&s.query),
+            calls: s.calls,
+            rows: s.rows,
+            calls_per_request: per_request(s.calls, n),
+            rows_per_call: per_request(s.rows, s.calls as u64),
+            rows_per_request: per_request(s.rows, n),
+            mean_exec_ms: if s.calls > 0 {
+                s.exec_time_ms / s.calls as f64
+            } else {
+                0.0
+            },
+            blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
+            share_of_rows_returned: if s.key.toplevel != Some(false) {
+                share(s.rows, rows_returned)
+            } else {
+                0.0
+            },
+            plan: None,
+            database: None,
+        })
+        .collect();
+    sort_statements(&mut rows);
+    rows
+}
+
+/// One row per table, most rows read first.
+fn table_rows(tables: &[TableDelta], n: u64) -> Vec<TableRow> {
+    let mut rows: Vec<TableRow> = tables
+        .iter()
+        .map(|t| {
+            let c = &t.counters;
+            TableRow {
+                table: t.name.clone(),
+                seq_scans: per_request(c.seq_scan, n),
+                seq_rows_read: per_request(c.seq_tup_read, n),
+                idx_scans: per_request(c.idx_scan, n),
+                idx_rows_fetched: per_request(c.idx_tup_fetch, n),
+                rows_inserted: per_request(c.n_tup_ins, n),
+                rows_updated: per_request(c.n_tup_upd, n),
+                rows_deleted: per_request(c.n_tup_del, n),
+                pages: t.relpages,
+                live_rows: t.n_live_tup,
+                database: None,
+            }
+        })
+        .collect();
+    sort_tables(&mut rows);
+    rows
+}

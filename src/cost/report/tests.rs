@@ -1,0 +1,208 @@
+//! Hand-built windows and bursts for the report's tests, shared with the views' tests.
+
+use std::collections::BTreeMap;
+
+use super::build::*;
+use super::*;
+use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::delta::DatabaseDelta;
+use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta};
+use crate::cost::load::LoadResult;
+use crate::cost::plan::Plans;
+use crate::cost::snapshot::StatementKey;
+use std::time::Duration;
+
+pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
+    let mut h = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for i in 0..n {
+        h.record(1000 + i).unwrap();
+    }
+    LoadResult {
+        sent: n,
+        concurrency: 8,
+        wall: Duration::from_secs(2),
+        latency_us: h,
+        status: status.iter().copied().collect(),
+        errors: BTreeMap::new(),
+        first_error: None,
+        interrupted: false,
+        source: crate::cost::load::PGCOST_SOURCE,
+        command_exit: None,
+    }
+}
+
+pub fn context(n: u64) -> Context {
+    Context {
+        target: Target {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/x".into(),
+            database: "postgres://u@h:5432/d".into(),
+            server_version: "15.18".into(),
+            server_version_num: 150018,
+            stats_source: "admin".into(),
+            pg_stat_statements: Some("1.10".into()),
+            credentials: vec![],
+        },
+        warmup: 20,
+        requests: n,
+        settle: Settle {
+            before_seconds: 10.6,
+            after_seconds: 10.7,
+            timed_out: false,
+        },
+        statements_available: true,
+        warnings: vec![],
+        invalid_reasons: vec![],
+        allowed_statuses: vec![],
+        pool: Pool::default(),
+        findings: None,
+        unauthenticated: None,
+        plans: Plans::default(),
+        windows: Default::default(),
+        background: None,
+    }
+}
+
+pub fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
+    StatementDelta {
+        key: StatementKey {
+            userid: 10,
+            queryid: id,
+            toplevel: Some(true),
+        },
+        query: query.into(),
+        calls,
+        rows,
+        exec_time_ms: calls as f64 * 0.1,
+        shared_blks_hit: calls,
+        shared_blks_read: 0,
+    }
+}
+
+#[test]
+fn per_request_figures_divide_window_totals() {
+    let delta = WindowDelta {
+        database: DatabaseDelta {
+            xact_commit: 200,
+            tup_returned: 10_000,
+            sessions: Some(0),
+            ..Default::default()
+        },
+        statements: vec![
+            stmt(1, "BEGIN", 200, 0),
+            stmt(2, "SELECT * FROM items WHERE owner = $1", 200, 1000),
+            stmt(3, "COMMIT", 200, 0),
+        ],
+        tables: vec![TableDelta {
+            name: "public.items".into(),
+            counters: TableCounters {
+                seq_scan: 200,
+                seq_tup_read: 10_000,
+                ..Default::default()
+            },
+            relpages: 1,
+            n_live_tup: 50,
+        }],
+        ..Default::default()
+    };
+    let r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+    assert!(r.valid, "{:?}", r.invalid_reasons);
+    assert_eq!(r.per_request.transactions, 1.0);
+    assert_eq!(r.per_request.statements, Some(3.0));
+    assert_eq!(r.per_request.statements_excluding_utility, Some(1.0));
+    assert_eq!(r.per_request.rows_read, 50.0);
+    assert_eq!(r.per_request.rows_returned, Some(5.0));
+    assert_eq!(r.statements[0].queryid, "2");
+    assert_eq!(r.statements[0].rows_per_call, 5.0);
+    assert_eq!(r.statements[0].share_of_rows_returned, 1.0);
+    assert_eq!(r.tables[0].seq_rows_read, 50.0);
+    assert_eq!(r.load.rps, 100.0);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["load"]["source"], "pgcost");
+    assert_eq!(json["load"]["command_exit"], serde_json::Value::Null);
+    // A report written before `source` existed reads as pgcost's own burst.
+    let mut old = json.clone();
+    let load = old["load"].as_object_mut().unwrap();
+    load.remove("source");
+    load.remove("command_exit");
+    let old: Report = serde_json::from_value(old).unwrap();
+    assert_eq!(old.load.source, "pgcost");
+}
+
+#[test]
+fn rejected_requests_and_new_sessions() {
+    let delta = WindowDelta {
+        database: DatabaseDelta {
+            sessions: Some(200),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let r = Report::build(&delta, &load(200, &[(200, 20), (401, 180)]), context(200));
+    assert!(!r.valid);
+    assert_eq!(
+        r.invalid_reasons[0],
+        "180 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
+    );
+    assert!(r.warnings[0].contains("200 new connection(s)"));
+    assert_eq!(r.per_request.new_sessions, Some(1.0));
+}
+
+#[test]
+fn allowed_statuses_do_not_invalidate_but_are_reported() {
+    let delta = WindowDelta::default();
+    let mut ctx = context(40);
+    ctx.allowed_statuses = vec![404];
+    let r = Report::build(&delta, &load(40, &[(200, 30), (404, 10)]), ctx);
+    assert!(r.valid, "{:?}", r.invalid_reasons);
+    assert_eq!(
+        r.warnings,
+        vec!["10 of 40 responses were 404, accepted by --allow-status 404".to_string()]
+    );
+    // Any other code still invalidates, rejections first, before the audit's own reasons.
+    let mut ctx = context(40);
+    ctx.allowed_statuses = vec![404];
+    ctx.invalid_reasons = vec!["settling after the burst timed out".into()];
+    let statuses = [(200, 30), (404, 3), (403, 2), (500, 1)];
+    let r = Report::build(&delta, &load(40, &statuses), ctx);
+    assert_eq!(r.invalid_reasons.len(), 3);
+    assert!(r.invalid_reasons[0].starts_with("2 of 40 responses were 403: these numbers"));
+    assert!(r.invalid_reasons[1].starts_with("1 of 40 responses were 500"));
+    assert!(r.invalid_reasons[2].starts_with("settling"));
+}
+
+#[test]
+fn totals_keep_their_json_keys_and_order() {
+    let totals = Totals {
+        database: DatabaseCounters {
+            xact_commit: 1,
+            xact_rollback: 2,
+            tup_returned: 3,
+            tup_fetched: 4,
+            tup_inserted: 5,
+            tup_updated: 6,
+            tup_deleted: 7,
+            blks_hit: 8,
+            blks_read: 9,
+            sessions: None,
+        },
+        statement_calls: Some(10),
+        statement_rows: None,
+    };
+    let json = serde_json::to_string(&totals).unwrap();
+    assert_eq!(
+        json,
+        r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null}"#
+    );
+    assert_eq!(serde_json::from_str::<Totals>(&json).unwrap(), totals);
+}
+
+#[test]
+fn utility_detection() {
+    assert!(is_utility("BEGIN"));
+    assert!(is_utility("commit"));
+    assert!(is_utility("/* app */ SET search_path = $1"));
+    assert!(!is_utility("SELECT 1"));
+    assert!(!is_utility("WITH x AS (SELECT 1) SELECT * FROM x"));
+    assert!(!is_utility("  -- c\nUPDATE t SET a = $1"));
+}
