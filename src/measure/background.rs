@@ -7,18 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::background::{self, Control, Counts, Input, Options, OtherRole};
-use crate::cost::delta::{self, WindowDelta};
+use crate::cost::background::{self, Control, Input, Options, OtherRole};
+use crate::cost::delta::WindowDelta;
 use crate::error::{Error, Result};
-use crate::postgres::settle::{Others, Probe};
+use crate::postgres::settle::Others;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::{Activity, Backend};
-use crate::progress::Progress;
-
-use super::meter::{Boundary, Burst, Meter};
 
 /// How often the control window and the burst read `pg_stat_activity`.
-const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+pub(super) const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
 /// What one target's meter knows of other traffic.
 #[derive(Debug, Clone)]
@@ -85,21 +82,15 @@ impl Watch {
         others
     }
 
-    /// What the report's background section is built from, for the window between two
-    /// boundaries whose burst is `burst`.
+    /// What the report's background section is built from, for a window of
+    /// `window_seconds` in which the backends `seen` did something of their own.
     pub fn input(
         &self,
-        (opened, closed): (&Boundary, &Boundary),
-        burst: &Burst,
+        window_seconds: f64,
+        seen: &BTreeMap<i32, Backend>,
         other_roles: Vec<OtherRole>,
         version_num: i32,
     ) -> Input {
-        let window_seconds = match (opened.start_at, closed.end_at) {
-            (Some(start), Some(end)) => end.saturating_duration_since(start).as_secs_f64(),
-            _ => 0.0,
-        };
-        let mut seen = closed.settle.others.clone();
-        seen.extend(burst.others.clone());
         Input {
             options: self.options.clone(),
             other_roles,
@@ -114,66 +105,9 @@ impl Watch {
     }
 }
 
-impl Meter {
-    /// The control window: settles (the app's earlier counters must not land in it), then
-    /// counts what moves over `--control` with no request from pgcost, and remembers the
-    /// backends that did something meanwhile. Returns why its counts cannot be trusted.
-    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
-        let Some(length) = self.watch.options.control else {
-            return Ok(Vec::new());
-        };
-        let opened_at = self.watch.opened_at;
-        let settle = self
-            .settle(
-                progress,
-                "settling before the control window",
-                stop,
-                opened_at,
-            )
-            .await?;
-        let mut reasons = Vec::new();
-        if settle.timed_out {
-            reasons.push(self.settle_reason("before the control window", &settle));
-        }
-        let spinner = progress.spinner(format!(
-            "control window: {:.1} s with no request from pgcost",
-            length.as_secs_f64()
-        ));
-        let (start_at, start) = (Instant::now(), self.source.snapshot().await?);
-        let first = self.source.activity().await?;
-        let mut pids = BTreeSet::new();
-        while start_at.elapsed() < length && !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(SAMPLE_EVERY.min(length.saturating_sub(start_at.elapsed()))).await;
-            pids.extend(active_since(
-                &self.source.activity().await?,
-                first.server_now,
-            ));
-        }
-        let (end_at, end) = (Instant::now(), self.source.snapshot().await?);
-        spinner.finish_and_clear();
-        if stop.load(Ordering::Relaxed) {
-            return Err(Error::interrupted());
-        }
-        let mut window = delta::delta(&start, &end);
-        reasons.extend(
-            window
-                .invalid_reasons
-                .iter()
-                .map(|r| format!("control window: {r}")),
-        );
-        self.watch.split(&mut window);
-        self.watch.control = Some(Control {
-            seconds: end_at.duration_since(start_at).as_secs_f64(),
-            counts: Counts::of(&window, self.reads_statements()),
-        });
-        self.watch.others.background_pids.extend(pids);
-        Ok(reasons)
-    }
-}
-
 /// The client backends of `activity` that changed state after the server's clock read
 /// `since`, or are busy: they did something in the control window.
-fn active_since(activity: &Activity, since: f64) -> Vec<i32> {
+pub(super) fn active_since(activity: &Activity, since: f64) -> Vec<i32> {
     (activity.backends.iter())
         .filter(|b| b.backend_type == "client backend")
         .filter(|b| b.state != "idle" || activity.server_now - b.idle_seconds > since)

@@ -427,9 +427,15 @@ impl Meter {
     ) -> Window {
         let source = &self.source;
         let (window, other_roles) = self.split_window(opened, closed);
+        let window_seconds = match (opened.start_at, closed.end_at) {
+            (Some(start), Some(end)) => end.saturating_duration_since(start).as_secs_f64(),
+            _ => 0.0,
+        };
+        let mut seen = closed.settle.others.clone();
+        seen.extend(burst.others.clone());
         let background = (self.watch).input(
-            (opened, closed),
-            burst,
+            window_seconds,
+            &seen,
             other_roles,
             source.server.version_num,
         );

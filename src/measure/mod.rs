@@ -13,6 +13,7 @@
 
 mod background;
 mod command;
+mod control;
 pub mod credentials;
 pub mod external;
 mod meter;

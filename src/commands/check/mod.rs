@@ -14,6 +14,7 @@ mod html;
 pub mod previous_run;
 pub mod render;
 pub mod statement_diff;
+mod view;
 
 use std::io::Write;
 use std::sync::Arc;

@@ -9,32 +9,7 @@ use super::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::replica::is_moved_nothing;
 use crate::cost::text::one_line;
-use crate::render::format::{CHECK_FORMATS, Format};
-use crate::render::{Grid, Unsupported, View, markdown_table, terminal_table};
-
-impl View for CheckReport {
-    fn name(&self) -> &'static str {
-        "pgcost check's verdict"
-    }
-
-    fn formats(&self) -> &'static [Format] {
-        CHECK_FORMATS
-    }
-
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
-            Format::Table => table(self),
-            Format::Markdown => markdown(self),
-            Format::Json => crate::render::json(self),
-            Format::Junit => junit(self),
-            Format::Html => super::html::render(self),
-        })
-    }
-
-    fn headline(&self) -> Option<String> {
-        Some(headline(self))
-    }
-}
+use crate::render::{Grid, markdown_table, terminal_table};
 
 /// One line that says how the run came out.
 pub fn headline(report: &CheckReport) -> String {
@@ -274,7 +249,7 @@ fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
     Grid::new(&header, rows, 2..2 + Metric::ALL.len())
 }
 
-fn markdown(report: &CheckReport) -> String {
+pub(super) fn markdown(report: &CheckReport) -> String {
     let mark = if !report.passed {
         "❌"
     } else if !report.valid {
@@ -396,7 +371,7 @@ fn markdown_findings(report: &CheckReport) -> String {
     )
 }
 
-fn table(report: &CheckReport) -> String {
+pub(super) fn table(report: &CheckReport) -> String {
     let mut out = format!(
         "{}\n{}\nper request: measured / budget; ! marks a breach\n",
         headline(report),
@@ -527,7 +502,7 @@ fn figures_text(e: &EndpointResult) -> String {
     lines.join("\n")
 }
 
-fn junit(report: &CheckReport) -> String {
+pub(super) fn junit(report: &CheckReport) -> String {
     let tests = report.endpoints.len();
     let failures = report.endpoints.iter().filter(|e| failed(e)).count();
     let errors = report.endpoints.iter().filter(|e| erred(e)).count();

@@ -5,7 +5,7 @@ use maud::html;
 
 use super::DemoReport;
 use super::ramps::Ramps;
-use super::view::comparison;
+use super::table::comparison;
 use crate::cost::report::Report;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{findings, grid_table, page, verdict};

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::DemoReport;
 use super::ramps::Ramps;
-use super::view::comparison;
+use super::table::comparison;
 use crate::render::format::Format;
 use crate::render::{self, Unsupported, View, markdown_table};
 

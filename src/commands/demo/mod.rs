@@ -7,6 +7,7 @@ mod html;
 mod markdown;
 pub mod ramps;
 mod setup;
+mod table;
 mod view;
 
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
 use ramps::Ramps;
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
-pub use view::render_comparison;
+pub use table::render_comparison;
 
 /// `pgcost demo`'s flags, checked.
 #[derive(Debug, Clone)]

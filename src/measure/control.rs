@@ -1,0 +1,71 @@
+//! The control window of `--control` (docs/background.md): a quiet stretch measured by the
+//! meter before anything is sent, whose rates are the background subtracted later.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::background::{SAMPLE_EVERY, active_since};
+use super::meter::Meter;
+use crate::cost::background::{Control, Counts};
+use crate::cost::delta;
+use crate::error::{Error, Result};
+use crate::postgres::settle::Probe;
+use crate::progress::Progress;
+
+impl Meter {
+    /// The control window: settles (the app's earlier counters must not land in it), then
+    /// counts what moves over `--control` with no request from pgcost, and remembers the
+    /// backends that did something meanwhile. Returns why its counts cannot be trusted.
+    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
+        let Some(length) = self.watch.options.control else {
+            return Ok(Vec::new());
+        };
+        let opened_at = self.watch.opened_at;
+        let settle = self
+            .settle(
+                progress,
+                "settling before the control window",
+                stop,
+                opened_at,
+            )
+            .await?;
+        let mut reasons = Vec::new();
+        if settle.timed_out {
+            reasons.push(self.settle_reason("before the control window", &settle));
+        }
+        let spinner = progress.spinner(format!(
+            "control window: {:.1} s with no request from pgcost",
+            length.as_secs_f64()
+        ));
+        let (start_at, start) = (Instant::now(), self.source.snapshot().await?);
+        let first = self.source.activity().await?;
+        let mut pids = BTreeSet::new();
+        while start_at.elapsed() < length && !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(SAMPLE_EVERY.min(length.saturating_sub(start_at.elapsed()))).await;
+            pids.extend(active_since(
+                &self.source.activity().await?,
+                first.server_now,
+            ));
+        }
+        let (end_at, end) = (Instant::now(), self.source.snapshot().await?);
+        spinner.finish_and_clear();
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::interrupted());
+        }
+        let mut window = delta::delta(&start, &end);
+        reasons.extend(
+            window
+                .invalid_reasons
+                .iter()
+                .map(|r| format!("control window: {r}")),
+        );
+        self.watch.split(&mut window);
+        self.watch.control = Some(Control {
+            seconds: end_at.duration_since(start_at).as_secs_f64(),
+            counts: Counts::of(&window, self.reads_statements()),
+        });
+        self.watch.others.background_pids.extend(pids);
+        Ok(reasons)
+    }
+}
