@@ -33,7 +33,7 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
         "settling {when} timed out after {timeout_s:.0} s ({}): counters may be incomplete; \
          if that is other traffic, --app-role ROLE leaves other roles' backends out of the \
          wait and --control DURATION those seen busy while pgcost sent nothing \
-         (docs/background.md); else raise --settle-timeout",
+         (`pgcost docs background`); else raise --settle-timeout",
         outcome
             .pending
             .as_deref()

@@ -51,7 +51,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::SeqScanHeavy => SEQ_SCAN_HEAVY,
     };
     let summary = textwrap::fill(summary(kind), 90);
-    format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: docs/findings.md.\n")
+    format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
 }
 
 const COLLECTION_TO_BOOLEAN: &str = "\
