@@ -8,7 +8,10 @@ use crate::output;
 /// Each page: its topic name and its Markdown text (docs/TOPIC.md of the repository).
 pub const TOPICS: &[(&str, &str)] = &[
     ("postgres", include_str!("../../docs/postgres.md")),
-    ("authentication", include_str!("../../docs/authentication.md")),
+    (
+        "authentication",
+        include_str!("../../docs/authentication.md"),
+    ),
     ("findings", include_str!("../../docs/findings.md")),
     ("json", include_str!("../../docs/json.md")),
     ("ci", include_str!("../../docs/ci.md")),
@@ -50,7 +53,8 @@ fn names() -> Vec<&'static str> {
 
 /// One line per page: its topic and its title (the first heading).
 fn index() -> String {
-    let mut text = String::from("pgcost's documentation; read a page with `pgcost docs TOPIC`:\n\n");
+    let mut text =
+        String::from("pgcost's documentation; read a page with `pgcost docs TOPIC`:\n\n");
     for (name, page) in TOPICS {
         let title = page
             .lines()
@@ -72,7 +76,10 @@ mod tests {
             assert!(page.starts_with("# "), "{name} has no title");
             assert!(index.contains(name));
         }
-        assert_eq!(run(Some("Ramp")).unwrap(), include_str!("../../docs/ramp.md"));
+        assert_eq!(
+            run(Some("Ramp")).unwrap(),
+            include_str!("../../docs/ramp.md")
+        );
         let err = run(Some("nope")).unwrap_err();
         assert!(err.hint.unwrap().contains("findings"));
     }
