@@ -1,7 +1,7 @@
 //! The `--baseline` run, read before measuring, and its check against the endpoints.
 
-use super::super::previous_run::PreviousRun;
 use super::schema::Endpoint;
+use crate::commands::check::previous_run::PreviousRun;
 use crate::error::{Error, Result};
 
 /// The `--baseline` run, read before measuring.

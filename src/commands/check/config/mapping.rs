@@ -7,10 +7,9 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use toml::Spanned;
 
-use super::Overrides;
 use super::credentials::credential_options;
 use super::files::body;
-use super::schema::{CommandLoad, Database, Defaults, Endpoint, EndpointTable, File};
+use super::schema::{CommandLoad, Database, Defaults, Endpoint, EndpointTable, File, Overrides};
 use super::spanned::Source;
 use super::vars::{expand_vars, read_secret_var, scrub};
 use crate::auth::{self, CredentialOptions, Redactor};

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 pub use baseline::Baseline;
 pub use credentials::credential_options;
-pub use schema::{AckTable, Auth, CommandLoad, Database, Defaults, Endpoint, EndpointTable, File};
+pub use schema::{
+    AckTable, Auth, CommandLoad, Database, Defaults, Endpoint, EndpointTable, File, Overrides,
+};
 
 use super::previous_run::PreviousRun;
 use crate::error::{Error, Result};
@@ -88,14 +90,6 @@ impl CheckConfig {
             quiet: args.output.quiet,
         })
     }
-}
-
-/// What the command line overrides.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    pub base_url: Option<String>,
-    /// Measure only these endpoints, in the file's order; all when empty.
-    pub only: Vec<String>,
 }
 
 /// Parses the text of a pgcost.toml; errors carry `origin:line:column`.

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::super::acks::Ack;
-use super::super::budget::Budget;
+use crate::commands::check::acks::Ack;
+use crate::commands::check::budget::Budget;
 use crate::config::AuditConfig;
 use crate::cost::external_load::CountSource;
 use crate::cost::findings::FindingKind;
@@ -178,4 +178,12 @@ pub struct CommandLoad {
     pub count: CountSource,
     /// Where it runs: the directory of pgcost.toml.
     pub dir: PathBuf,
+}
+
+/// What the command line overrides.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub base_url: Option<String>,
+    /// Measure only these endpoints, in the file's order; all when empty.
+    pub only: Vec<String>,
 }

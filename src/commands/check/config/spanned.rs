@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::super::acks::{Ack, parse_date};
-use super::super::budget::Metric;
 use super::schema::EndpointTable;
+use crate::commands::check::acks::{Ack, parse_date};
+use crate::commands::check::budget::Metric;
 use crate::error::{Error, Result};
 
 /// The file's text and name, to turn byte offsets into `file:line:column`.

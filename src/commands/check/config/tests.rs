@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::super::budget::Budget;
 use super::*;
+use crate::commands::check::budget::Budget;
 use crate::config::AuditConfig;
 use crate::cost::external_load::{self, CountSource};
 
