@@ -15,14 +15,6 @@ const MAX_FN_LINES: usize = 80;
 const MAX_README_LINES: usize = 250;
 const MAX_FILE_LINES: usize = 800;
 
-/// Known problems in files other engineers are changing on their own branches, exempt here so
-/// that this branch passes. THIS LIST MUST BE EMPTY: the lead empties it after merging them.
-/// Each entry is the start of a problem line (a file's path, `flag --x`, or `cycle a -> b`).
-const PENDING: &[&str] = &[
-    // Being split into a folder of one file per job.
-    "src/commands/check/config.rs",
-];
-
 /// One place where top-level module `from` refers to top-level module `to`.
 struct Edge {
     from: String,
@@ -662,17 +654,6 @@ fn flag_report(a: &Analysis) -> (String, Vec<String>) {
     (summary, problems)
 }
 
-/// The problems no PENDING entry exempts; the exempt ones are printed.
-fn not_pending((summary, problems): (String, Vec<String>)) -> (String, Vec<String>) {
-    let (pending, open): (Vec<_>, Vec<_>) = problems
-        .into_iter()
-        .partition(|p| PENDING.iter().any(|e| p.starts_with(e)));
-    pending
-        .iter()
-        .for_each(|p| println!("PENDING (exempt): {p}"));
-    (summary, open)
-}
-
 /// README.md's length, then every relative link of README.md and docs/*.md.
 fn doc_report(root: &Path) -> (String, Vec<String>) {
     let mut problems = Vec::new();
@@ -813,7 +794,7 @@ fn project() -> &'static Path {
 #[test]
 fn no_import_cycle_between_top_level_modules() {
     let a = analyze(project());
-    let report = not_pending(cycle_report(&a.modules, &a.edges));
+    let report = cycle_report(&a.modules, &a.edges);
     enforce(
         "import cycles between the top-level modules of src/",
         report,
@@ -823,7 +804,7 @@ fn no_import_cycle_between_top_level_modules() {
 #[test]
 fn no_import_cycle_between_the_files_of_one_folder() {
     let a = analyze(project());
-    let report = not_pending(cycle_report(&a.nested, &a.sibling_edges));
+    let report = cycle_report(&a.nested, &a.sibling_edges);
     enforce(
         "import cycles between the sibling modules of one folder",
         report,
@@ -832,42 +813,20 @@ fn no_import_cycle_between_the_files_of_one_folder() {
 
 #[test]
 fn no_function_over_80_lines_outside_tests() {
-    let report = not_pending(function_report(&analyze(project())));
+    let report = function_report(&analyze(project()));
     enforce("functions over 80 lines outside test code", report);
 }
 
 #[test]
 fn no_production_file_over_800_lines() {
-    let report = not_pending(file_report(&analyze(project())));
+    let report = file_report(&analyze(project()));
     enforce("production files over 800 lines", report);
 }
 
 #[test]
 fn no_long_flag_declared_twice() {
-    let report = not_pending(flag_report(&analyze(project())));
+    let report = flag_report(&analyze(project()));
     enforce("long flags declared by two clap structs", report);
-}
-
-/// An entry of PENDING that exempts nothing any more is to be removed.
-#[test]
-fn pending_exemptions_are_still_needed() {
-    let a = analyze(project());
-    let reports = [
-        cycle_report(&a.modules, &a.edges),
-        cycle_report(&a.nested, &a.sibling_edges),
-        function_report(&a),
-        file_report(&a),
-        flag_report(&a),
-    ];
-    let problems: Vec<String> = reports.into_iter().flat_map(|(_, p)| p).collect();
-    let stale: Vec<_> = PENDING
-        .iter()
-        .filter(|e| !problems.iter().any(|p| p.starts_with(*e)))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "PENDING entries that exempt nothing: {stale:?}"
-    );
 }
 
 #[test]

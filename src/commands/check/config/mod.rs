@@ -104,7 +104,7 @@ pub fn parse(text: &str, origin: &str) -> Result<File> {
             "[auth] takes secrets only by variable name or file (bearer_env, bearer_file, \
              basic_password_env, jwt_secret_env, ...), never inline"
         } else {
-            "the keys are described in docs/ci.md"
+            "the keys are described in `pgcost docs ci`"
         };
         source.at(e.span(), message).with_hint(hint)
     })?;
