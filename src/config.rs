@@ -252,11 +252,7 @@ pub fn target_options(args: &TargetArgs) -> Result<AuditOptions> {
         requests: 1,
         concurrency: 1,
         warmup: 0,
-        outputs: Outputs {
-            format: Format::Table,
-            output: None,
-            exports: Vec::new(),
-        },
+        outputs: Outputs::default(),
         insecure: false,
         cacert: None,
         quiet: false,

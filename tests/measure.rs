@@ -246,9 +246,13 @@ fn given_count_with_a_curl_script_and_a_failing_command() {
     assert_eq!(report["load"]["requests"], 40);
 
     // The report on stdout: the command's stdout goes to stderr, so stdout is one JSON
-    // document; under -q, the command's output is all there is on stderr.
+    // document; under -q, the command's output is all there is on stderr. The same run
+    // also writes its Markdown and HTML views (--export), from the one measurement.
+    let (markdown, html) = (app.file("report.md"), app.file("report.html"));
     let output = pgcost()
         .args(["measure", "-q", "--format", "json", "--db", &app.db_url])
+        .arg(format!("--export=markdown={}", markdown.display()))
+        .arg(format!("--export=html={}", html.display()))
         .args(["--requests", "40", "--", &script])
         .output()
         .unwrap();
@@ -262,6 +266,21 @@ fn given_count_with_a_curl_script_and_a_failing_command() {
         stderr.trim(),
         "load-done",
         "the command's stdout, on stderr"
+    );
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    let statements = format!(
+        "{:.2}",
+        report["per_request"]["statements"].as_f64().unwrap()
+    );
+    assert!(
+        markdown.contains("statements") && markdown.contains(&statements),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..80.min(html.len())]
     );
 
     // Ten requests made, then exit 1: a report, not valid.

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, TypedValueParser};
 
 /// Every output format pgcost can write. A command offers a subset of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Format {
     /// Aligned tables for a terminal, readable at 100 columns.
+    #[default]
     Table,
     /// One JSON document (`pgcost docs json`).
     Json,
@@ -150,8 +151,8 @@ impl Export {
 }
 
 /// Where one run's renderings go: the main one (`--format`, to `-o` or standard output)
-/// and every `--export`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// and every `--export`. The default is a table on standard output, and nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Outputs {
     pub format: Format,
     /// `None`: standard output.

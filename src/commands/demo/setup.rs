@@ -16,7 +16,6 @@ use crate::http::request::RequestSpec;
 use crate::postgres::cluster::Cluster;
 use crate::postgres::conninfo;
 use crate::progress::Progress;
-use crate::render::format::Format;
 use crate::render::format::Outputs;
 
 const SCHEMA: &str = include_str!("../../../sql/demo_schema.sql");
@@ -172,11 +171,7 @@ pub fn audit_config(
         // inside the measured window.
         warmup: 80,
         settle_timeout: Duration::from_secs(30),
-        outputs: Outputs {
-            format: Format::Table,
-            output: None,
-            exports: Vec::new(),
-        },
+        outputs: Outputs::default(),
         insecure: false,
         cacert: None,
         quiet: true,

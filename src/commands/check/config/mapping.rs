@@ -23,7 +23,7 @@ use crate::flags::{
 };
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
-use crate::render::format::{Format, Outputs};
+use crate::render::format::Outputs;
 use crate::values::{
     header, parse_duration, parse_method, parse_positive_duration, parse_url, read_cacert,
 };
@@ -287,11 +287,7 @@ fn audit_options(
         concurrency: (table.concurrency.or(d.concurrency)).unwrap_or(DEFAULT_CONCURRENCY),
         warmup: table.warmup.or(d.warmup).unwrap_or(DEFAULT_WARMUP),
         settle_timeout: shared.settle_timeout,
-        outputs: Outputs {
-            format: Format::Table,
-            output: None,
-            exports: Vec::new(),
-        },
+        outputs: Outputs::default(),
         insecure: d.insecure,
         cacert: (d.cacert.as_deref())
             .map(|path| read_cacert("[defaults] cacert", &shared.base_dir.join(path)))
