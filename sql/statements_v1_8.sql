@@ -1,7 +1,9 @@
 /* pgcost */
--- pg_stat_statements 1.8 (PostgreSQL 13): `total_exec_time`, no `toplevel`.
+-- pg_stat_statements 1.8 (PostgreSQL 13): `total_exec_time` and the WAL counters, no `toplevel`.
 -- $2 (showtext): false skips the query texts, which are then NULL (see statement_texts.sql).
 SELECT userid::oid AS userid, queryid, NULL::bool AS toplevel, query, calls, rows,
-       total_exec_time AS exec_time_ms, shared_blks_hit, shared_blks_read
+       total_exec_time AS exec_time_ms, shared_blks_hit, shared_blks_read,
+       shared_blks_dirtied, shared_blks_written, temp_blks_written,
+       wal_records, wal_fpi, wal_bytes::bigint AS wal_bytes
 FROM pg_stat_statements($2)
 WHERE dbid = $1 AND (query IS NULL OR query NOT LIKE '/* pgcost */%')

@@ -21,6 +21,8 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
     ("GET", "/corpus/session-and-user", None),
     ("POST", "/corpus/audit-insert", None),
     ("GET", "/corpus/batch-load", None),
+    ("GET", "/corpus/session-touch-guarded", None),
+    ("GET", "/corpus/sorted-report-in-memory", None),
     (
         "GET",
         "/perms-naive",
@@ -56,6 +58,16 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
         "GET",
         "/corpus/unindexed-page",
         Some(FindingKind::SeqScanHeavy),
+    ),
+    (
+        "GET",
+        "/corpus/session-touch",
+        Some(FindingKind::WritesOnRead),
+    ),
+    (
+        "GET",
+        "/corpus/sorted-report",
+        Some(FindingKind::SpillsToDisk),
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
@@ -17,6 +17,7 @@ pub struct StatementDelta {
     pub exec_time_ms: f64,
     pub shared_blks_hit: i64,
     pub shared_blks_read: i64,
+    pub writes: WriteCounters,
 }
 
 /// Growth of one table's counters.
@@ -160,6 +161,10 @@ fn statement_deltas(
             exec_time_ms: (a.exec_time_ms - time0).max(0.0),
             shared_blks_hit: (a.shared_blks_hit - hit0).max(0),
             shared_blks_read: (a.shared_blks_read - read0).max(0),
+            writes: match b {
+                Some(b) => a.writes.minus(&b.writes),
+                None => a.writes.clone(),
+            },
         });
     }
     let mut warnings = Vec::new();
@@ -259,6 +264,7 @@ mod tests {
             exec_time_ms: calls as f64 * 0.5,
             shared_blks_hit: calls,
             shared_blks_read: 0,
+            writes: Default::default(),
         }
     }
 

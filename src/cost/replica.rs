@@ -229,6 +229,7 @@ mod tests {
             exec_time_ms: 0.0,
             shared_blks_hit: 0,
             shared_blks_read: 0,
+            writes: Default::default(),
         });
         assert_eq!(moved_nothing_warning(&statement, &ok), None);
         // Sessions and blocks alone are not the app's work (a pool's connection check).

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 
 /// The comment that opens every statement pgcost runs (each file of sql/), to tell its
 /// own pg_stat_statements entries from the app's.
@@ -36,6 +36,7 @@ pub struct StatementStats {
     pub exec_time_ms: f64,
     pub shared_blks_hit: i64,
     pub shared_blks_read: i64,
+    pub writes: WriteCounters,
 }
 
 /// `pg_stat_statements_info`, present from extension version 1.9.
@@ -103,6 +104,7 @@ mod tests {
             exec_time_ms: 0.0,
             shared_blks_hit: 0,
             shared_blks_read: 0,
+            writes: WriteCounters::default(),
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::counters::{Columns, DatabaseCounters, TableCounters};
+use crate::cost::counters::{Columns, DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
@@ -304,6 +304,7 @@ pub async fn read_statements(
             exec_time_ms: row.get("exec_time_ms"),
             shared_blks_hit: row.get("shared_blks_hit"),
             shared_blks_read: row.get("shared_blks_read"),
+            writes: WriteCounters::read(&row),
         };
         match out.get_mut(&key) {
             Some(sum) => {
@@ -312,6 +313,7 @@ pub async fn read_statements(
                 sum.exec_time_ms += stats.exec_time_ms;
                 sum.shared_blks_hit += stats.shared_blks_hit;
                 sum.shared_blks_read += stats.shared_blks_read;
+                sum.writes = sum.writes.plus(&stats.writes);
             }
             None => {
                 out.insert(key, stats);

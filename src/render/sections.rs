@@ -9,7 +9,7 @@ use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
 use crate::cost::replica::REPLICA;
-use crate::cost::report::{PerRequest, Report, StatementRow};
+use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::one_line;
 
 /// Cells under a header, before a view draws them.
@@ -82,11 +82,86 @@ pub fn per_request(report: &Report) -> Grid {
     if p.new_sessions.is_some() {
         rows.push(("new sessions", figure(p.new_sessions), "connections opened"));
     }
+    if let Some(w) = p.writes.as_ref().filter(|w| !w.is_empty()) {
+        rows.extend(write_rows(w));
+    }
     let rows = rows
         .into_iter()
         .map(|(name, value, meaning)| vec![name.into(), value, meaning.into()])
         .collect();
     Grid::new(&["figure", "value", "meaning"], rows, 1..2)
+}
+
+/// The write side of the per-request figures, shown when something was written.
+fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
+    let fixed = |v: f64| format!("{v:.2}");
+    vec![
+        (
+            "WAL bytes",
+            figure(w.wal_bytes),
+            "write-ahead log generated",
+        ),
+        (
+            "WAL full-page images",
+            figure(w.wal_full_page_images),
+            "whole 8 kB pages logged after a checkpoint",
+        ),
+        (
+            "blocks dirtied",
+            fixed(w.blocks_dirtied),
+            "shared buffers changed",
+        ),
+        (
+            "blocks written",
+            fixed(w.blocks_written),
+            "buffers written out by the statements",
+        ),
+        (
+            "temp blocks written",
+            fixed(w.temp_blocks_written),
+            "8 kB temp-file blocks: sorts and hashes over work_mem",
+        ),
+    ]
+}
+
+/// The statements that wrote something, per request, most WAL first; `None` when none did.
+pub fn statement_writes(report: &Report, width: usize) -> Option<Grid> {
+    let mut writers: Vec<&StatementRow> = (report.statements.iter())
+        .filter(|s| !s.writes_per_request.is_empty())
+        .collect();
+    if writers.is_empty() {
+        return None;
+    }
+    let weight = |s: &StatementRow| {
+        let w = &s.writes_per_request;
+        (w.wal_bytes.unwrap_or(0.0), w.temp_blocks_written)
+    };
+    writers.sort_by(|a, b| {
+        weight(b)
+            .partial_cmp(&weight(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let rows = writers
+        .into_iter()
+        .map(|s| {
+            let w = &s.writes_per_request;
+            vec![
+                one_line(&s.query, width),
+                figure(w.wal_bytes),
+                figure(w.wal_full_page_images),
+                format!("{:.2}", w.blocks_dirtied),
+                format!("{:.2}", w.temp_blocks_written),
+            ]
+        })
+        .collect();
+    let header = [
+        "statement",
+        "WAL bytes/req",
+        "full-page images/req",
+        "blocks dirtied/req",
+        "temp blocks/req",
+    ];
+    Some(Grid::new(&header, rows, 1..5))
 }
 
 /// The unauthenticated comparison: the statuses of the burst without credentials, and its

@@ -15,6 +15,7 @@ fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
         exec_time_ms: 0.0,
         shared_blks_hit: 0,
         shared_blks_read: 0,
+        writes: Default::default(),
     }
 }
 

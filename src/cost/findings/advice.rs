@@ -35,6 +35,14 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "Sequential scans read a whole table to return a few rows. Index the columns \
              the statements filter, join or (under a LIMIT) sort by."
         }
+        FindingKind::WritesOnRead => {
+            "A GET or HEAD changes data on every request: WAL, dirty pages and row locks \
+             on a read. Write only when the stored value is stale, or batch the writes."
+        }
+        FindingKind::SpillsToDisk => {
+            "A sort or hash outgrows work_mem and writes temp files on every request. \
+             Avoid the sort (an index, a LIMIT) or raise work_mem for that statement."
+        }
     }
 }
 
@@ -49,6 +57,8 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::ConnectionPerRequest => CONNECTION_PER_REQUEST,
         FindingKind::CacheCandidate => CACHE_CANDIDATE,
         FindingKind::SeqScanHeavy => SEQ_SCAN_HEAVY,
+        FindingKind::WritesOnRead => WRITES_ON_READ,
+        FindingKind::SpillsToDisk => SPILLS_TO_DISK,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -165,6 +175,42 @@ whole table then stops after n rows. Confirm with EXPLAIN (ANALYZE, BUFFERS).
 
 Saves per request: the rows read minus the rows returned, and the db time of the
 statements that read the table in proportion.";
+
+const WRITES_ON_READ: &str = "\
+Fires when the endpoint is a GET or HEAD and an INSERT, UPDATE, DELETE, MERGE or locking
+SELECT runs at least once per request and changes something on every request: at least
+one WAL record per request (PostgreSQL 13+), or one row affected before that.
+
+Not raised for a guarded write that runs on every request but changes nothing (\"only when
+last_seen is older than 5 minutes\"): it writes no WAL.
+
+A write on a read costs WAL, dirty pages that must be flushed, replication traffic, later
+vacuum work, and row locks that concurrent requests for the same row wait on. The fix, for
+activity records (session touches, last-seen times, counters):
+
+    UPDATE sessions SET last_seen = now()
+    WHERE id = $1 AND last_seen < now() - interval '5 minutes'
+
+or keep the value in memory or a cache and flush it in batches.
+
+Saves per request: the statement's calls and db time, and its WAL bytes.";
+
+const SPILLS_TO_DISK: &str = "\
+Fires when a statement writes at least one temp-file block (8 kB) per request: a sort,
+hash or materialization outgrew work_mem (a limit per operation, 4 MB by default) and
+went to disk, to be read back before the statement can answer.
+
+EXPLAIN (ANALYZE, BUFFERS) names the node: \"Sort Method: external merge  Disk: ...\", or
+a hash with more than one batch. Avoid the work first: an index that returns the rows in
+order, a LIMIT, fewer or narrower columns. Otherwise raise work_mem for that statement
+only:
+
+    BEGIN; SET LOCAL work_mem = '32MB'; <the statement>; COMMIT;
+
+or ALTER ROLE <role> SET work_mem = '...' for the role that runs it.
+
+Saves per request: the temp blocks written. High from 1 MB (128 blocks) per request,
+medium below.";
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@ mod saving;
 mod sql;
 #[cfg(test)]
 mod tests;
+mod writes;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -90,6 +91,11 @@ pub struct Thresholds {
     pub high_db_time_ms_per_request: f64,
     /// Severity: medium from this much avoidable db time per request, in ms (1).
     pub medium_db_time_ms_per_request: f64,
+    /// writes_on_read: a writing statement runs and changes something (WAL records, or
+    /// rows before PG 13) at least this often per request of a GET or HEAD (0.99).
+    pub writes_min_per_request: f64,
+    /// spills_to_disk: temp-file blocks (8 kB) a statement writes per request (1).
+    pub spill_min_temp_blocks_per_request: f64,
 }
 
 impl Default for Thresholds {
@@ -116,6 +122,8 @@ impl Default for Thresholds {
             medium_round_trips_per_request: 1.0,
             high_db_time_ms_per_request: 10.0,
             medium_db_time_ms_per_request: 1.0,
+            writes_min_per_request: 0.99,
+            spill_min_temp_blocks_per_request: 1.0,
         }
     }
 }
@@ -152,10 +160,14 @@ pub enum FindingKind {
     CacheCandidate,
     /// Sequential scans read far more rows than the request gets back.
     SeqScanHeavy,
+    /// A GET or HEAD changes data on every request.
+    WritesOnRead,
+    /// A sort or hash outgrows work_mem and writes temp files.
+    SpillsToDisk,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 7] = [
+    pub const ALL: [FindingKind; 9] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -163,6 +175,8 @@ impl FindingKind {
         FindingKind::ConnectionPerRequest,
         FindingKind::CacheCandidate,
         FindingKind::SeqScanHeavy,
+        FindingKind::WritesOnRead,
+        FindingKind::SpillsToDisk,
     ];
 
     /// The snake_case name, as in JSON.
@@ -175,6 +189,8 @@ impl FindingKind {
             FindingKind::ConnectionPerRequest => "connection_per_request",
             FindingKind::CacheCandidate => "cache_candidate",
             FindingKind::SeqScanHeavy => "seq_scan_heavy",
+            FindingKind::WritesOnRead => "writes_on_read",
+            FindingKind::SpillsToDisk => "spills_to_disk",
         }
     }
 }
@@ -349,6 +365,8 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for statement in &statements {
         findings.extend(statement_findings(statement, &statements, t));
+        findings.extend(writes::writes_on_read(report, statement, t));
+        findings.extend(writes::spills_to_disk(report, statement, t));
     }
     findings.extend(round_trips(report, &statements, t));
     findings.extend(connection_per_request(report, t));

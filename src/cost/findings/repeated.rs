@@ -58,6 +58,7 @@ pub(super) fn repeated_statement(s: &Statement, t: &Thresholds) -> Option<Findin
             rows_read: s.rows_read * share,
             rows_returned: s.rows_per_request * share,
             db_time_ms: s.db_time_ms * share,
+            ..Saving::default()
         },
         ..Finding::new(FindingKind::RepeatedStatement, suggestion)
     })

@@ -302,6 +302,7 @@ pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> 
             rows_read: s.rows_read,
             rows_returned: s.rows_per_request,
             db_time_ms: s.db_time_ms,
+            ..Saving::default()
         },
         ..Finding::new(FindingKind::CacheCandidate, suggestion)
     })

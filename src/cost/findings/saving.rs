@@ -17,6 +17,12 @@ pub struct Saving {
     pub rows_returned: f64,
     /// Execution time of top-level statements no longer spent, in ms.
     pub db_time_ms: f64,
+    /// Bytes of WAL no longer written.
+    #[serde(default)]
+    pub wal_bytes: f64,
+    /// Temp-file blocks (8 kB) no longer written and read back.
+    #[serde(default)]
+    pub temp_blocks_written: f64,
 }
 
 impl Saving {
@@ -46,6 +52,16 @@ impl Saving {
                 "rows returned",
             ));
         }
+        if self.wal_bytes > 0.0 {
+            parts.push(format!("{} bytes of WAL", super::amount(self.wal_bytes)));
+        }
+        if self.temp_blocks_written > 0.0 {
+            parts.push(super::counted(
+                self.temp_blocks_written,
+                "temp block",
+                "temp blocks",
+            ));
+        }
         if parts.is_empty() {
             "saves nothing measurable per request".to_string()
         } else {
@@ -64,7 +80,8 @@ impl Saving {
 ///    most medium, since its saving is an upper bound (pgcost cannot see whether the
 ///    lookups are independent); `repeated_statement` without parameters is at least
 ///    medium (certain waste), and with parameters one step lower (the parameters may
-///    differ between the calls).
+///    differ between the calls); `spills_to_disk` is high from 1 MB of temp files per
+///    request (128 blocks) and medium below, since its saving is in blocks, not rows.
 pub fn severity(finding: &Finding, t: &Thresholds) -> Severity {
     let s = &finding.saves_per_request;
     let base = if s.rows() >= t.high_avoidable_rows_per_request
@@ -85,6 +102,7 @@ pub fn severity(finding: &Finding, t: &Thresholds) -> Severity {
         FindingKind::RoundTrips => base.max(Severity::Medium),
         FindingKind::RepeatedStatement if parameterless(finding) => base.min(Severity::Medium),
         FindingKind::RepeatedStatement => lower(base),
+        FindingKind::SpillsToDisk => super::writes::spill_severity(finding),
         _ => base,
     }
 }

@@ -6,7 +6,7 @@ use crate::cost::counters::DatabaseCounters;
 use crate::cost::load::LatencySummary;
 use crate::cost::report::{
     Load, PerRequest, Pool, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
-    is_utility,
+    Writes, is_utility,
 };
 
 const REQUESTS: u64 = 100;
@@ -27,6 +27,7 @@ fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow
         rows_per_request: calls_per_request * rows_per_call,
         mean_exec_ms: 0.1,
         blocks_per_request: 1.0,
+        writes_per_request: Default::default(),
         share_of_rows_returned: 0.0,
         plan: None,
         database: None,
@@ -110,6 +111,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             blocks_read: 0.0,
             db_time_ms: Some(1.0),
             new_sessions: Some(0.0),
+            writes: None,
         },
         totals: Totals {
             database: DatabaseCounters {
@@ -126,6 +128,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             },
             statement_calls: None,
             statement_rows: None,
+            statement_writes: None,
         },
         statements,
         tables,
@@ -915,6 +918,7 @@ fn a_parameterless_statement_twice_is_certain_waste() {
             rows_read: 0.0,
             rows_returned: 1.0,
             db_time_ms: 0.1,
+            ..Saving::default()
         }
     );
     assert!(f.suggestion.contains("Compute it once per request"));
@@ -1016,10 +1020,105 @@ fn savings_follow_the_documented_formulas() {
             rows_read: 30.0,
             rows_returned: 1.0,
             db_time_ms: 0.1,
+            ..Saving::default()
         }
     );
     let json = serde_json::to_value(f).unwrap();
     for key in ["statements", "rows_read", "rows_returned", "db_time_ms"] {
         assert!(json["saves_per_request"][key].is_number(), "{key}");
     }
+}
+
+/// `stmt` with what it wrote per request.
+fn writer(query: &str, calls: f64, rows_per_call: f64, writes: Writes) -> StatementRow {
+    StatementRow {
+        writes_per_request: writes,
+        ..stmt(query, calls, rows_per_call)
+    }
+}
+
+fn wal(records: f64, bytes: f64) -> Writes {
+    Writes {
+        wal_records: Some(records),
+        wal_bytes: Some(bytes),
+        wal_full_page_images: Some(0.0),
+        blocks_dirtied: records,
+        ..Writes::default()
+    }
+}
+
+#[test]
+fn a_get_that_writes_on_every_request_is_named_with_its_wal() {
+    let touch = "UPDATE sessions SET last_seen = now() WHERE id = $1";
+    let r = report(vec![writer(touch, 1.0, 1.0, wal(1.0, 72.0))], vec![]);
+    let f = &of_kind(&r, FindingKind::WritesOnRead)[0];
+    assert_eq!(f.query.as_deref(), Some(touch));
+    assert_eq!(f.evidence["wal_bytes_per_request"], 72.0);
+    assert_eq!(f.evidence["rows_written_per_request"], 1.0);
+    assert_eq!(f.saves_per_request.wal_bytes, 72.0);
+    assert_eq!(f.saves_per_request.statements, 1.0);
+    assert_eq!(f.severity, Severity::Medium);
+    assert!(f.suggestion.contains("last_seen < now() - interval"));
+    assert!(f.saves_per_request.describe().contains("72 bytes of WAL"));
+    // Before PG 13 (no WAL counters) the rows it changed decide.
+    let old = Writes {
+        wal_records: None,
+        wal_bytes: None,
+        ..wal(1.0, 0.0)
+    };
+    let r = report(vec![writer(touch, 1.0, 1.0, old)], vec![]);
+    assert_eq!(of_kind(&r, FindingKind::WritesOnRead).len(), 1);
+}
+
+#[test]
+fn posts_guarded_writes_rare_writes_and_reads_that_prune_are_not_writes_on_read() {
+    let touch = "UPDATE sessions SET last_seen = now() WHERE id = $1";
+    let mut post = report(vec![writer(touch, 1.0, 1.0, wal(1.0, 72.0))], vec![]);
+    post.target.method = "POST".into();
+    // Runs every request, changes nothing: no WAL, no row.
+    let guarded = report(vec![writer(touch, 1.0, 0.0, wal(0.0, 0.0))], vec![]);
+    // Writes on one request in ten.
+    let rare = report(vec![writer(touch, 0.1, 1.0, wal(0.1, 7.2))], vec![]);
+    // A read that pruned a page: WAL, but no write of the app's.
+    let read = report(
+        vec![writer(
+            "SELECT id FROM items WHERE owner = $1",
+            1.0,
+            3.0,
+            wal(1.0, 60.0),
+        )],
+        vec![],
+    );
+    for r in [post, guarded, rare, read] {
+        assert!(
+            of_kind(&r, FindingKind::WritesOnRead).is_empty(),
+            "{:?}",
+            r.statements
+        );
+    }
+}
+
+#[test]
+fn a_sort_that_spills_is_named_and_high_from_a_megabyte() {
+    let sort = "SELECT id, title FROM events WHERE id <= $1 ORDER BY title LIMIT $2";
+    let spill = |blocks: f64| Writes {
+        temp_blocks_written: blocks,
+        ..Writes::default()
+    };
+    let r = report(vec![writer(sort, 1.0, 1000.0, spill(9.0))], vec![]);
+    let f = &of_kind(&r, FindingKind::SpillsToDisk)[0];
+    assert_eq!(f.evidence["temp_blocks_written_per_request"], 9.0);
+    assert_eq!(f.saves_per_request.temp_blocks_written, 9.0);
+    assert_eq!(f.severity, Severity::Medium);
+    assert!(
+        f.suggestion.contains("72 kB of temp files"),
+        "{}",
+        f.suggestion
+    );
+    let r = report(vec![writer(sort, 1.0, 1000.0, spill(256.0))], vec![]);
+    let f = &of_kind(&r, FindingKind::SpillsToDisk)[0];
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.suggestion.contains("2.0 MB"), "{}", f.suggestion);
+    let r = report(vec![writer(sort, 1.0, 1000.0, spill(0.5))], vec![]);
+    assert!(of_kind(&r, FindingKind::SpillsToDisk).is_empty());
 }

@@ -36,6 +36,7 @@ fn statement(queryid: i64, query: &str, calls: i64, rows: i64) -> StatementDelta
         exec_time_ms: 0.0,
         shared_blks_hit: 0,
         shared_blks_read: 0,
+        writes: Default::default(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! on the model's parts. Nothing changes the report afterwards.
 
 use crate::cost::background;
-use crate::cost::counters::DatabaseCounters;
+use crate::cost::counters::{DatabaseCounters, WriteCounters};
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Thresholds};
@@ -13,7 +13,7 @@ use crate::cost::unauthenticated;
 
 use super::model::{
     Load, PerRequest, Pool, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
-    is_utility, sort_statements, sort_tables,
+    Writes, is_utility, sort_statements, sort_tables,
 };
 
 /// What the audit knows besides the window delta.
@@ -136,6 +136,7 @@ impl Report {
                 database: delta.database.clone(),
                 statement_calls: available.then_some(top.calls),
                 statement_rows: available.then_some(top.rows_returned),
+                statement_writes: available.then(|| top.writes.clone()),
             },
             statements: statement_rows(&delta.statements, n, top.rows_returned),
             tables: table_rows(&delta.tables, n),
@@ -197,6 +198,7 @@ struct TopLevel {
     non_utility: i64,
     rows_returned: i64,
     exec_ms: f64,
+    writes: WriteCounters,
 }
 
 impl TopLevel {
@@ -214,6 +216,11 @@ impl TopLevel {
                 .sum(),
             rows_returned: top.iter().map(|s| s.rows).sum(),
             exec_ms: top.iter().map(|s| s.exec_time_ms).sum(),
+            // Summed from the first entry on: an entry's WAL counters are null on servers
+            // without them, and a default (null) start would stay null.
+            writes: (top.iter().map(|s| s.writes.clone()))
+                .reduce(|sum, w| sum.plus(&w))
+                .unwrap_or_default(),
         }
     }
 }
@@ -234,6 +241,7 @@ impl PerRequest {
             blocks_read: per_request(d.blks_read, n),
             db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
             new_sessions: d.sessions.map(|s| per_request(s, n)),
+            writes: available.then(|| writes_per_request(&top.writes, n)),
         }
     }
 }
@@ -300,6 +308,7 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
                 0.0
             },
             blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
+            writes_per_request: writes_per_request(&s.writes, n),
             share_of_rows_returned: if s.key.toplevel != Some(false) {
                 share(s.rows, rows_returned)
             } else {
@@ -311,6 +320,19 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
         .collect();
     sort_statements(&mut rows);
     rows
+}
+
+/// Write counters divided by the `n` requests.
+fn writes_per_request(w: &WriteCounters, n: u64) -> Writes {
+    let divide = |v: Option<i64>| v.map(|v| per_request(v, n));
+    Writes {
+        wal_bytes: divide(w.wal_bytes),
+        wal_records: divide(w.wal_records),
+        wal_full_page_images: divide(w.wal_fpi),
+        blocks_dirtied: per_request(w.shared_blks_dirtied, n),
+        blocks_written: per_request(w.shared_blks_written, n),
+        temp_blocks_written: per_request(w.temp_blks_written, n),
+    }
 }
 
 /// One row per table, most rows read first.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::counters::DatabaseCounters;
+use crate::cost::counters::{DatabaseCounters, WriteCounters};
 use crate::cost::load::LatencyPoint;
 use crate::cost::load::LatencySummary;
 
@@ -164,6 +164,42 @@ pub struct PerRequest {
     pub db_time_ms: Option<f64>,
     /// New connections per request (PG 14+).
     pub new_sessions: Option<f64>,
+    /// What the top-level statements wrote: WAL, buffers, temp files. Null without
+    /// pg_stat_statements, and in reports written before it existed.
+    #[serde(default)]
+    pub writes: Option<Writes>,
+}
+
+/// What statements wrote, per request (`pg_stat_statements`). Reads can write too: hint
+/// bits dirty pages, and a sort or hash that outgrows `work_mem` spills to temp files.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Writes {
+    /// Bytes of WAL generated; null before PG 13.
+    pub wal_bytes: Option<f64>,
+    /// WAL records; null before PG 13.
+    pub wal_records: Option<f64>,
+    /// Full-page images among the WAL records (a page's first change after a checkpoint
+    /// logs the whole 8 kB page); null before PG 13.
+    pub wal_full_page_images: Option<f64>,
+    /// Shared buffers the statements dirtied.
+    pub blocks_dirtied: f64,
+    /// Shared buffers the statements had to write out themselves.
+    pub blocks_written: f64,
+    /// Temp-file blocks (8 kB each) written by sorts, hashes and materializations that
+    /// outgrew `work_mem`.
+    pub temp_blocks_written: f64,
+}
+
+impl Writes {
+    /// True when nothing was written (every figure 0 or null).
+    pub fn is_empty(&self) -> bool {
+        let none = |v: Option<f64>| v.unwrap_or(0.0) == 0.0;
+        none(self.wal_bytes)
+            && none(self.wal_records)
+            && self.blocks_dirtied == 0.0
+            && self.blocks_written == 0.0
+            && self.temp_blocks_written == 0.0
+    }
 }
 
 /// Window totals, undivided.
@@ -174,6 +210,9 @@ pub struct Totals {
     pub database: DatabaseCounters,
     pub statement_calls: Option<i64>,
     pub statement_rows: Option<i64>,
+    /// What the top-level statements wrote, under pg_stat_statements' column names.
+    #[serde(default)]
+    pub statement_writes: Option<WriteCounters>,
 }
 
 /// One `pg_stat_statements` entry's growth.
@@ -195,6 +234,9 @@ pub struct StatementRow {
     pub mean_exec_ms: f64,
     /// Shared buffers touched (hit plus read) per request.
     pub blocks_per_request: f64,
+    /// What this statement wrote, per request.
+    #[serde(default)]
+    pub writes_per_request: Writes,
     /// This statement's part of the request's returned rows, from 0 to 1.
     pub share_of_rows_returned: f64,
     /// The plan Postgres would use, as `EXPLAIN` prints it; null when not fetched (only

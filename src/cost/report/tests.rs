@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::build::*;
 use super::*;
-use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta};
 use crate::cost::load::LoadResult;
@@ -76,6 +76,7 @@ pub fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
         exec_time_ms: calls as f64 * 0.1,
         shared_blks_hit: calls,
         shared_blks_read: 0,
+        writes: Default::default(),
     }
 }
 
@@ -188,11 +189,19 @@ fn totals_keep_their_json_keys_and_order() {
         },
         statement_calls: Some(10),
         statement_rows: None,
+        statement_writes: Some(WriteCounters {
+            shared_blks_dirtied: 11,
+            shared_blks_written: 12,
+            temp_blks_written: 13,
+            wal_records: Some(14),
+            wal_fpi: None,
+            wal_bytes: Some(15),
+        }),
     };
     let json = serde_json::to_string(&totals).unwrap();
     assert_eq!(
         json,
-        r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null}"#
+        r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null,"statement_writes":{"shared_blks_dirtied":11,"shared_blks_written":12,"temp_blks_written":13,"wal_records":14,"wal_fpi":null,"wal_bytes":15}}"#
     );
     assert_eq!(serde_json::from_str::<Totals>(&json).unwrap(), totals);
 }
@@ -205,4 +214,64 @@ fn utility_detection() {
     assert!(!is_utility("SELECT 1"));
     assert!(!is_utility("WITH x AS (SELECT 1) SELECT * FROM x"));
     assert!(!is_utility("  -- c\nUPDATE t SET a = $1"));
+}
+
+#[test]
+fn writes_per_request_sum_the_top_level_statements() {
+    let writes = |wal: Option<i64>, temp: i64| WriteCounters {
+        shared_blks_dirtied: 200,
+        shared_blks_written: 0,
+        temp_blks_written: temp,
+        wal_records: wal.map(|w| w / 100),
+        wal_fpi: wal.map(|_| 0),
+        wal_bytes: wal,
+    };
+    let update = StatementDelta {
+        writes: writes(Some(14_000), 0),
+        ..stmt(
+            1,
+            "UPDATE sessions SET seen = now() WHERE id = $1",
+            200,
+            200,
+        )
+    };
+    let sort = StatementDelta {
+        writes: writes(Some(0), 3_000),
+        ..stmt(2, "SELECT id FROM orders ORDER BY total", 200, 2_000)
+    };
+    // Nested in a function (track = all): its writes are already in its caller's.
+    let nested = StatementDelta {
+        key: StatementKey {
+            toplevel: Some(false),
+            ..update.key.clone()
+        },
+        ..update.clone()
+    };
+    let delta = WindowDelta {
+        statements: vec![update, sort, nested],
+        ..Default::default()
+    };
+    let r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
+    let w = r.per_request.writes.as_ref().unwrap();
+    assert_eq!(w.wal_bytes, Some(70.0));
+    assert_eq!(w.wal_records, Some(0.7));
+    assert_eq!(w.blocks_dirtied, 2.0);
+    assert_eq!(w.temp_blocks_written, 15.0);
+    let sort_row = r.statements.iter().find(|s| s.queryid == "2").unwrap();
+    assert_eq!(sort_row.writes_per_request.temp_blocks_written, 15.0);
+    assert_eq!(
+        r.totals.statement_writes.as_ref().unwrap().wal_bytes,
+        Some(14_000)
+    );
+    // A server without the WAL counters (before PG 13): null, not 0.
+    let old = WindowDelta {
+        statements: vec![StatementDelta {
+            writes: writes(None, 0),
+            ..stmt(1, "UPDATE t SET a = 1", 200, 200)
+        }],
+        ..Default::default()
+    };
+    let r = Report::build(&old, &load(200, &[(200, 200)]), context(200));
+    let w = r.per_request.writes.unwrap();
+    assert_eq!((w.wal_bytes, w.blocks_dirtied), (None, 1.0));
 }

@@ -44,12 +44,13 @@ fn audit_body(r: &Report) -> Markup {
     }
 }
 
-/// The same tables as the terminal view: per database or replica, the background, and
-/// PgBouncer's figures; each only when the run had it.
+/// The same tables as the terminal view: per database or replica, the background,
+/// PgBouncer's figures and the statements that wrote; each only when the run had it.
 fn fleet(r: &Report) -> Markup {
     let nodes = sections::nodes(r);
     let background = crate::render::background::section(r);
     let pgbouncer = crate::render::pgbouncer::grid(r);
+    let writes = sections::statement_writes(r, 120);
     html! {
         @if let Some(grid) = nodes {
             section { h2 { "Per database (per request)" } (grid_table(&grid)) }
@@ -59,6 +60,9 @@ fn fleet(r: &Report) -> Markup {
         }
         @if let Some(grid) = pgbouncer {
             section { h2 { "PgBouncer" } (grid_table(&grid)) }
+        }
+        @if let Some(grid) = writes {
+            section { h2 { "Statements that wrote (per request)" } (grid_table(&grid)) }
         }
     }
 }

@@ -26,6 +26,14 @@ impl Exporter for MarkdownExporter {
             credentials(r),
             baseline(r),
             statements(r),
+            sections::statement_writes(r, 60)
+                .map(|grid| {
+                    format!(
+                        "**Statements that wrote (per request)**\n\n{}\n\n",
+                        markdown_table(&grid)
+                    )
+                })
+                .unwrap_or_default(),
             findings(r),
             notes(r),
         ]

@@ -32,6 +32,9 @@ impl Exporter for TableExporter {
                 .unwrap_or_default(),
             baseline(r),
             statements(r),
+            sections::statement_writes(r, 40)
+                .map(|grid| titled("Statements that wrote (per request)", &grid))
+                .unwrap_or_default(),
             sections::tables(r)
                 .map(|grid| titled("Tables (per request)", &grid))
                 .unwrap_or_default(),
