@@ -6,13 +6,16 @@
 //! them, their deltas, the per-request `Report` and its headline figures, the databases of
 //! one request (nodes) and its read replicas, the unauthenticated comparison, window
 //! churn, whether credentials count, background traffic and its subtraction, PgBouncer's
-//! figures and own statements, the findings, and what the statements' plans say.
+//! figures and own statements, the findings, what the statements' plans say, the reading
+//! of a ramp, check's verdict (`check/`) and the demo's comparison (`demo.rs`).
 
 pub mod background;
+pub mod check;
 pub mod churn;
 pub mod counters;
 pub mod credentials;
 pub mod delta;
+pub mod demo;
 pub mod external_load;
 pub mod figures;
 pub mod findings;

@@ -1,9 +1,14 @@
-//! Views of a `Report`: each exporter turns it into bytes, and `View` picks the one of a
-//! format. The sections hold what the views share; the table and Markdown views only draw
-//! them. The one JSON writer lives here too, for every command.
+//! The views of every document, one folder per document and one file per format:
+//! `audit/` (the `Report`), `check/` (check's verdict), `demo/` (the demo's comparison),
+//! `ramp/`. Each document implements `View`, which picks the view of a format. The
+//! sections hold what the audit's views share; the table and Markdown views only draw
+//! them. The one JSON writer lives here too, for every command. Views import the model
+//! (`cost/`), never a command.
 
 pub mod audit;
 mod background;
+mod check;
+pub mod demo;
 pub mod format;
 pub mod html;
 mod pgbouncer;

@@ -2,10 +2,10 @@
 //! with a reason and an optional expiry date. Matching them against an endpoint's findings
 //! and judging expiry is pure; "today" is passed in.
 
-use serde::{Deserialize, Serialize};
 use time::{Date, Month};
 
-use super::statement_diff::{FindingRef, normalized};
+pub use crate::cost::check::AckStatus;
+use crate::cost::check::statement_diff::{FindingRef, normalized};
 use crate::cost::findings::FindingKind;
 use crate::error::{Error, Result};
 
@@ -21,23 +21,6 @@ pub struct Ack {
     pub expires: Option<Date>,
     /// `pgcost.toml:LINE:COLUMN` of the `statement` key (of `kind` without one).
     pub at: String,
-}
-
-/// How one acknowledgement came out, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AckStatus {
-    pub kind: String,
-    pub statement: Option<String>,
-    pub reason: String,
-    /// `YYYY-MM-DD`, or null.
-    pub expires: Option<String>,
-    /// Where it is written: `pgcost.toml:LINE:COLUMN`.
-    pub at: String,
-    /// Fingerprints of the findings it acknowledges; empty when it matches nothing (a
-    /// stale acknowledgement to delete).
-    pub matched: Vec<String>,
-    /// Its date has come: it fails the check.
-    pub expired: bool,
 }
 
 /// Parses `YYYY-MM-DD` strictly: four, two and two digits, a real calendar day.

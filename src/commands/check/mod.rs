@@ -1,26 +1,19 @@
 //! `pgcost check`: measures every endpoint of pgcost.toml in one sequence of shared settle
 //! waits, holds each to its budget and to a baseline, and renders the verdict for CI.
 //!
-//! `config` validates the flags and pgcost.toml into a `CheckConfig`, `budget` and
-//! `previous_run` compare (pure), `render` turns the one `CheckReport` into a table,
-//! Markdown, JSON or JUnit; this module runs it all: `CheckConfig::from_args` → `run` →
-//! `CheckReport` → `render` → exit code.
+//! `config` validates the flags and pgcost.toml into a `CheckConfig`, `previous_run` reads
+//! the `--baseline` run, `acks` matches the acknowledgements; this module measures and
+//! judges into the one `CheckReport` (the model, `cost/check/`) and writes its views
+//! (`render/check/`): `CheckConfig::from_args` → `run` → `CheckReport` → `output::write`
+//! → exit code.
 
 pub mod acks;
-pub mod budget;
 pub mod config;
-pub mod diff_view;
-mod html;
 pub mod previous_run;
-pub mod render;
-pub mod statement_diff;
-mod view;
 
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use serde::{Deserialize, Serialize};
 
 use crate::auth::Redactor;
 use crate::cost::report::Report;
@@ -33,121 +26,28 @@ use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::render::View;
 use crate::render::format::Format;
-use acks::{Ack, AckStatus};
-use budget::{Breach, Budget, Delta, Figures, Regression};
+use acks::Ack;
+use budget::{Budget, Figures};
 use config::CheckConfig;
 use previous_run::{Entry, PreviousRun};
-use statement_diff::{FindingRef, StatementDiff};
+use statement_diff::FindingRef;
 
-/// Bumped whenever a key of the check document is renamed or removed.
-pub const SCHEMA_VERSION: u32 = 1;
+// The verdict is plain data in the model, its views are in render/; `config/` and the
+// tests name them through the command too.
+pub use crate::cost::check::{
+    CheckReport, EndpointResult, FindingStatus, SCHEMA_VERSION, Status, budget, statement_diff,
+};
 
-/// One run of `pgcost check`: the JSON document of `--format json` and `--write-baseline`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckReport {
-    pub schema_version: u32,
-    /// Every measurement is valid and every budget limit could be checked.
-    pub valid: bool,
-    /// No budget was exceeded and nothing regressed past `--max-regression`.
-    pub passed: bool,
-    /// The `--baseline` file compared against, if any.
-    pub baseline: Option<String>,
-    /// `--max-regression`, in percent.
-    pub max_regression_percent: Option<f64>,
-    /// In the order of pgcost.toml.
-    pub endpoints: Vec<EndpointResult>,
-}
-
-/// One endpoint's verdict and the report behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EndpointResult {
-    /// As in pgcost.toml.
-    pub name: String,
-    /// The limits it was held to.
-    pub budget: Budget,
-    /// Limits exceeded. Empty when the report is not valid: its numbers prove nothing.
-    pub breaches: Vec<Breach>,
-    /// Limits that could not be checked (a figure is missing).
-    pub unchecked: Vec<String>,
-    /// Figures that grew past `--max-regression` against the baseline.
-    pub regressions: Vec<Regression>,
-    /// Every figure against the baseline, when the baseline has this endpoint.
-    pub deltas: Vec<Delta>,
-    /// Why there is no comparison with the baseline, when one was given.
-    pub baseline_note: Option<String>,
-    /// Statements and findings against the baseline, when it has this endpoint and
-    /// both runs read pg_stat_statements.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statement_diff: Option<StatementDiff>,
-    /// Every finding of the report, with its fingerprint, whether it is new against the
-    /// baseline, and its acknowledgement.
-    #[serde(default)]
-    pub findings: Vec<FindingStatus>,
-    /// Every `[[endpoint.ack]]` of the endpoint and what it matched.
-    #[serde(default)]
-    pub acks: Vec<AckStatus>,
-    /// The full audit report (see the audit keys in docs/json.md).
-    pub report: Report,
-}
-
-/// One finding of an endpoint, as check judges it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FindingStatus {
-    #[serde(flatten)]
-    pub finding: FindingRef,
-    /// Whether the baseline lacked it; null without a comparison.
-    pub new: Option<bool>,
-    /// The reason of the acknowledgement that covers it, if one does.
-    pub acknowledged: Option<String>,
-}
-
-/// How an endpoint came out, worst first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Status {
-    OverBudget,
-    Regressed,
-    NotValid,
-    Passed,
-}
-
-impl EndpointResult {
-    /// The report is valid and every limit could be checked.
-    pub fn trusted(&self) -> bool {
-        self.report.valid && self.unchecked.is_empty()
-    }
-
-    pub fn status(&self) -> Status {
-        if !self.breaches.is_empty() {
-            Status::OverBudget
-        } else if !self.regressions.is_empty() {
-            Status::Regressed
-        } else if !self.trusted() {
-            Status::NotValid
-        } else {
-            Status::Passed
-        }
-    }
-}
-
-impl CheckReport {
-    /// 1 when a budget was exceeded or a figure regressed (on a valid report: that
-    /// verdict stands whatever happened to other endpoints), else 3 when a measurement is
-    /// not valid, else 0.
-    pub fn exit_code(&self) -> i32 {
-        if !self.passed {
-            exit::BUDGET
-        } else if !self.valid {
-            exit::INVALID
-        } else {
-            exit::OK
-        }
-    }
-
-    pub fn count(&self, status: Status) -> usize {
-        self.endpoints
-            .iter()
-            .filter(|e| e.status() == status)
-            .count()
+/// 1 when a budget was exceeded or a figure regressed (on a valid report: that verdict
+/// stands whatever happened to other endpoints), else 3 when a measurement is not valid,
+/// else 0.
+pub fn exit_code(report: &CheckReport) -> i32 {
+    if !report.passed {
+        exit::BUDGET
+    } else if !report.valid {
+        exit::INVALID
+    } else {
+        exit::OK
     }
 }
 
@@ -366,7 +266,7 @@ pub async fn execute(args: &CheckArgs, env: EnvLookup<'_>) -> Result<i32> {
     Ok(if interrupted {
         exit::INTERRUPTED
     } else {
-        report.exit_code()
+        exit_code(&report)
     })
 }
 

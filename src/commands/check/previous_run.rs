@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::budget::Figures;
-use super::statement_diff::{self, FindingRef, StatementFigures};
+use crate::cost::check::budget::Figures;
+use crate::cost::check::statement_diff::{self, FindingRef, StatementFigures};
 use crate::error::{Error, Result};
 
 /// One endpoint of a previous run.
@@ -159,7 +159,7 @@ fn position(text: &str, origin: &str, key: &str) -> String {
 /// document without one is left to the shape check.
 fn check_schema_version(value: &serde_json::Value, text: &str, origin: &str) -> Result<()> {
     let expected = u64::from(if value.get("endpoints").is_some() {
-        super::SCHEMA_VERSION
+        crate::cost::check::SCHEMA_VERSION
     } else {
         crate::cost::report::SCHEMA_VERSION
     });

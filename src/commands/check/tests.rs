@@ -155,7 +155,7 @@ fn a_burst_that_moved_nothing_passes_but_is_listed() {
     .expect("nothing moved");
     r.warnings.push(line.clone());
     let run = evaluate(vec![measured("reads", r, budget(6.0, 60.0))], None, None);
-    assert_eq!(run.exit_code(), 0);
+    assert_eq!(exit_code(&run), 0);
     let table = render(&run, Format::Table);
     assert!(
         table.contains(&format!("\nMeasured nothing\n- reads: {line}\n")),
@@ -172,7 +172,7 @@ fn a_burst_that_moved_nothing_passes_but_is_listed() {
 fn within_budget_exits_0() {
     let run = evaluate(vec![exists(), cached()], None, None);
     assert!(run.valid && run.passed);
-    assert_eq!(run.exit_code(), 0);
+    assert_eq!(exit_code(&run), 0);
     assert!(run.endpoints.iter().all(|e| e.status() == Status::Passed));
 }
 
@@ -181,7 +181,7 @@ fn over_budget_exits_1_and_lists_each_breach() {
     let run = evaluate(vec![naive(), exists()], None, None);
     assert!(run.valid);
     assert!(!run.passed);
-    assert_eq!(run.exit_code(), 1);
+    assert_eq!(exit_code(&run), 1);
     let breaches: Vec<(&str, f64, f64)> = run.endpoints[0]
         .breaches
         .iter()
@@ -204,20 +204,20 @@ fn an_invalid_measurement_exits_3_unless_a_valid_one_is_over_budget() {
     let run = evaluate(vec![exists(), rejected()], None, None);
     assert!(!run.valid);
     assert!(run.passed);
-    assert_eq!(run.exit_code(), 3);
+    assert_eq!(exit_code(&run), 3);
     // Its numbers prove nothing, so they breach nothing.
     assert!(run.endpoints[1].breaches.is_empty());
     assert_eq!(run.endpoints[1].status(), Status::NotValid);
 
     let run = evaluate(vec![naive(), rejected()], None, None);
-    assert_eq!(run.exit_code(), 1);
+    assert_eq!(exit_code(&run), 1);
 }
 
 #[test]
 fn baseline_deltas_and_the_regression_threshold() {
     let b = baseline();
     let run = evaluate(vec![exists(), cached()], Some(("baseline.json", &b)), None);
-    assert_eq!(run.exit_code(), 0, "without --max-regression, deltas only");
+    assert_eq!(exit_code(&run), 0, "without --max-regression, deltas only");
     let exists = &run.endpoints[0];
     let statements = exists
         .deltas
@@ -232,14 +232,14 @@ fn baseline_deltas_and_the_regression_threshold() {
         Some(("baseline.json", &b)),
         Some(25.0),
     );
-    assert_eq!(run.exit_code(), 0, "+20% is within 25%");
+    assert_eq!(exit_code(&run), 0, "+20% is within 25%");
 
     let run = evaluate(
         vec![self::exists(), cached(), naive()],
         Some(("baseline.json", &b)),
         Some(10.0),
     );
-    assert_eq!(run.exit_code(), 1, "+20% is past 10%, though within budget");
+    assert_eq!(exit_code(&run), 1, "+20% is past 10%, though within budget");
     let exists = &run.endpoints[0];
     assert!(exists.breaches.is_empty());
     assert_eq!(exists.status(), Status::Regressed);
@@ -476,7 +476,7 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
         ..Budget::default()
     };
     let run = naive_with(vec![], frozen, Some(&b)).unwrap();
-    assert_eq!(run.exit_code(), 1);
+    assert_eq!(exit_code(&run), 1);
     let e = &run.endpoints[0];
     let diff = e.statement_diff.as_ref().unwrap();
     assert_eq!(diff.added.len(), 1);
@@ -546,7 +546,7 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
         ..Budget::default()
     };
     let run = naive_with(vec![], frozen, Some(&same)).unwrap();
-    assert_eq!(run.exit_code(), 0);
+    assert_eq!(exit_code(&run), 0);
     assert!(run.endpoints[0].statement_diff.as_ref().unwrap().is_empty());
     assert!(render(&run, Format::Table).contains("- naive: no statement change\n"));
     assert!(render(&run, Format::Markdown).contains("@@ naive: no statement change @@"));
@@ -560,7 +560,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         ..Budget::default()
     };
     let run = naive_with(vec![], strict.clone(), Some(&b)).unwrap();
-    assert_eq!(run.exit_code(), 1);
+    assert_eq!(exit_code(&run), 1);
     let breach = &run.endpoints[0].breaches[0];
     assert_eq!(
         (breach.metric.as_str(), breach.actual),
@@ -594,7 +594,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         Some("2027-03-01"),
     )];
     let run = naive_with(acked, strict.clone(), Some(&b)).unwrap();
-    assert_eq!(run.exit_code(), 0, "{:?}", run.endpoints[0].breaches);
+    assert_eq!(exit_code(&run), 0, "{:?}", run.endpoints[0].breaches);
     let f = &run.endpoints[0].findings[0];
     assert_eq!(
         f.acknowledged.as_deref(),
@@ -622,7 +622,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         None,
     )];
     assert_eq!(
-        naive_with(by_print, strict, Some(&b)).unwrap().exit_code(),
+        exit_code(&naive_with(by_print, strict, Some(&b)).unwrap()),
         0
     );
 
@@ -633,7 +633,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
         ..Budget::default()
     };
     let run = naive_with(vec![], frozen, None).unwrap();
-    assert_eq!(run.exit_code(), 0);
+    assert_eq!(exit_code(&run), 0);
     assert!(run.endpoints[0].statement_diff.is_none());
     assert_eq!(run.endpoints[0].findings[0].new, None);
 }
@@ -646,7 +646,7 @@ fn an_expired_acknowledgement_fails_with_its_reason() {
         Some(TODAY),
     )];
     let run = naive_with(acked, Budget::default(), None).unwrap();
-    assert_eq!(run.exit_code(), 1);
+    assert_eq!(exit_code(&run), 1);
     let e = &run.endpoints[0];
     assert!(
         e.findings[0].acknowledged.is_some(),
@@ -677,7 +677,7 @@ fn an_acknowledgement_that_matches_nothing_is_reported() {
         None,
     )];
     let run = naive_with(stale, Budget::default(), None).unwrap();
-    assert_eq!(run.exit_code(), 0);
+    assert_eq!(exit_code(&run), 0);
     assert!(run.endpoints[0].acks[0].matched.is_empty());
     let table = render(&run, Format::Table);
     assert!(

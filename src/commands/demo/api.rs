@@ -18,6 +18,8 @@ use deadpool_postgres::{Object, Pool};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
+pub use crate::cost::demo::Pipeline;
+
 /// The action the endpoint's permission gate checks.
 pub const ACTION: &str = "projects.read";
 /// The module the endpoint's entitlement check needs.
@@ -39,34 +41,6 @@ pub const SQL_CAN: &str = "SELECT EXISTS (SELECT 1 FROM memberships WHERE tenant
           OR EXISTS (SELECT 1 FROM user_grants WHERE tenant_id = $1 AND user_id = $2 AND action = $3))";
 pub const SQL_PROJECTS: &str =
     "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2";
-
-/// How the permission gate is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pipeline {
-    /// Resolves the whole permission set in several queries, then tests membership.
-    Naive,
-    /// One round trip of EXISTS probes, after cheap in-memory gates.
-    Exists,
-    /// Exists, plus a per-request memo and a short-TTL per-process cache.
-    Cached,
-}
-
-impl Pipeline {
-    pub const ALL: [Pipeline; 3] = [Pipeline::Naive, Pipeline::Exists, Pipeline::Cached];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Pipeline::Naive => "naive",
-            Pipeline::Exists => "exists",
-            Pipeline::Cached => "cached",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Pipeline> {
-        Pipeline::ALL.into_iter().find(|p| p.name() == text)
-    }
-}
 
 /// JWT claims the demo API expects.
 #[derive(Debug, Clone, serde::Serialize, Deserialize)]

@@ -3,18 +3,12 @@
 //! is removed afterwards, also on Ctrl-C or on error.
 
 pub mod api;
-mod html;
-mod markdown;
 pub mod ramps;
 mod setup;
-mod table;
-mod view;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-use serde::Serialize;
 
 use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
@@ -24,9 +18,11 @@ use crate::progress::Progress;
 use crate::render::format::{DEMO_FORMATS, Outputs};
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
-use ramps::Ramps;
+// The demo's document is in the model and its views in render/; the tests reach them
+// through the command too.
+pub use crate::cost::demo::{Demo, DemoReport, Pipelines};
+pub use crate::render::demo::render_comparison;
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
-pub use table::render_comparison;
 
 /// `pgcost demo`'s flags, checked.
 #[derive(Debug, Clone)]
@@ -61,42 +57,6 @@ impl DemoConfig {
             quiet: args.output.quiet,
         })
     }
-}
-
-/// The demo's reports, one per pipeline.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pipelines {
-    pub naive: Report,
-    pub exists: Report,
-    pub cached: Report,
-}
-
-/// `pgcost demo --format json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct DemoReport {
-    pub pipelines: Pipelines,
-}
-
-impl DemoReport {
-    pub fn all(&self) -> [(Pipeline, &Report); 3] {
-        [
-            (Pipeline::Naive, &self.pipelines.naive),
-            (Pipeline::Exists, &self.pipelines.exists),
-            (Pipeline::Cached, &self.pipelines.cached),
-        ]
-    }
-
-    pub fn valid(&self) -> bool {
-        self.all().iter().all(|(_, r)| r.valid)
-    }
-}
-
-/// The demo's document, as every view renders it: the pipelines' reports, and their
-/// ramps with `--ramp`.
-#[derive(Debug, Clone, Copy)]
-pub struct Demo<'a> {
-    pub report: &'a DemoReport,
-    pub ramps: Option<&'a Ramps>,
 }
 
 /// The command. Dropping the demo on Ctrl-C stops the API and the cluster and removes its

@@ -5,29 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::api::Pipeline;
-use super::{Environment, Pipelines, audit_config};
-use crate::cost::ramp::RampReport;
+use super::{Environment, audit_config};
+pub use crate::cost::demo::Ramps;
 use crate::error::Result;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
-
-/// The ramps of the demo, by pipeline.
-#[derive(Debug, Clone, Serialize)]
-pub struct Ramps {
-    pub naive: RampReport,
-    pub cached: RampReport,
-}
-
-/// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
-#[derive(Serialize)]
-pub struct WithRamps<'a> {
-    pub pipelines: &'a Pipelines,
-    pub ramps: &'a Ramps,
-}
 
 /// Ramps the naive and the cached pipelines, concurrency 1 to 8, 1 s a step.
 pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ramps> {

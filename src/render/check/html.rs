@@ -3,13 +3,13 @@
 
 use maud::{Markup, html};
 
-use super::budget::{Figures, Metric};
-use super::render::{headline, plain, problems};
-use super::{CheckReport, EndpointResult, Status};
+use super::{headline, plain, problems};
+use crate::cost::check::budget::{Figures, Metric};
+use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{page, verdict};
 
-pub fn render(report: &CheckReport) -> String {
+pub(super) fn render(report: &CheckReport) -> String {
     let title = headline(report);
     let body = html! {
         header { h1 { (title) } }

@@ -3,9 +3,8 @@
 
 use maud::html;
 
-use super::DemoReport;
-use super::ramps::Ramps;
 use super::table::comparison;
+use crate::cost::demo::{DemoReport, Ramps};
 use crate::cost::report::Report;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{findings, grid_table, page, verdict};

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::FindingStatus;
-use super::acks::AckStatus;
 use super::statement_diff::{FindingRef, StatementDiff};
+use super::{AckStatus, FindingStatus};
 pub use crate::cost::figures::Figures;
 use crate::cost::findings::{Finding, FindingKind, Severity};
 use crate::cost::report::Report;

@@ -2,9 +2,9 @@
 //! table, a `diff` block and a list for the Markdown of a pull-request comment. JSON
 //! carries the full lists as they are.
 
-use super::budget::finding_text;
-use super::statement_diff::{StatementChange, StatementDiff};
-use super::{CheckReport, EndpointResult};
+use crate::cost::check::budget::finding_text;
+use crate::cost::check::statement_diff::{StatementChange, StatementDiff};
+use crate::cost::check::{CheckReport, EndpointResult};
 use crate::cost::text::one_line;
 
 /// Lines of one endpoint's diff the table shows before "and N more".

@@ -3,9 +3,8 @@
 
 use std::fmt::Write;
 
-use super::DemoReport;
-use super::ramps::Ramps;
 use super::table::comparison;
+use crate::cost::demo::{DemoReport, Ramps};
 use crate::render::format::Format;
 use crate::render::{self, Unsupported, View, markdown_table};
 
@@ -61,8 +60,8 @@ fn naive_findings(demo: &DemoReport) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Demo, Pipelines};
     use super::*;
+    use crate::cost::demo::{Demo, Pipelines};
     use crate::render::format::DEMO_FORMATS;
 
     fn demo() -> DemoReport {

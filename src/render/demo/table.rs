@@ -3,8 +3,7 @@
 
 use std::fmt::Write;
 
-use super::DemoReport;
-use super::ramps::Ramps;
+use crate::cost::demo::{DemoReport, Ramps};
 use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
 use crate::render::format::Format;

@@ -1,0 +1,255 @@
+//! Views of check's verdict (a `CheckReport`), one file per format: `table.rs`,
+//! `markdown.rs` (for a pull-request comment or the step summary), `junit.rs` (for CI
+//! test reporters) and `html.rs`; JSON is the document as it serializes. `diff.rs` draws
+//! the statement diff and the acknowledgements for the table and Markdown. What the views
+//! share is here: the headline, each problem in words, the endpoints' figures.
+
+mod diff;
+mod html;
+mod junit;
+mod markdown;
+mod table;
+
+use crate::cost::check::budget::{Breach, Figures, Metric, Regression};
+use crate::cost::check::{CheckReport, EndpointResult, Status};
+use crate::cost::findings::{FindingKind, Severity};
+use crate::cost::replica::is_moved_nothing;
+use crate::cost::text::one_line;
+use crate::render::format::{CHECK_FORMATS, Format};
+use crate::render::{Grid, Unsupported, View, json};
+
+impl View for CheckReport {
+    fn name(&self) -> &'static str {
+        "pgcost check's verdict"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        CHECK_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        Ok(match format {
+            Format::Table => table::render(self),
+            Format::Markdown => markdown::render(self),
+            Format::Json => json(self),
+            Format::Junit => junit::render(self),
+            Format::Html => html::render(self),
+        })
+    }
+
+    fn headline(&self) -> Option<String> {
+        Some(headline(self))
+    }
+}
+
+/// One line that says how the run came out.
+fn headline(report: &CheckReport) -> String {
+    let total = report.endpoints.len();
+    let mut parts = Vec::new();
+    for (status, what) in [
+        (Status::OverBudget, "over budget"),
+        (Status::Regressed, "regressed"),
+        (Status::NotValid, "not valid"),
+    ] {
+        let n = report.count(status);
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("all within budget".into());
+    }
+    format!("pgcost check, {total} endpoint(s): {}", parts.join(", "))
+}
+
+/// A budget limit as written in pgcost.toml: `6`, `25.5`.
+fn limit(value: f64) -> String {
+    format!("{value}")
+}
+
+fn percent(change_percent: Option<f64>) -> String {
+    match change_percent {
+        Some(p) => format!("{p:+.1}%"),
+        None => "from 0".into(),
+    }
+}
+
+/// A breach in words; `code` marks up the statement of a forbidden finding.
+fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
+    let detail = b.detail.as_deref().unwrap_or_default();
+    match (b.metric.as_str(), &b.detail) {
+        ("new_statements", _) => format!(
+            "{} new statement(s), budget {}: {}",
+            b.actual,
+            limit(b.budget),
+            code(&one_line(detail, 60))
+        ),
+        ("fail_on_findings", _) => format!(
+            "{} new finding(s) at fail_on_findings severity or above: {}",
+            b.actual,
+            code(&one_line(detail, 60))
+        ),
+        ("ack_expired", _) => format!("acknowledgement expired: {}", one_line(detail, 200)),
+        (_, None) => format!(
+            "{} {:.2} {}, budget {}",
+            b.metric,
+            b.actual,
+            if b.metric == Metric::P95Ms.name() {
+                "ms"
+            } else {
+                "per request"
+            },
+            limit(b.budget)
+        ),
+        (_, Some(detail)) => format!(
+            "forbidden finding {} ({} found): {}",
+            b.metric,
+            b.actual,
+            code(&one_line(detail, 40))
+        ),
+    }
+}
+
+fn plain(text: &str) -> String {
+    text.to_string()
+}
+
+fn regression_text(r: &Regression) -> String {
+    format!(
+        "{} {:.2} → {:.2} per request ({}, limit +{}%)",
+        r.metric,
+        r.baseline,
+        r.actual,
+        percent(r.change_percent),
+        limit(r.limit_percent)
+    )
+}
+
+/// The figure of `metric` in one endpoint's row: `actual / budget`, with the change
+/// against the baseline when `with_change`; `over` marks a breach.
+fn cell(
+    e: &EndpointResult,
+    metric: Metric,
+    with_change: bool,
+    over: impl Fn(&str) -> String,
+) -> String {
+    let figures = Figures::of(&e.report);
+    let Some(actual) = metric.of(&figures) else {
+        return "n/a".into();
+    };
+    let mut text = format!("{actual:.2}");
+    if e.breaches.iter().any(|b| b.metric == metric.name()) {
+        text = over(&text);
+    }
+    if let Some(budget) = metric.limit(&e.budget) {
+        text = format!("{text} / {}", limit(budget));
+    }
+    if with_change
+        && let Some(delta) = e.deltas.iter().find(|d| d.metric == metric.name())
+        && delta.change != 0.0
+    {
+        text = format!("{text} ({})", percent(delta.change_percent));
+    }
+    text
+}
+
+/// High first.
+fn rank(severity: Severity) -> usize {
+    Severity::ALL
+        .iter()
+        .position(|s| *s == severity)
+        .unwrap_or(Severity::ALL.len())
+}
+
+/// The kinds of finding an endpoint has, most severe first: `round_trips (high),
+/// cache_candidate ×3 (medium)`.
+fn findings_summary(e: &EndpointResult) -> Option<String> {
+    let mut kinds: Vec<(FindingKind, Severity, usize)> = Vec::new();
+    for f in &e.report.findings {
+        match kinds.iter_mut().find(|(kind, _, _)| *kind == f.kind) {
+            Some((_, severity, count)) => {
+                *count += 1;
+                if rank(f.severity) < rank(*severity) {
+                    *severity = f.severity;
+                }
+            }
+            None => kinds.push((f.kind, f.severity, 1)),
+        }
+    }
+    if kinds.is_empty() {
+        return None;
+    }
+    kinds.sort_by_key(|(kind, severity, _)| (rank(*severity), *kind));
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|(kind, severity, count)| match count {
+            1 => format!("{kind} ({severity})"),
+            n => format!("{kind} ×{n} ({severity})"),
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+/// Why an endpoint did not pass, in words.
+struct Problem<'a> {
+    pub endpoint: &'a str,
+    pub status: Status,
+    pub text: String,
+}
+
+/// Every breach, regression and reason not to trust the figures, endpoint by endpoint;
+/// `code` marks up the statement of a forbidden finding.
+fn problems<'a>(
+    endpoints: impl IntoIterator<Item = &'a EndpointResult>,
+    code: impl Fn(&str) -> String,
+) -> Vec<Problem<'a>> {
+    let mut out = Vec::new();
+    for e in endpoints {
+        let problem = |status, text| Problem {
+            endpoint: &e.name,
+            status,
+            text,
+        };
+        for b in &e.breaches {
+            out.push(problem(Status::OverBudget, breach_text(b, &code)));
+        }
+        for r in &e.regressions {
+            out.push(problem(Status::Regressed, regression_text(r)));
+        }
+        for reason in reasons(e) {
+            out.push(problem(Status::NotValid, reason.clone()));
+        }
+    }
+    out
+}
+
+/// (endpoint, line) for each endpoint whose burst moved no counter of a measured node:
+/// valid, but its budgets held over nothing, so the views say it beside the problems.
+fn measured_nothing(report: &CheckReport) -> Vec<(&str, &String)> {
+    (report.endpoints.iter())
+        .flat_map(|e| (e.report.warnings.iter()).map(move |w| (e.name.as_str(), w)))
+        .filter(|(_, w)| is_moved_nothing(w))
+        .collect()
+}
+
+/// Why the figures of an endpoint cannot be trusted.
+fn reasons(e: &EndpointResult) -> impl Iterator<Item = &String> {
+    e.report.invalid_reasons.iter().chain(&e.unchecked)
+}
+
+/// (endpoint, the kinds of finding it has) for each endpoint with findings.
+fn findings(report: &CheckReport) -> Vec<(&str, String)> {
+    report
+        .endpoints
+        .iter()
+        .filter_map(|e| findings_summary(e).map(|s| (e.name.as_str(), s)))
+        .collect()
+}
+
+/// The endpoints, one row each: `corner` heads the column of results, the figures follow
+/// the name.
+fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
+    let mut header = vec![corner, "endpoint"];
+    header.extend(Metric::ALL.map(Metric::label));
+    Grid::new(&header, rows, 2..2 + Metric::ALL.len())
+}

@@ -1,0 +1,24 @@
+//! The demo's JSON view: the pipelines' reports as they serialize, and the ramps beside
+//! them with `--ramp` (keys in docs/json.md).
+
+use serde::Serialize;
+
+use crate::cost::demo::{Demo, Pipelines, Ramps};
+use crate::render::json;
+
+/// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
+#[derive(Serialize)]
+struct WithRamps<'a> {
+    pipelines: &'a Pipelines,
+    ramps: &'a Ramps,
+}
+
+pub fn render(demo: &Demo<'_>) -> String {
+    match demo.ramps {
+        Some(ramps) => json(&WithRamps {
+            pipelines: &demo.report.pipelines,
+            ramps,
+        }),
+        None => json(demo.report),
+    }
+}
