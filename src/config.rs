@@ -398,6 +398,27 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_value_names_its_flag() {
+        let message = |extra: &[&str]| config(extra, &[]).unwrap_err().message;
+        assert_eq!(
+            message(&["--timeout", "0s"]),
+            "--timeout must be greater than zero"
+        );
+        assert_eq!(
+            message(&["--jwt-ttl", "0s"]),
+            "--jwt-ttl must be greater than zero"
+        );
+        assert!(
+            message(&["--settle-timeout", "soon"])
+                .starts_with("--settle-timeout is not a duration")
+        );
+        assert_eq!(
+            message(&["--threshold", "nope=1"]),
+            "--threshold: unknown name \"nope\""
+        );
+    }
+
+    #[test]
     fn a_baseline_needs_credentials() {
         let err = config(&["--compare-unauthenticated"], &[]).unwrap_err();
         assert!(err.message.contains("needs credentials"), "{}", err.message);

@@ -77,16 +77,20 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_clap_s() {
+    fn defaults_are_the_flags_defaults() {
+        use crate::flags::{DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_WARMUP};
         let load: LoadArgs = defaults();
-        assert_eq!((load.burst.concurrency, load.warmup), (8, 20));
+        assert_eq!(
+            (load.burst.concurrency, load.warmup),
+            (DEFAULT_CONCURRENCY, DEFAULT_WARMUP)
+        );
         assert_eq!(
             (load.method.as_str(), load.timeout.as_str()),
             ("GET", "30s")
         );
         assert_eq!(load.burst.count.requests, None);
         let target: TargetArgs = defaults();
-        assert_eq!(target.admin_db, "postgres");
+        assert_eq!(target.admin_db, DEFAULT_ADMIN_DB);
         assert!(target.db.is_empty());
     }
 }
