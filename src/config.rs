@@ -1,6 +1,8 @@
-//! Validated configuration: options turned into typed values, or one clear error. The
-//! flags of `pgcost audit` and each endpoint of pgcost.toml become the same
-//! [`AuditOptions`], which one constructor checks into an [`AuditConfig`].
+//! Validated configuration: the raw groups of flags (`crate::flags`) turned into typed
+//! values, or one clear error. The flags of `pgcost audit` and each endpoint of
+//! pgcost.toml fill the same [`AuditArgs`], which one function,
+//! [`AuditConfig::from_raw`], checks into an [`AuditConfig`]; a [`Spelling`] names each
+//! value in the errors as its source spells it.
 
 use std::time::Duration;
 
@@ -11,13 +13,15 @@ use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
 use crate::cost::background;
 use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
-use crate::flags::{AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, TargetArgs};
+use crate::flags::{
+    AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, Spelling, TargetArgs,
+};
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
 use crate::values::{
-    check_counts, findings_from_flags, parse_duration, parse_header, parse_method, parse_percent,
-    parse_positive_duration, parse_url, read_body_file, read_cacert,
+    check_counts, parse_duration, parse_header, parse_method, parse_named_thresholds,
+    parse_percent, parse_positive_duration, parse_url, read_body_file, read_cacert,
 };
 
 /// Everything `audit::run` needs, already checked.
@@ -56,35 +60,12 @@ pub struct AuditConfig {
     pub pgbouncer: Option<DbTarget>,
 }
 
-/// One audit's options, each value parsed on its own (and named, in its errors, as its
-/// source spells it), but not yet checked together: what [`AuditConfig::from_options`]
-/// takes, from the flags or from pgcost.toml.
-pub struct AuditOptions {
-    /// A URL or key=value string; `None` for DATABASE_URL and the libpq variables.
-    pub db: Option<String>,
-    /// The other databases the request touches, each a URL or key=value string.
-    pub more_dbs: Vec<String>,
-    /// The hot standbys the app reads from, each a URL or key=value string.
-    pub replicas: Vec<String>,
-    pub admin_db: String,
-    /// The request, with the `-H` headers only: credentials are added from `credentials`.
-    pub request: RequestSpec,
-    pub requests: u64,
-    pub concurrency: u32,
-    pub warmup: u64,
-    pub settle_timeout: Duration,
-    /// `--format` and `-o`, and every `--export`.
-    pub outputs: Outputs,
-    pub insecure: bool,
-    pub cacert: Option<Vec<u8>>,
-    pub quiet: bool,
-    pub findings: Option<Thresholds>,
-    pub plans: bool,
-    pub credentials: CredentialOptions,
-    pub retries: u32,
-    pub background: background::Options,
-    /// PgBouncer's admin console, a URL or key=value string.
-    pub pgbouncer: Option<String>,
+/// The databases of the target group, resolved and checked together.
+struct Databases {
+    db: DbTarget,
+    more_dbs: Vec<DbTarget>,
+    replicas: Vec<DbTarget>,
+    pgbouncer: Option<DbTarget>,
 }
 
 impl AuditConfig {
@@ -100,65 +81,35 @@ impl AuditConfig {
         env: EnvLookup<'_>,
         prompt: Prompt<'_>,
     ) -> Result<AuditConfig> {
-        let target = target_options(&args.target)?;
-        let options = AuditOptions {
-            request: request_from_args(&args.url, &args.load)?,
-            requests: args.requests(),
-            concurrency: args.load.burst.concurrency,
-            warmup: args.load.warmup,
-            outputs: outputs_from_args(&args.output, REPORT_FORMATS)?,
-            insecure: args.load.insecure,
-            cacert: (args.load.cacert.as_deref())
-                .map(|path| read_cacert("--cacert", path))
-                .transpose()?,
-            quiet: args.output.quiet,
-            findings: findings_from_args(&args.findings)?,
-            plans: !args.findings.plans.no_plans,
-            credentials: CredentialOptions::from_args(args)?,
-            retries: args.load.retries,
-            background: background_from_args(&args.background)?,
-            ..target
-        };
-        Self::from_options(options, Redactor::default(), env, prompt)
+        Self::from_raw(args, &Spelling::flags(), Redactor::default(), env, prompt)
     }
 
-    /// Checks the options together: the counts, the database target and the credentials,
-    /// which join the request's headers. `redactor` holds the secrets known so far.
-    pub fn from_options(
-        options: AuditOptions,
+    /// The one validation of an audit's options, whether the flags or an endpoint of
+    /// pgcost.toml filled the groups: each value parsed (and named, in its errors, as
+    /// `spelling` says), then the counts, the databases and the credentials checked
+    /// together; the credentials join the request's headers. `redactor` holds the secrets
+    /// known so far.
+    pub fn from_raw(
+        args: &AuditArgs,
+        spelling: &Spelling,
         redactor: Redactor,
         env: EnvLookup<'_>,
         prompt: Prompt<'_>,
     ) -> Result<AuditConfig> {
-        check_counts(options.requests, options.concurrency)?;
-        let db = conninfo::resolve(options.db.as_deref(), env)?;
-        let mut more_dbs = Vec::with_capacity(options.more_dbs.len());
-        for text in &options.more_dbs {
-            more_dbs.push(conninfo::resolve(Some(text), env)?);
-        }
-        let replicas = (options.replicas.iter())
-            .map(|text| conninfo::resolve(Some(text), env))
-            .collect::<Result<Vec<_>>>()?;
-        for target in std::iter::once(&db).chain(&more_dbs).chain(&replicas) {
-            if let Some(password) = target.config.get_password() {
-                redactor.add_bytes(password);
-            }
-        }
-        conninfo::check_distinct(&db, &[more_dbs.as_slice(), &replicas].concat())?;
-        if options.background.control.is_some() && !(more_dbs.is_empty() && replicas.is_empty()) {
-            return Err(Error::usage(
-                "--control measures one database's background: it cannot be combined with \
-                 several --db or --replica yet",
-            ));
-        }
-        let pgbouncer =
-            crate::postgres::pgbouncer::admin_target(options.pgbouncer.as_deref(), env)?;
-        if let Some(password) = pgbouncer.as_ref().and_then(|t| t.config.get_password()) {
-            redactor.add_bytes(password);
-        }
-        let mut request = options.request;
+        let settle_timeout = settle_timeout(&args.target, spelling)?;
+        let mut request = request_from_args(&args.url, &args.load, spelling)?;
+        let outputs = outputs_from_args(&args.output, REPORT_FORMATS)?;
+        let cacert = (args.load.cacert.as_deref())
+            .map(|path| read_cacert(&spelling.of("cacert"), path))
+            .transpose()?;
+        let findings = findings_from_args(&args.findings, spelling)?;
+        let credentials =
+            CredentialOptions::from_groups(&args.auth, &args.load.allow_status, spelling)?;
+        let background = background_from_args(&args.background)?;
+        check_counts(args.requests(), args.load.burst.concurrency)?;
+        let databases = databases(&args.target, &background, env, &redactor)?;
         let auth = auth::configure(
-            &options.credentials,
+            &credentials,
             &mut request.headers,
             request.timeout,
             env,
@@ -166,25 +117,25 @@ impl AuditConfig {
             redactor,
         )?;
         Ok(AuditConfig {
-            db,
-            more_dbs,
-            replicas,
-            admin_db: options.admin_db,
+            db: databases.db,
+            more_dbs: databases.more_dbs,
+            replicas: databases.replicas,
+            admin_db: args.target.admin_db.clone(),
             request,
-            requests: options.requests,
-            concurrency: options.concurrency,
-            warmup: options.warmup,
-            settle_timeout: options.settle_timeout,
-            outputs: options.outputs,
-            insecure: options.insecure,
-            cacert: options.cacert,
-            quiet: options.quiet,
-            findings: options.findings,
-            plans: options.plans,
+            requests: args.requests(),
+            concurrency: args.load.burst.concurrency,
+            warmup: args.load.warmup,
+            settle_timeout,
+            outputs,
+            insecure: args.load.insecure,
+            cacert,
+            quiet: args.output.quiet,
+            findings,
+            plans: !args.findings.plans.no_plans,
             auth,
-            retries: options.retries,
-            background: options.background,
-            pgbouncer,
+            retries: args.load.retries,
+            background,
+            pgbouncer: databases.pgbouncer,
         })
     }
 
@@ -238,46 +189,56 @@ pub fn background_from_args(args: &BackgroundArgs) -> Result<background::Options
     })
 }
 
-/// The target group as the database part of [`AuditOptions`]; every other field holds a
-/// placeholder for the caller to replace (`AuditOptions { .., ..target }`).
-pub fn target_options(args: &TargetArgs) -> Result<AuditOptions> {
-    Ok(AuditOptions {
-        db: args.db.first().cloned(),
-        more_dbs: args.db.iter().skip(1).cloned().collect(),
-        replicas: args.replica.clone(),
-        admin_db: args.admin_db.clone(),
-        settle_timeout: parse_duration("--settle-timeout", &args.settle_timeout)?,
-        pgbouncer: args.pgbouncer.clone(),
-        request: placeholder_request(),
-        requests: 1,
-        concurrency: 1,
-        warmup: 0,
-        outputs: Outputs::default(),
-        insecure: false,
-        cacert: None,
-        quiet: false,
-        findings: None,
-        plans: true,
-        credentials: CredentialOptions::default(),
-        retries: 0,
-        background: Default::default(),
+/// `--settle-timeout` (or pgcost.toml's `[defaults] settle_timeout`), checked.
+pub fn settle_timeout(args: &TargetArgs, spelling: &Spelling) -> Result<Duration> {
+    parse_duration(&spelling.of("settle_timeout"), &args.settle_timeout)
+}
+
+/// The databases of the target group: each resolved (its password joins `redactor`), no
+/// node named twice, and `--control` with one database only.
+fn databases(
+    args: &TargetArgs,
+    background: &background::Options,
+    env: EnvLookup<'_>,
+    redactor: &Redactor,
+) -> Result<Databases> {
+    let db = conninfo::resolve(args.db.first().map(String::as_str), env)?;
+    let more_dbs = (args.db.iter().skip(1))
+        .map(|text| conninfo::resolve(Some(text), env))
+        .collect::<Result<Vec<_>>>()?;
+    let replicas = (args.replica.iter())
+        .map(|text| conninfo::resolve(Some(text), env))
+        .collect::<Result<Vec<_>>>()?;
+    for target in std::iter::once(&db).chain(&more_dbs).chain(&replicas) {
+        if let Some(password) = target.config.get_password() {
+            redactor.add_bytes(password);
+        }
+    }
+    conninfo::check_distinct(&db, &[more_dbs.as_slice(), &replicas].concat())?;
+    if background.control.is_some() && !(more_dbs.is_empty() && replicas.is_empty()) {
+        return Err(Error::usage(
+            "--control measures one database's background: it cannot be combined with \
+             several --db or --replica yet",
+        ));
+    }
+    let pgbouncer = crate::postgres::pgbouncer::admin_target(args.pgbouncer.as_deref(), env)?;
+    if let Some(password) = pgbouncer.as_ref().and_then(|t| t.config.get_password()) {
+        redactor.add_bytes(password);
+    }
+    Ok(Databases {
+        db,
+        more_dbs,
+        replicas,
+        pgbouncer,
     })
 }
 
-/// A request that nothing sends: `measure`'s, whose command makes the load.
-pub fn placeholder_request() -> RequestSpec {
-    RequestSpec {
-        url: url::Url::parse("http://command.invalid/").expect("a static URL"),
-        method: reqwest::Method::GET,
-        headers: Default::default(),
-        body: None,
-        timeout: Duration::from_secs(30),
+/// `--no-findings` and `--threshold` (or pgcost.toml's `[thresholds]`), checked.
+pub fn findings_from_args(args: &FindingsArgs, spelling: &Spelling) -> Result<Option<Thresholds>> {
+    match args.no_findings {
+        true => Ok(None),
+        false => parse_named_thresholds(&spelling.of("thresholds"), &args.thresholds).map(Some),
     }
-}
-
-/// `--no-findings` and `--threshold`, checked.
-pub fn findings_from_args(args: &FindingsArgs) -> Result<Option<Thresholds>> {
-    findings_from_flags(args.no_findings, &args.thresholds)
 }
 
 /// `--format`, `-o` and every `--export`, checked: each export's format is one `allowed`
@@ -310,8 +271,8 @@ pub fn outputs_from_args(args: &OutputArgs, allowed: &[Format]) -> Result<Output
     })
 }
 
-/// The request of the flags: URL, method, `-H` headers, body and timeout.
-fn request_from_args(url: &str, args: &LoadArgs) -> Result<RequestSpec> {
+/// The request of the load group: URL, method, `-H` headers, body and timeout.
+fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<RequestSpec> {
     let url = parse_url(url)?;
     let method = parse_method(&args.method)?;
     let mut headers = HeaderMap::new();
@@ -321,7 +282,7 @@ fn request_from_args(url: &str, args: &LoadArgs) -> Result<RequestSpec> {
     }
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => Some(Bytes::from(text.clone())),
-        (None, Some(path)) => Some(read_body_file("--body-file", path)?),
+        (None, Some(path)) => Some(read_body_file(&spelling.of("body_file"), path)?),
         (None, None) => None,
     };
     Ok(RequestSpec {
@@ -329,7 +290,7 @@ fn request_from_args(url: &str, args: &LoadArgs) -> Result<RequestSpec> {
         method,
         headers,
         body,
-        timeout: parse_positive_duration("--timeout", &args.timeout)?,
+        timeout: parse_positive_duration(&spelling.of("timeout"), &args.timeout)?,
     })
 }
 
@@ -434,6 +395,27 @@ mod tests {
             assert!(err.message.contains(message), "{extra:?}: {}", err.message);
         }
         assert_eq!(config(&[], &[]).unwrap().background, Default::default());
+    }
+
+    #[test]
+    fn a_bad_value_names_its_flag() {
+        let message = |extra: &[&str]| config(extra, &[]).unwrap_err().message;
+        assert_eq!(
+            message(&["--timeout", "0s"]),
+            "--timeout must be greater than zero"
+        );
+        assert_eq!(
+            message(&["--jwt-ttl", "0s"]),
+            "--jwt-ttl must be greater than zero"
+        );
+        assert!(
+            message(&["--settle-timeout", "soon"])
+                .starts_with("--settle-timeout is not a duration")
+        );
+        assert_eq!(
+            message(&["--threshold", "nope=1"]),
+            "--threshold: unknown name \"nope\""
+        );
     }
 
     #[test]

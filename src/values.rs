@@ -39,30 +39,28 @@ pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> 
     Ok((allowed, warnings))
 }
 
-/// Applies `NAME=VALUE` overrides to the default finding thresholds.
-/// The findings' thresholds from `--threshold` overrides, or `None` under `--no-findings`.
-pub fn findings_from_flags(no_findings: bool, overrides: &[String]) -> Result<Option<Thresholds>> {
-    match no_findings {
-        true => Ok(None),
-        false => parse_thresholds(overrides).map(Some),
-    }
+/// Applies `--threshold NAME=VALUE` overrides to the default finding thresholds.
+pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
+    parse_named_thresholds("--threshold", overrides)
 }
 
-pub fn parse_thresholds(overrides: &[String]) -> Result<Thresholds> {
+/// Applies `NAME=VALUE` overrides to the default finding thresholds; `what` names where
+/// they come from (`--threshold`, `[thresholds]`).
+pub fn parse_named_thresholds(what: &str, overrides: &[String]) -> Result<Thresholds> {
     let mut pairs = Vec::new();
     for text in overrides {
         let (name, number) = text.split_once('=').ok_or_else(|| {
-            Error::usage(format!("--threshold {text:?} is not NAME=VALUE"))
+            Error::usage(format!("{what} {text:?} is not NAME=VALUE"))
                 .with_hint("e.g. --threshold collection_min_rows_per_call=20")
         })?;
         let name = name.trim();
         let value: f64 = number
             .trim()
             .parse()
-            .map_err(|_| Error::usage(format!("--threshold {name}: {number:?} is not a number")))?;
+            .map_err(|_| Error::usage(format!("{what} {name}: {number:?} is not a number")))?;
         pairs.push((name, value));
     }
-    thresholds("--threshold", &pairs)
+    thresholds(what, &pairs)
 }
 
 /// Applies `(name, value)` overrides to the default finding thresholds; `what` names

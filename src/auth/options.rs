@@ -1,11 +1,12 @@
-//! The credential options as the user gave them (the flags of `pgcost audit` or the
-//! `[auth]` table of pgcost.toml), before [`super::configure`] resolves them.
+//! The credential options as the user gave them (the auth group of the flags, which
+//! pgcost.toml's `[auth]` also fills), each value parsed, before [`super::configure`]
+//! resolves them.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::flags::AuditArgs;
+use crate::flags::{AuditArgs, AuthArgs, Spelling};
 use crate::values::parse_positive_duration;
 
 /// How the requests authenticate, as the user gave it: filled from the flags of
@@ -78,13 +79,22 @@ impl JwtOptions {
 impl CredentialOptions {
     /// The credential flags of `pgcost audit` (and `--allow-status`).
     pub fn from_args(args: &AuditArgs) -> Result<CredentialOptions> {
-        let a = &args.auth;
+        Self::from_groups(&args.auth, &args.load.allow_status, &Spelling::flags())
+    }
+
+    /// The auth group (and the load group's `--allow-status`), from the flags or from
+    /// pgcost.toml; `spelling` names the values in the errors.
+    pub fn from_groups(
+        a: &AuthArgs,
+        allow_status: &[u16],
+        spelling: &Spelling,
+    ) -> Result<CredentialOptions> {
         Ok(CredentialOptions {
             bearer: a.bearer.clone(),
             bearer_file: a.bearer_file.clone(),
             cookies: a.cookies.clone(),
             basic: a.basic.clone(),
-            basic_password_var: None,
+            basic_password_var: a.basic_password_var.clone(),
             jwt: JwtOptions {
                 secret_env: a.jwt_secret_env.clone(),
                 secret_file: a.jwt_secret_file.clone(),
@@ -94,7 +104,7 @@ impl CredentialOptions {
                 iss: a.jwt_iss.clone(),
                 aud: a.jwt_aud.clone(),
                 claims: a.jwt_claims.clone(),
-                ttl: parse_positive_duration("--jwt-ttl", &a.jwt_ttl)?,
+                ttl: parse_positive_duration(&spelling.of("jwt_ttl"), &a.jwt_ttl)?,
                 env_file: a.env_file.clone(),
                 env_secret_var: a.env_secret_var.clone(),
                 env_issuer_var: a.env_issuer_var.clone(),
@@ -103,7 +113,7 @@ impl CredentialOptions {
             login_url: a.login_url.clone(),
             login_body: a.login_body.clone(),
             login_token_pointer: a.login_token_pointer.clone(),
-            allow_status: args.load.allow_status.clone(),
+            allow_status: allow_status.to_vec(),
             compare_unauthenticated: a.compare_unauthenticated,
             allow_anonymous_equal: a.allow_anonymous_equal,
         })

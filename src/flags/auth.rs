@@ -157,6 +157,11 @@ pub struct AuthArgs {
     /// the warm-up, one request is sent with the credentials and one without.
     #[arg(long)]
     pub allow_anonymous_equal: bool,
+
+    /// The variable that holds the Basic password (pgcost.toml's `basic_password_env`);
+    /// no flag sets it: `--basic` reads PGCOST_BASIC_PASSWORD.
+    #[arg(skip)]
+    pub basic_password_var: Option<String>,
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 //! The command-line definition, and nothing else: raw flags as the user typed them (the
 //! lowargs of ripgrep). Each shared group of flags is declared once, in its own file, and
-//! flattened into every command that takes it; `config.rs` and each command's config turn
-//! the groups into a validated config.
+//! flattened into every command that takes it; pgcost.toml's endpoints are mapped onto
+//! the same groups (`commands/check/config`), and `config.rs` turns the groups into a
+//! validated config.
 
 pub mod auth;
 pub mod background;
 pub mod findings;
 pub mod load;
 pub mod output;
+pub mod spelling;
 pub mod target;
 
 pub use auth::AuthArgs;
@@ -15,6 +17,7 @@ pub use background::BackgroundArgs;
 pub use findings::{FindingsArgs, PlansArgs};
 pub use load::{BurstArgs, CountArgs, LoadArgs};
 pub use output::OutputArgs;
+pub use spelling::{Spelling, defaults};
 pub use target::TargetArgs;
 
 use std::path::PathBuf;

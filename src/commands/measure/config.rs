@@ -4,15 +4,14 @@
 use std::path::Path;
 
 use crate::auth::Redactor;
-use crate::config::{
-    AuditConfig, AuditOptions, background_from_args, findings_from_args, outputs_from_args,
-    target_options,
-};
+use crate::config::AuditConfig;
 use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
-use crate::flags::MeasureArgs;
+use crate::flags::{AuditArgs, LoadArgs, MeasureArgs, Spelling, defaults};
 use crate::postgres::conninfo::EnvLookup;
-use crate::render::format::REPORT_FORMATS;
+
+/// The URL of a request that nothing sends: the command makes the load.
+const NO_REQUEST: &str = "http://command.invalid/";
 
 /// Everything `measure::run` needs, already checked.
 #[derive(Debug, Clone)]
@@ -33,20 +32,28 @@ impl MeasureConfig {
                 .with_hint("give it after --, e.g. -- locust -f scenario.py --headless")
         })?;
         check_program(program, env)?;
-        // The same path as audit's: every database password joins the redactor there.
-        let options = AuditOptions {
-            requests: match count {
-                CountSource::Given(n) => n,
-                CountSource::Tool(..) => 1,
-            },
-            outputs: outputs_from_args(&args.output, REPORT_FORMATS)?,
-            quiet: args.output.quiet,
-            findings: findings_from_args(&args.findings)?,
-            plans: !args.findings.plans.no_plans,
-            background: background_from_args(&args.background)?,
-            ..target_options(&args.target)?
+        // The command makes the load: pgcost sends no burst, no warm-up, no retry.
+        let mut load: LoadArgs = defaults();
+        load.burst.count.requests = Some(match count {
+            CountSource::Given(n) => n,
+            CountSource::Tool(..) => 1,
+        });
+        (load.burst.concurrency, load.warmup, load.retries) = (1, 0, 0);
+        // The groups of audit, through the same validation: every database password
+        // joins the redactor there.
+        let raw = AuditArgs {
+            url: NO_REQUEST.to_string(),
+            target: args.target.clone(),
+            load,
+            findings: args.findings.clone(),
+            output: args.output.clone(),
+            auth: defaults(),
+            background: args.background.clone(),
         };
-        let audit = AuditConfig::from_options(options, Redactor::default(), env, &|_| None)?;
+        let audit =
+            AuditConfig::from_raw(&raw, &Spelling::flags(), Redactor::default(), env, &|_| {
+                None
+            })?;
         Ok(MeasureConfig {
             command: args.command.clone(),
             count,

@@ -1,15 +1,14 @@
-//! `[auth]` as the credential options of `pgcost audit`.
+//! `[auth]` mapped onto the auth group of the flags of `pgcost audit`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::schema::Auth;
 use super::vars::{read_secret_var, read_var};
-use crate::auth::{CredentialOptions, JwtOptions};
+use crate::auth::CredentialOptions;
 use crate::error::{Error, Result};
-use crate::flags::DEFAULT_JWT_TTL;
+use crate::flags::{AuthArgs, Spelling, defaults};
 use crate::postgres::conninfo::EnvLookup;
-use crate::values::parse_positive_duration;
 
 /// `[auth]` keys that need another and have no flag of their own (the flags' rules are
 /// in [`crate::flags::auth`], shared with clap).
@@ -69,16 +68,22 @@ fn jwt_claims(claims: &BTreeMap<String, toml::Value>) -> Result<Vec<String>> {
         .collect()
 }
 
-/// `[auth]` as the credential options of `pgcost audit`: the one place to adjust when
-/// those options change. Secrets named by variable are read here (and added to
-/// `secrets`); relative paths are taken from `base_dir`, relative URLs from `base_url`.
-pub fn credential_options(
+/// How the values of `[auth]` are named in their errors.
+pub(super) fn spelling(spelling: &mut Spelling) {
+    spelling.set("jwt_ttl", "[auth] jwt_ttl");
+}
+
+/// `[auth]` as the auth group of `pgcost audit`'s flags: the one place to adjust when
+/// those flags change. The rules between its keys are checked, secrets named by variable
+/// are read here (and added to `secrets`); relative paths are taken from `base_dir`,
+/// relative URLs from `base_url`.
+pub(super) fn auth_args(
     auth: &Auth,
     base_url: &str,
     base_dir: &Path,
     env: EnvLookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<CredentialOptions> {
+) -> Result<AuthArgs> {
     check_auth_keys(auth)?;
     let bearer = (auth.bearer_env.as_ref())
         .map(|name| read_secret_var("[auth] bearer_env", name, env, secrets))
@@ -94,29 +99,27 @@ pub fn credential_options(
     if let Some(name) = &auth.jwt_secret_env {
         read_var("[auth] jwt_secret_env", name, env)?;
     }
-    let ttl = auth.jwt_ttl.as_deref().unwrap_or(DEFAULT_JWT_TTL);
     let in_dir = |path: &Option<PathBuf>| path.as_deref().map(|p| base_dir.join(p));
-    Ok(CredentialOptions {
+    let left_out: AuthArgs = defaults();
+    Ok(AuthArgs {
         bearer,
         bearer_file: in_dir(&auth.bearer_file),
         cookies,
         basic: auth.basic_user.clone(),
         basic_password_var: auth.basic_password_env.clone(),
-        jwt: JwtOptions {
-            secret_env: auth.jwt_secret_env.clone(),
-            secret_file: in_dir(&auth.jwt_secret_file),
-            key_file: in_dir(&auth.jwt_key_file),
-            alg: auth.jwt_alg.clone(),
-            sub: auth.jwt_sub.clone(),
-            iss: auth.jwt_iss.clone(),
-            aud: auth.jwt_aud.clone(),
-            claims: jwt_claims(&auth.jwt_claims)?,
-            ttl: parse_positive_duration("[auth] jwt_ttl", ttl)?,
-            env_file: in_dir(&auth.env_file),
-            env_secret_var: auth.env_secret_var.clone(),
-            env_issuer_var: auth.env_issuer_var.clone(),
-            env_audience_var: auth.env_audience_var.clone(),
-        },
+        jwt_secret_env: auth.jwt_secret_env.clone(),
+        jwt_secret_file: in_dir(&auth.jwt_secret_file),
+        jwt_key_file: in_dir(&auth.jwt_key_file),
+        jwt_alg: auth.jwt_alg.clone(),
+        jwt_sub: auth.jwt_sub.clone(),
+        jwt_iss: auth.jwt_iss.clone(),
+        jwt_aud: auth.jwt_aud.clone(),
+        jwt_claims: jwt_claims(&auth.jwt_claims)?,
+        jwt_ttl: auth.jwt_ttl.clone().unwrap_or(left_out.jwt_ttl),
+        env_file: in_dir(&auth.env_file),
+        env_secret_var: auth.env_secret_var.clone(),
+        env_issuer_var: auth.env_issuer_var.clone(),
+        env_audience_var: auth.env_audience_var.clone(),
         login_url: auth.login_url.as_ref().map(|url| {
             if url.starts_with('/') {
                 format!("{}{url}", base_url.trim_end_matches('/'))
@@ -126,8 +129,21 @@ pub fn credential_options(
         }),
         login_body: in_dir(&auth.login_body_file).map(|p| format!("@{}", p.display())),
         login_token_pointer: auth.login_token_pointer.clone(),
-        allow_status: Vec::new(),
-        compare_unauthenticated: false,
-        allow_anonymous_equal: false,
+        ..left_out
     })
+}
+
+/// `[auth]` as the credential options it gives every endpoint: [`auth_args`], then the
+/// auth group's own checks, with the errors in the file's terms.
+pub fn credential_options(
+    auth: &Auth,
+    base_url: &str,
+    base_dir: &Path,
+    env: EnvLookup<'_>,
+    secrets: &mut Vec<String>,
+) -> Result<CredentialOptions> {
+    let args = auth_args(auth, base_url, base_dir, env, secrets)?;
+    let mut names = Spelling::flags();
+    spelling(&mut names);
+    CredentialOptions::from_groups(&args, &[], &names)
 }

@@ -1,19 +1,18 @@
-//! Files an endpoint names, read from the directory of pgcost.toml.
+//! The files an endpoint names, as paths under the directory of pgcost.toml.
 
-use std::path::Path;
-
-use bytes::Bytes;
+use std::path::{Path, PathBuf};
 
 use super::schema::EndpointTable;
 use crate::error::{Error, Result};
-use crate::values::read_body_file;
 
-/// The request body: `body`, or the contents of `body_file`.
-pub(super) fn body(table: &EndpointTable, base_dir: &Path) -> Result<Option<Bytes>> {
+/// The request body: `body`, or `body_file` under `base_dir` (read by the load group's
+/// check, as `--body-file` is).
+pub(super) fn body(
+    table: &EndpointTable,
+    base_dir: &Path,
+) -> Result<(Option<String>, Option<PathBuf>)> {
     match (&table.body, &table.body_file) {
         (Some(_), Some(_)) => Err(Error::usage("has both body and body_file; keep one")),
-        (Some(text), None) => Ok(Some(Bytes::from(text.clone()))),
-        (None, Some(path)) => read_body_file("body_file", &base_dir.join(path)).map(Some),
-        (None, None) => Ok(None),
+        (body, file) => Ok((body.clone(), file.as_ref().map(|p| base_dir.join(p)))),
     }
 }

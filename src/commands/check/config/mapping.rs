@@ -1,53 +1,45 @@
-//! The parsed file mapped onto the options of one `pgcost audit` per endpoint.
+//! The parsed file mapped onto the raw groups of `pgcost audit`'s flags, one set per
+//! endpoint, then checked by the same [`AuditConfig::from_raw`] as the flags: what the
+//! file leaves out keeps the flag's default, and the errors name the file's keys.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
-use reqwest::header::HeaderMap;
 use toml::Spanned;
 
-use super::credentials::credential_options;
+use super::credentials::{self, auth_args};
 use super::files::body;
 use super::schema::{CommandLoad, Database, Defaults, Endpoint, EndpointTable, File, Overrides};
 use super::spanned::Source;
 use super::vars::{expand_vars, read_secret_var, scrub};
 use crate::auth::{self, CredentialOptions, Redactor};
-use crate::config::{AuditConfig, AuditOptions};
+use crate::config::{AuditConfig, findings_from_args, settle_timeout};
 use crate::cost::external_load::{self, CountSource};
-use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
 use crate::flags::{
-    DEFAULT_ADMIN_DB, DEFAULT_CONCURRENCY, DEFAULT_METHOD, DEFAULT_REQUESTS,
-    DEFAULT_SETTLE_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_WARMUP,
+    AuditArgs, AuthArgs, FindingsArgs, LoadArgs, OutputArgs, Spelling, TargetArgs, defaults,
 };
-use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::EnvLookup;
-use crate::render::format::Outputs;
-use crate::values::{
-    header, parse_duration, parse_method, parse_positive_duration, parse_url, read_cacert,
-};
+use crate::values::{header, parse_url};
 
-/// What every endpoint of the file shares, read once.
+/// What every endpoint of the file shares, read once: the target and auth groups, the
+/// thresholds, and how their values are named.
 pub(super) struct Shared<'a> {
     file: &'a File,
     base_url: String,
     base_dir: &'a Path,
-    db: Option<String>,
-    /// The databases after the first of `[database] urls`.
-    more_dbs: Vec<String>,
-    /// `[database] replicas`.
-    replicas: Vec<String>,
-    settle_timeout: Duration,
-    findings: Thresholds,
-    credentials: CredentialOptions,
+    target: TargetArgs,
+    auth: AuthArgs,
+    /// `[thresholds]`, as `--threshold NAME=VALUE`.
+    thresholds: Vec<String>,
+    spelling: Spelling,
     /// Values read from variables: never printed.
     secrets: Vec<String>,
 }
 
 impl<'a> Shared<'a> {
     /// Reads what every endpoint shares: the base URL, the databases, the credentials,
-    /// the settle timeout and the thresholds.
+    /// the settle timeout and the thresholds. Their values are checked here once, by the
+    /// flags' own checks, so that an error names the file rather than each endpoint.
     pub(super) fn new(
         file: &'a File,
         source: &Source<'_>,
@@ -57,30 +49,56 @@ impl<'a> Shared<'a> {
     ) -> Result<Shared<'a>> {
         let base_url = base_url(file, source, overrides)?;
         let mut secrets = Vec::new();
-        let (db, more_dbs) = match &file.database.urls {
+        let mut target: TargetArgs = defaults();
+        target.db = match &file.database.urls {
             Some(urls) => database_urls(&file.database, urls, source)?,
-            None => (
-                database(&file.database, source, env, &mut secrets)?,
-                Vec::new(),
-            ),
+            None => (database(&file.database, source, env, &mut secrets)?)
+                .into_iter()
+                .collect(),
         };
-        let credentials = credential_options(&file.auth, &base_url, base_dir, env, &mut secrets)
+        let auth = auth_args(&file.auth, &base_url, base_dir, env, &mut secrets)
             .map_err(|e| source.in_file(e))?;
-        let settle_timeout =
-            (file.defaults.settle_timeout.as_deref()).unwrap_or(DEFAULT_SETTLE_TIMEOUT);
-        Ok(Shared {
+        target.replica = database_replicas(&file.database, source)?;
+        if let Some(name) = &file.database.admin_db {
+            target.admin_db = name.clone();
+        }
+        if let Some(text) = &file.defaults.settle_timeout {
+            target.settle_timeout = text.clone();
+        }
+        let mut spelling = Spelling::flags();
+        spelling.set("settle_timeout", "[defaults] settle_timeout");
+        spelling.set("thresholds", "[thresholds]");
+        credentials::spelling(&mut spelling);
+        let shared = Shared {
             file,
             base_dir,
-            db,
-            more_dbs,
-            replicas: database_replicas(&file.database, source)?,
-            settle_timeout: parse_duration("[defaults] settle_timeout", settle_timeout)
-                .map_err(|e| source.in_file(e))?,
-            findings: findings(&file.thresholds).map_err(|e| source.in_file(e))?,
-            credentials,
+            target,
+            auth,
+            thresholds: (file.thresholds.iter())
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect(),
+            spelling,
             base_url,
             secrets,
-        })
+        };
+        shared.check().map_err(|e| source.in_file(e))?;
+        Ok(shared)
+    }
+
+    /// The shared values through the checks [`AuditConfig::from_raw`] applies to them.
+    fn check(&self) -> Result<()> {
+        CredentialOptions::from_groups(&self.auth, &[], &self.spelling)?;
+        settle_timeout(&self.target, &self.spelling)?;
+        findings_from_args(&self.findings(true), &self.spelling)?;
+        Ok(())
+    }
+
+    /// The findings group: `[thresholds]`, and `plans` under `[defaults]`.
+    fn findings(&self, plans: bool) -> FindingsArgs {
+        let mut findings: FindingsArgs = defaults();
+        findings.thresholds = self.thresholds.clone();
+        findings.plans.no_plans = !plans;
+        findings
     }
 }
 
@@ -149,26 +167,29 @@ fn database(
     }
 }
 
-/// `[database] urls`: the first database, then the others; alone in `[database]`, never
-/// empty, and without passwords.
+/// `[database] urls`, as `--db` repeated: alone in `[database]`, never empty, and without
+/// passwords.
 fn database_urls(
     database: &Database,
     urls: &Spanned<Vec<String>>,
     source: &Source<'_>,
-) -> Result<(Option<String>, Vec<String>)> {
+) -> Result<Vec<String>> {
     if database.url.is_some() || database.url_env.is_some() {
         return Err(source.at(
             Some(urls.span()),
             "[database] has urls beside url or url_env; keep one",
         ));
     }
-    match urls.get_ref().split_first() {
-        None => Err(source.at(Some(urls.span()), "[database] urls is empty")),
-        Some(_) if urls.get_ref().iter().any(|url| with_password(url)) => Err(source
-            .at(Some(urls.span()), "[database] urls contains a password")
-            .with_hint("use PGPASSWORD, or a .pgpass file")),
-        Some((first, more)) => Ok((Some(first.clone()), more.to_vec())),
+    let urls_ref = urls.get_ref();
+    if urls_ref.is_empty() {
+        return Err(source.at(Some(urls.span()), "[database] urls is empty"));
     }
+    if urls_ref.iter().any(|url| with_password(url)) {
+        return Err(source
+            .at(Some(urls.span()), "[database] urls contains a password")
+            .with_hint("use PGPASSWORD, or a .pgpass file"));
+    }
+    Ok(urls_ref.clone())
 }
 
 /// True for a URL or key=value string that holds a password.
@@ -187,16 +208,7 @@ fn database_replicas(database: &Database, source: &Source<'_>) -> Result<Vec<Str
     }
 }
 
-/// `[thresholds]` over the default finding thresholds.
-fn findings(thresholds: &BTreeMap<String, f64>) -> Result<Thresholds> {
-    let pairs: Vec<(&str, f64)> = thresholds
-        .iter()
-        .map(|(name, value)| (name.as_str(), *value))
-        .collect();
-    crate::values::thresholds("[thresholds]", &pairs)
-}
-
-/// One endpoint, checked by the same constructor as the flags of `pgcost audit`. Its
+/// One endpoint, checked by the same function as the flags of `pgcost audit`. Its
 /// errors name the file and the endpoint, and never show a secret.
 pub(super) fn endpoint(
     shared: &Shared<'_>,
@@ -207,9 +219,10 @@ pub(super) fn endpoint(
     let name = table.name.get_ref();
     let mut secrets = shared.secrets.clone();
     let redactor = Redactor::default();
-    let audit = audit_options(shared, table, env, &mut secrets).and_then(|options| {
+    let audit = audit_args(shared, table, env, &mut secrets).and_then(|(args, spelling)| {
         secrets.iter().for_each(|secret| redactor.add(secret));
-        AuditConfig::from_options(options, redactor.clone(), env, &auth::prompt_on_terminal)
+        let prompt = &auth::prompt_on_terminal;
+        AuditConfig::from_raw(&args, &spelling, redactor.clone(), env, prompt)
     });
     let audit = audit.map_err(|e| Error {
         message: format!(
@@ -252,80 +265,83 @@ fn command_load(shared: &Shared<'_>, table: &EndpointTable) -> Result<Option<Com
     }))
 }
 
-/// An endpoint's table over `[defaults]` and the file's shared values, as the options of
-/// one audit; what the file leaves out takes the default of the flag.
-fn audit_options(
+/// An endpoint's table over `[defaults]` and the file's shared values, as the groups of
+/// one audit's flags, and the names of the values the endpoint set.
+fn audit_args(
     shared: &Shared<'_>,
     table: &EndpointTable,
     env: EnvLookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<AuditOptions> {
+) -> Result<(AuditArgs, Spelling)> {
     let d = &shared.file.defaults;
+    let mut spelling = shared.spelling.clone();
     // A command endpoint's request is never sent: the command makes the load.
     let path = table.path.as_ref().map_or("/", |p| p.get_ref().as_str());
-    let url = format!("{}{}", shared.base_url.trim_end_matches('/'), path);
-    let (timeout_key, timeout) = match (&table.timeout, &d.timeout) {
-        (Some(t), _) => ("timeout", t.as_str()),
-        (None, Some(t)) => ("[defaults] timeout", t.as_str()),
-        (None, None) => ("--timeout", DEFAULT_TIMEOUT),
+    let mut load: LoadArgs = defaults();
+    load.burst.count.requests = table.requests.or(d.requests);
+    if let Some(n) = table.concurrency.or(d.concurrency) {
+        load.burst.concurrency = n;
+    }
+    load.warmup = table.warmup.or(d.warmup).unwrap_or(load.warmup);
+    load.method = table.method.clone().unwrap_or(load.method);
+    load.headers = headers(d, table, env, secrets)?;
+    (load.body, load.body_file) = body(table, shared.base_dir)?;
+    spelling.set("body_file", "body_file");
+    let timeout = match (&table.timeout, &d.timeout) {
+        (Some(text), _) => Some(("timeout", text)),
+        (None, Some(text)) => Some(("[defaults] timeout", text)),
+        (None, None) => None,
     };
-    let request = RequestSpec {
-        url: parse_url(&url)?,
-        method: parse_method(table.method.as_deref().unwrap_or(DEFAULT_METHOD))?,
-        headers: headers(d, table, env, secrets)?,
-        body: body(table, shared.base_dir)?,
-        timeout: parse_positive_duration(timeout_key, timeout)?,
-    };
-    Ok(AuditOptions {
-        pgbouncer: None,
-        db: shared.db.clone(),
-        more_dbs: shared.more_dbs.clone(),
-        replicas: shared.replicas.clone(),
-        admin_db: (shared.file.database.admin_db.clone()).unwrap_or(DEFAULT_ADMIN_DB.into()),
-        request,
-        requests: table.requests.or(d.requests).unwrap_or(DEFAULT_REQUESTS),
-        concurrency: (table.concurrency.or(d.concurrency)).unwrap_or(DEFAULT_CONCURRENCY),
-        warmup: table.warmup.or(d.warmup).unwrap_or(DEFAULT_WARMUP),
-        settle_timeout: shared.settle_timeout,
-        outputs: Outputs::default(),
-        insecure: d.insecure,
-        cacert: (d.cacert.as_deref())
-            .map(|path| read_cacert("[defaults] cacert", &shared.base_dir.join(path)))
-            .transpose()?,
+    if let Some((key, text)) = timeout {
+        load.timeout = text.clone();
+        spelling.set("timeout", key);
+    }
+    load.insecure = d.insecure;
+    load.cacert = d.cacert.as_ref().map(|path| shared.base_dir.join(path));
+    spelling.set("cacert", "[defaults] cacert");
+    load.allow_status = table.allow_status.clone();
+    load.retries = d.retries.unwrap_or(load.retries);
+    let mut auth = shared.auth.clone();
+    auth.allow_anonymous_equal = (table.allow_anonymous_equal)
+        .or(d.allow_anonymous_equal)
+        .unwrap_or(false);
+    // check prints its own progress: the audits of its endpoints are quiet.
+    let output = OutputArgs {
         quiet: true,
-        findings: Some(shared.findings.clone()),
-        plans: d.plans.unwrap_or(true),
-        credentials: CredentialOptions {
-            allow_status: table.allow_status.clone(),
-            allow_anonymous_equal: (table.allow_anonymous_equal)
-                .or(d.allow_anonymous_equal)
-                .unwrap_or(false),
-            ..shared.credentials.clone()
-        },
-        retries: d.retries.unwrap_or(crate::flags::DEFAULT_RETRIES),
-        background: Default::default(),
-    })
+        ..defaults()
+    };
+    let args = AuditArgs {
+        url: format!("{}{}", shared.base_url.trim_end_matches('/'), path),
+        target: shared.target.clone(),
+        load,
+        findings: shared.findings(d.plans.unwrap_or(true)),
+        output,
+        auth,
+        background: defaults(),
+    };
+    Ok((args, spelling))
 }
 
 /// `[defaults]` headers, those the endpoint names itself replaced, then the endpoint's,
-/// with `${VAR}` expanded.
+/// with `${VAR}` expanded, as `-H 'Name: value'`.
 fn headers(
     defaults: &Defaults,
     table: &EndpointTable,
     env: EnvLookup<'_>,
     secrets: &mut Vec<String>,
-) -> Result<HeaderMap> {
+) -> Result<Vec<String>> {
     let inherited = defaults.headers.iter().filter(|(name, _)| {
         !table
             .headers
             .keys()
             .any(|own| own.eq_ignore_ascii_case(name))
     });
-    let mut headers = HeaderMap::new();
+    let mut headers = Vec::new();
     for (name, value) in inherited.chain(&table.headers) {
         let value = expand_vars(value, &format!("header {name}"), env, secrets)?;
-        let (name, value) = header(name, &value)?;
-        headers.append(name, value);
+        // Checked as a pair first: a name with a colon would not survive `Name: value`.
+        header(name, &value)?;
+        headers.push(format!("{name}: {value}"));
     }
     Ok(headers)
 }

@@ -1,7 +1,7 @@
 //! pgcost.toml and the flags of `pgcost check`, validated into one `CheckConfig`: each
-//! endpoint becomes the options of one `pgcost audit` run, parsed by the same functions
-//! (`values`, `auth::configure`) and checked by the same `AuditConfig::from_options` as
-//! the flags, so every key means the same here as its flag does on the command line.
+//! endpoint is mapped onto the raw groups of `pgcost audit`'s flags (`crate::flags`) and
+//! checked by the same `AuditConfig::from_raw` as the flags, so every key means the same
+//! here as its flag does on the command line.
 
 mod baseline;
 mod credentials;
