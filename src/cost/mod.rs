@@ -18,6 +18,7 @@ pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod nodes;
+pub mod notes;
 pub mod pgbouncer;
 pub mod plan;
 pub mod ramp;

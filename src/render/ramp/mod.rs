@@ -142,7 +142,7 @@ pub(crate) fn notes(report: &RampReport) -> Vec<String> {
         ));
     }
     notes.extend(report.stopped_early.iter().cloned());
-    notes.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    notes.extend(report.notes.iter().map(|w| format!("warning: {w}")));
     notes.extend(
         report
             .invalid_reasons
@@ -216,7 +216,7 @@ mod tests {
             totals: None,
             stopped_early: Some("stopped after c=4: p99 600.0 ms passed --max-p99 500ms".into()),
             valid: true,
-            warnings: Vec::new(),
+            notes: Vec::new(),
             invalid_reasons: Vec::new(),
         }
     }
