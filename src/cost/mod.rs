@@ -3,10 +3,11 @@
 //! `postgres/`, `http/`) produces the inputs; the views (`render/`) read the `Report`.
 //!
 //! What it holds: the counter sets of the statistics views, snapshots of
-//! them, their deltas, the per-request `Report` and its headline figures, the databases of
-//! one request (nodes) and its read replicas, the unauthenticated comparison, window
-//! churn, whether credentials count, background traffic and its subtraction, PgBouncer's
-//! figures and own statements, the findings, and what the statements' plans say.
+//! them, their deltas, the per-request `Report` and its headline figures, the report's
+//! typed notes (caveats with stable codes), the databases of one request (nodes) and its
+//! read replicas, the unauthenticated comparison, window churn, whether credentials count,
+//! background traffic and its subtraction, PgBouncer's figures and own statements, the
+//! findings, and what the statements' plans say.
 
 pub mod background;
 pub mod churn;
