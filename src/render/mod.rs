@@ -236,6 +236,7 @@ pub(crate) mod tests {
             "/schema_version",
             "/valid",
             "/warnings",
+            "/notes",
             "/load/requests",
             "/load/rps",
             "/load/status/200",

@@ -238,4 +238,21 @@ mod tests {
         assert_eq!(json["verdict"]["wall"], "pool");
         assert_eq!(json["pool"]["app_processes_possible"], 48);
     }
+
+    #[test]
+    fn a_ramps_notes_show_as_warnings_and_carry_their_code_in_json() {
+        let mut r = report();
+        r.notes = vec![crate::cost::notes::Note::UslPoorFit { r_squared: 0.5 }];
+        let line = "the Universal Scalability Law fits the curve poorly (r² 0.50): its peak is \
+                    not a prediction";
+        let table = r.render(Format::Table).unwrap();
+        assert!(table.contains(&format!("warning: {line}")), "{table}");
+        let json: serde_json::Value =
+            serde_json::from_str(&r.render(Format::Json).unwrap()).unwrap();
+        assert_eq!(json["warnings"], serde_json::json!([line]));
+        assert_eq!(
+            json["notes"],
+            serde_json::json!([{"code": "usl_poor_fit", "r_squared": 0.5, "message": line}])
+        );
+    }
 }
