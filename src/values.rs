@@ -11,10 +11,11 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 use crate::cost::findings::Thresholds;
+use crate::cost::notes::Note;
 use crate::error::{Error, Result};
 
 /// Checks `--allow-status` codes; allowing 401 or 403 earns a warning.
-pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> {
+pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<Note>)> {
     let mut allowed = Vec::new();
     let mut warnings = Vec::new();
     for &code in codes {
@@ -29,10 +30,7 @@ pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<String>)> 
         }
         allowed.push(code);
         if matches!(code, 401 | 403) {
-            warnings.push(format!(
-                "--allow-status {code}: rejected requests do not make this report invalid, so \
-                 its numbers may measure the rejection path rather than the endpoint"
-            ));
+            warnings.push(Note::AllowStatusRejection { status: code });
         }
     }
     allowed.sort_unstable();
@@ -299,7 +297,12 @@ mod tests {
         let (allowed, warnings) = parse_allowed_statuses(&[404, 401, 404]).unwrap();
         assert_eq!(allowed, vec![401, 404]);
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].starts_with("--allow-status 401: rejected requests"));
+        assert_eq!(warnings, [Note::AllowStatusRejection { status: 401 }]);
+        assert!(
+            warnings[0]
+                .message()
+                .starts_with("--allow-status 401: rejected requests")
+        );
         assert!(parse_allowed_statuses(&[99]).is_err());
         assert!(parse_allowed_statuses(&[600]).is_err());
     }

@@ -5,6 +5,7 @@ mod support;
 
 use support::{assert_valid, audit, table};
 
+use pgcost::cost::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, SMALL, TestDb};
 
@@ -110,9 +111,12 @@ async fn writes_and_fallback_to_the_target_database() {
     assert_valid(&r);
     assert_eq!(r.target.stats_source, "target");
     assert!(
-        r.warnings.iter().any(|w| w.contains("no_such_db")),
+        r.notes
+            .iter()
+            .map(Note::message)
+            .any(|w| w.contains("no_such_db")),
         "{:?}",
-        r.warnings
+        r.notes
     );
     let p = &r.per_request;
     assert_eq!(p.transactions, 1.0, "{p:?}");
@@ -131,8 +135,11 @@ async fn a_connection_per_request_is_counted_and_warned_about() {
     assert_eq!(r.per_request.statements, Some(1.0));
     assert_eq!(r.per_request.rows_returned, Some(SMALL as f64));
     assert!(
-        r.warnings.iter().any(|w| w.contains("new connection")),
+        r.notes
+            .iter()
+            .map(Note::message)
+            .any(|w| w.contains("new connection")),
         "{:?}",
-        r.warnings
+        r.notes
     );
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use pgcost::cli::{Cli, Command};
 use pgcost::config::AuditConfig;
+use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use pgcost::error::Result;
 use pgcost::progress::Progress;
@@ -412,9 +413,9 @@ async fn the_baseline_shows_what_authentication_lets_through() {
     assert_eq!(baseline.after_authentication.rows_read, SMALL as f64);
     assert_eq!(report.per_request.statements, Some(1.0));
     assert!(
-        report.warnings.iter().any(|w| w.starts_with("the bearer token expires at") && w.contains("within 5 minutes")),
+        report.notes.iter().map(Note::message).any(|w| w.starts_with("the bearer token expires at") && w.contains("within 5 minutes")),
         "{:?}",
-        report.warnings
+        report.notes
     );
     let table = View::render(&report, Format::Table).unwrap();
     assert!(table.contains("Unauthenticated baseline"), "{table}");

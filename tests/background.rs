@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use pgcost::cost::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, assert_valid, pgcost, run_blocking};
 use tokio_postgres::NoTls;
@@ -98,9 +99,9 @@ async fn without_flags(db: &TestDb) {
     let r = audit_db(db, "bg_plain", &app, &scan_args("200")).await;
     assert_valid(&r);
     assert!(r.background.is_none(), "no flag, no section");
-    let warning = (r.warnings.iter())
+    let warning = (r.notes.iter().map(Note::message))
         .find(|w| w.contains("other client backend(s) were active in the window"))
-        .unwrap_or_else(|| panic!("no background warning in {:#?}", r.warnings));
+        .unwrap_or_else(|| panic!("no background warning in {:#?}", r.notes));
     assert!(
         warning.contains(&format!("role {WRITER_ROLE}, application \"{WRITER_APP}\"")),
         "{warning}"
@@ -138,11 +139,17 @@ async fn app_role(db: &TestDb) {
     assert_eq!((b.other_roles.len(), other.role.as_str()), (1, WRITER_ROLE));
     assert!(other.calls > 300, "{other:?}");
     assert_eq!(other.rows, other.calls, "one row updated per call");
-    assert!(r.warnings.iter().any(|w| w.contains("outside --app-role")));
+    assert!(
+        r.notes
+            .iter()
+            .map(Note::message)
+            .any(|w| w.contains("outside --app-role"))
+    );
     // The writer's transactions are not taken for work pg_stat_statements missed.
     let extra = r
-        .warnings
+        .notes
         .iter()
+        .map(Note::message)
         .find(|w| w.starts_with("transactions exceed"));
     assert!(extra.is_none(), "{extra:?}");
 }

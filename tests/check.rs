@@ -224,7 +224,7 @@ async fn demo_pipelines_checked_in_shared_settle_windows() {
         .map(|e| {
             format!(
                 "{}: {:?} breaches {:?} warnings {:?}",
-                e.name, e.report.per_request, e.breaches, e.report.warnings
+                e.name, e.report.per_request, e.breaches, e.report.notes
             )
         })
         .collect();

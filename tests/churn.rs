@@ -99,6 +99,9 @@ async fn a_connection_retired_in_the_window_is_measured_again() {
         warnings.contains("1 window(s) discarded and measured again"),
         "{warnings}"
     );
+    let discarded = support::note(report, "windows_discarded");
+    assert_eq!(discarded["discarded"], 1, "{discarded}");
+    assert_eq!(discarded["reasons"], report["windows"]["reasons"]);
     // The retired connection was the 120th request's: the first of the two bursts.
     let served = app.recycle.served.load(std::sync::atomic::Ordering::SeqCst);
     assert_eq!(
@@ -131,6 +134,19 @@ async fn a_connection_retired_in_the_window_is_measured_again() {
     assert!(
         warnings.contains("transactions exceed statements: "),
         "{warnings}"
+    );
+    let report = &endpoint["report"];
+    let churn = support::note(report, "connection_churn");
+    assert_eq!(
+        (&churn["opened"], &churn["closed"], &churn["retries"]),
+        (&1.into(), &1.into(), &0.into()),
+        "{churn}"
+    );
+    let uncounted = support::note(report, "uncounted_transactions");
+    assert_eq!(
+        uncounted["transactions"].as_i64().unwrap() - uncounted["statements"].as_i64().unwrap(),
+        churn["uncounted_transactions"].as_i64().unwrap(),
+        "{uncounted} {churn}"
     );
 }
 
@@ -270,6 +286,8 @@ async fn credentials_the_app_ignores_make_the_run_not_valid() {
         "{}",
         report["warnings"]
     );
+    let accepted = support::note(&report, "anonymous_answer_accepted");
+    assert_eq!(accepted["status"], 200, "{accepted}");
 
     // Every endpoint of check gets the same rule, and pgcost.toml can accept it.
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 
 mod support;
 
+use pgcost::cost::notes::Note;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
 use support::fixture::nodes::{AUTH_DB, CHECK, DATA};
@@ -68,9 +69,12 @@ async fn two_databases_are_measured_apart_and_summed() {
     assert_eq!(auth_small.seq_scans, 2.0);
     assert_eq!(auth_small.seq_rows_read, (2 * SMALL) as f64);
     assert!(
-        !r.warnings.iter().any(|w| w.contains("also moved")),
+        !r.notes
+            .iter()
+            .map(Note::message)
+            .any(|w| w.contains("also moved")),
         "{:?}",
-        r.warnings
+        r.notes
     );
     let json: serde_json::Value = serde_json::from_str(&JsonExporter.render(&r)).unwrap();
     let node = &json["nodes"][1];
@@ -86,9 +90,9 @@ async fn two_databases_are_measured_apart_and_summed() {
     assert_valid(&r);
     assert_cost("app alone", &r.per_request, &APP);
     assert!(r.nodes.is_empty());
-    let warning = (r.warnings.iter())
+    let warning = (r.notes.iter().map(Note::message))
         .find(|w| w.contains("also moved"))
-        .unwrap_or_else(|| panic!("no warning about auth: {:?}", r.warnings));
+        .unwrap_or_else(|| panic!("no warning about auth: {:?}", r.notes));
     assert!(
         warning.starts_with(
             "database \"auth\" also moved during the window (2.0 transactions and 20.0 rows \

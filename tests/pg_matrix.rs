@@ -7,6 +7,7 @@ mod support;
 
 use support::{assert_valid, audit, audit_config, table};
 
+use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use pgcost::postgres::conninfo::{self, DbTarget};
 use pgcost::postgres::settle::Probe;
@@ -50,8 +51,9 @@ fn checked_major(version_num: i32) -> i32 {
 
 fn has_old_server_warning(report: &Report) -> bool {
     report
-        .warnings
+        .notes
         .iter()
+        .map(Note::message)
         .any(|w| w.contains(OLD_SERVER_WARNING))
 }
 
@@ -86,6 +88,7 @@ async fn every_view_reads_with_this_servers_layout() {
     let old_server_warned = source
         .warnings
         .iter()
+        .map(Note::message)
         .any(|w| w.contains(OLD_SERVER_WARNING));
     assert_eq!(old_server_warned, major < 15, "{:?}", source.warnings);
 
@@ -184,7 +187,7 @@ async fn pooled_endpoint() {
     assert_eq!(r.statements.len(), 1, "{:?}", r.statements);
     assert_eq!(r.statements[0].calls_per_request, 1.0);
     assert_eq!(r.statements[0].rows_per_call, ITEMS as f64);
-    assert_eq!(has_old_server_warning(&r), major < 15, "{:?}", r.warnings);
+    assert_eq!(has_old_server_warning(&r), major < 15, "{:?}", r.notes);
     if major < 15 {
         return;
     }
@@ -207,7 +210,7 @@ async fn connection_per_request_endpoint() {
     assert_valid(&r);
     let major = checked_major(r.target.server_version_num);
     assert_eq!(r.target.stats_source, "admin");
-    assert_eq!(has_old_server_warning(&r), major < 15, "{:?}", r.warnings);
+    assert_eq!(has_old_server_warning(&r), major < 15, "{:?}", r.notes);
     let p = &r.per_request;
     // The backend's start-up transaction, then tokio-postgres's unprepared query: Parse and
     // Sync, then Bind, Execute and Sync.
@@ -226,8 +229,12 @@ async fn connection_per_request_endpoint() {
         (major >= 14).then_some(1.0),
         "sessions is counted from 14 on: {p:?}"
     );
-    let warned = r.warnings.iter().any(|w| w.contains("new connection"));
-    assert_eq!(warned, major >= 14, "{:?}", r.warnings);
+    let warned = r
+        .notes
+        .iter()
+        .map(Note::message)
+        .any(|w| w.contains("new connection"));
+    assert_eq!(warned, major >= 14, "{:?}", r.notes);
     assert_eq!(p.rows_written, 0.0, "{p:?}");
     let small = table(&r, "public.small");
     assert_eq!(small.seq_scans, 1.0);
@@ -284,9 +291,13 @@ async fn plans_of_the_findings() {
         );
         assert_eq!(report.statements[0].query, query);
         assert!(
-            !report.warnings.iter().any(|w| w.contains("plans skipped")),
+            !report
+                .notes
+                .iter()
+                .map(Note::message)
+                .any(|w| w.contains("plans skipped")),
             "{:?}",
-            report.warnings
+            report.notes
         );
         let statement_plan = report.statements[0].plan.as_deref().expect("a plan");
         assert!(

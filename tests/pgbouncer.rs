@@ -10,6 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, audit_config, pgcost, run_blocking};
@@ -110,7 +111,7 @@ fn figures(report: &Report) -> &pgcost::cost::pgbouncer::PgBouncerFigures {
 fn assert_exact(report: &Report, statements: f64) {
     assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
     let p = &report.per_request;
-    assert_eq!(p.transactions, statements, "{:?}", report.warnings);
+    assert_eq!(p.transactions, statements, "{:?}", report.notes);
     assert_eq!(p.statements, Some(statements), "{:?}", report.statements);
     assert_eq!(p.rows_returned, Some(statements * ITEMS as f64));
     assert_eq!(p.rows_read, statements * ITEMS as f64);
@@ -147,7 +148,7 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     support::assert_valid(read);
     assert_exact(read, 1.0);
     let b = figures(read);
-    assert_eq!(b.own_statements, 0, "{:?}", read.warnings);
+    assert_eq!(b.own_statements, 0, "{:?}", read.notes);
     // The peak is sampled (every 20 ms and at the boundaries), and a request of this route
     // holds the connection for well under a millisecond: a sample may find no one waiting.
     // PgBouncer's own wait total counts every queued client, so it is the proof of waiting.
@@ -160,14 +161,14 @@ async fn figures_through_pgbouncer_are_exact_and_its_own_statements_are_left_out
     support::assert_valid(alternate);
     assert_exact(alternate, 2.0);
     let b = figures(alternate);
-    assert!(b.own_statements > 0, "{:?}", alternate.warnings);
+    assert!(b.own_statements > 0, "{:?}", alternate.notes);
     assert!((1..=7).contains(&b.max_cl_waiting), "{b:?}");
     let said = format!("{} SET application_name", b.own_statements);
     assert!(
-        (alternate.warnings.iter())
+        (alternate.notes.iter().map(Note::message))
             .any(|w| w.contains("PgBouncer's own statements") && w.contains(&said)),
         "{:?}",
-        alternate.warnings
+        alternate.notes
     );
     assert!(
         alternate

@@ -6,6 +6,7 @@
 mod support;
 
 use pgcost::cost::findings::FindingKind;
+use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use support::fixture::Fixture;
 use support::{PLAN_ORDERS, TestDb, assert_valid};
@@ -183,9 +184,13 @@ async fn no_plans_fetches_none_and_changes_no_figure() {
         );
         for report in [&with, &without] {
             assert!(
-                !report.warnings.iter().any(|w| w.contains("plan")),
+                !report
+                    .notes
+                    .iter()
+                    .map(Note::message)
+                    .any(|w| w.contains("plan")),
                 "{path}: {:?}",
-                report.warnings
+                report.notes
             );
         }
         assert_eq!(figures(&without), figures(&with), "{path}");

@@ -7,6 +7,7 @@
 
 mod support;
 
+use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
@@ -62,8 +63,8 @@ async fn pause_replay_after_a_commit(db: &TestDb, standby_url: &str) {
     panic!("the standby did not replay {lsn} within 10 s");
 }
 
-fn warning<'a>(r: &'a Report, part: &str) -> Option<&'a String> {
-    r.warnings.iter().find(|w| w.contains(part))
+fn warning(r: &Report, part: &str) -> Option<String> {
+    r.notes.iter().map(Note::message).find(|w| w.contains(part))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,12 +116,12 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
         .expect("the standby's items table");
     assert_eq!((items.seq_scans, items.seq_rows_read), (1.0, ITEMS as f64));
     for quiet_line in ["not in recovery", "no counter", "while the app was idle"] {
-        assert!(warning(&r, quiet_line).is_none(), "{:?}", r.warnings);
+        assert!(warning(&r, quiet_line).is_none(), "{:?}", r.notes);
     }
     // Paused since before the warm-up: the last replayed commit is older than the two
     // settle waits (over 21 s), past the 15 s settle timeout.
     let lag = format!("replica {replica} replayed the primary's changes ");
-    let lag = warning(&r, &lag).unwrap_or_else(|| panic!("no lag line: {:?}", r.warnings));
+    let lag = warning(&r, &lag).unwrap_or_else(|| panic!("no lag line: {:?}", r.notes));
     assert!(lag.contains("late at the end of the window (more than --settle-timeout, 15 s)"));
     let json: serde_json::Value = serde_json::from_str(&JsonExporter.render(&r)).unwrap();
     let node = &json["nodes"][1];
@@ -140,7 +141,7 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
     assert_eq!(r.per_request.transactions, 0.0, "{:?}", r.per_request);
     assert_eq!(r.per_request.statements, Some(0.0), "{:?}", r.per_request);
     let moved = warning(&r, "no counter of the measured database moved")
-        .unwrap_or_else(|| panic!("no moved-nothing line: {:?}", r.warnings));
+        .unwrap_or_else(|| panic!("no moved-nothing line: {:?}", r.notes));
     assert!(
         moved.contains("(0 transactions, 0 statements, 0 rows in 100 requests)"),
         "{moved}"
@@ -156,7 +157,7 @@ async fn reads_on_a_standby_and_writes_on_its_primary_are_measured_apart_and_sum
         "--replica {quiet}@127.0.0.1:{} is not in recovery",
         db.cluster.port
     );
-    assert!(warning(&r, &primary).is_some(), "{:?}", r.warnings);
+    assert!(warning(&r, &primary).is_some(), "{:?}", r.notes);
 
     measure_with_the_replica(&db, &standby_url, &app.url("/replica/read-write"));
 }

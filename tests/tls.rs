@@ -281,4 +281,9 @@ async fn https_targets_with_cacert_or_insecure() {
         "{}",
         report["warnings"]
     );
+    let insecure = support::note(&report, "tls_insecure");
+    assert_eq!(
+        insecure["message"],
+        "--insecure: the target's TLS certificate was not verified"
+    );
 }

@@ -21,6 +21,7 @@ pub use login::{LoginSpec, Session};
 pub use options::{CredentialOptions, JwtOptions};
 pub use redact::Redactor;
 
+use crate::cost::notes::Note;
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::{is_secret_header, parse_allowed_statuses};
@@ -72,7 +73,7 @@ pub struct AuthConfig {
     /// Every secret this run knows, scrubbed from whatever is printed.
     pub redactor: Redactor,
     /// Caveats known before measuring, carried into the report.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     /// An answer without the credentials identical to the one with them is accepted
     /// (`--allow-anonymous-equal`): the endpoint is public.
     pub allow_anonymous_equal: bool,
@@ -709,7 +710,7 @@ pub fn check_expiry(
     headers: &HeaderMap,
     now: SystemTime,
     run_length: Duration,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Note>> {
     let mut warnings = Vec::new();
     for (what, token) in expiring_tokens(headers) {
         if let Some(expires) = jwt::expires_at(&token) {
@@ -737,7 +738,7 @@ pub fn judge_expiry(
     expires: SystemTime,
     now: SystemTime,
     run_length: Duration,
-) -> Result<Option<String>> {
+) -> Result<Option<Note>> {
     let end = now + run_length;
     let hint = "use a token that outlives the run: mint a fresh one (--jwt-ttl sets a minted \
                 token's lifetime), or shorten the run with a smaller -n, --warmup or \
@@ -761,12 +762,11 @@ pub fn judge_expiry(
         .with_hint(hint));
     }
     if expires <= end + EXPIRY_WARNING_MARGIN {
-        return Ok(Some(format!(
-            "{what} expires at {} (in {}), within 5 minutes of the run's estimated end: a slow \
-             run may measure rejected requests",
-            utc(expires),
-            whole_seconds(left)
-        )));
+        return Ok(Some(Note::TokenExpiresSoon {
+            token: what.to_string(),
+            expires_at: humantime::format_rfc3339_seconds(expires).to_string(),
+            expires_in_seconds: left.as_secs(),
+        }));
     }
     Ok(None)
 }

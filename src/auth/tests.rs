@@ -454,6 +454,8 @@ fn expiry_before_the_end_is_refused_and_near_it_warned() {
     let warning = judge_expiry("the cookie sid", at(1_700_000_300), now, run)
         .unwrap()
         .unwrap();
+    assert_eq!(warning.code(), "token_expires_soon");
+    let warning = warning.message();
     assert!(
         warning.starts_with("the cookie sid expires at 2023-11-14 22:18:20 UTC (in 5m)"),
         "{warning}"

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::{StatementDelta, WindowDelta};
+use crate::cost::notes::{Note, RoleCalls};
 
 /// `--max-background` by default: 5% of the signal.
 pub const DEFAULT_MAX_SHARE: f64 = 0.05;
@@ -230,7 +231,7 @@ pub struct Assessed {
     /// The corrected per-request figures, with `--control`.
     pub corrected: Option<PerFigure>,
     pub invalid_reasons: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// One figure's correction: window totals.
@@ -362,47 +363,22 @@ fn percent(fraction: f64) -> String {
 }
 
 /// Without `--control`: the other backends' work is in the pg_stat_database figures.
-fn unsubtracted_warning(input: &Input) -> String {
-    let shown: Vec<&str> = input
-        .other_backends
-        .iter()
-        .take(3)
-        .map(|s| s.as_str())
-        .collect();
-    let more = input.other_backends.len().saturating_sub(shown.len());
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    let statements = match input.options.app_roles.is_empty() {
-        true => {
-            "--app-role ROLE counts only the app's statements (pg_stat_statements by role), and "
-        }
-        false => "statements are the app roles' only (--app-role); ",
-    };
-    format!(
-        "{} other client backend(s) were active in the window while pgcost sent no requests, \
-         or belong to roles outside --app-role ({}{more}): the pg_stat_database figures \
-         (transactions, rows read, rows fetched and written, blocks) include their work; for \
-         exact numbers, {statements}--control DURATION measures that background before the \
-         warm-up and subtracts it",
-        input.other_backends.len(),
-        shown.join(", "),
-    )
+fn unsubtracted_warning(input: &Input) -> Note {
+    Note::BackgroundNotSubtracted {
+        backends: input.other_backends.clone(),
+        app_roles: !input.options.app_roles.is_empty(),
+    }
 }
 
-fn other_roles_line(others: &[OtherRole]) -> String {
-    let calls: i64 = others.iter().map(|o| o.calls).sum();
-    let each: Vec<String> = others
-        .iter()
-        .map(|o| format!("{} {}", o.role, o.calls))
-        .collect();
-    format!(
-        "{calls} statement call(s) of roles outside --app-role ran in the window ({}): left \
-         out of the statement figures",
-        each.join(", ")
-    )
+fn other_roles_line(others: &[OtherRole]) -> Note {
+    Note::OtherRolesStatements {
+        roles: (others.iter())
+            .map(|o| RoleCalls {
+                role: o.role.clone(),
+                calls: o.calls,
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::per_request;
+use crate::cost::notes::{self, Note};
 
 /// New sessions per request from which the app is taken to open a connection for most
 /// requests: the `connection_per_request` finding, a real cost no retry would remove.
@@ -39,21 +40,7 @@ impl Churn {
 
     /// "1 app connection opened and 1 closed".
     pub fn describe(&self) -> String {
-        let first = if self.opened > 0 {
-            self.opened
-        } else {
-            self.closed
-        };
-        let noun = if first == 1 {
-            "app connection"
-        } else {
-            "app connections"
-        };
-        match (self.opened, self.closed) {
-            (o, 0) => format!("{o} {noun} opened"),
-            (0, c) => format!("{c} {noun} closed"),
-            (o, c) => format!("{o} {noun} opened and {c} closed"),
-        }
+        notes::describe_churn(self.opened, self.closed)
     }
 }
 
@@ -88,25 +75,14 @@ pub fn discard_reason(churn: Churn) -> String {
 
 /// The warning when no clean window came within the retries: the figures include the
 /// churn, with the transactions pg_stat_statements did not count beside it.
-pub fn unclean_warning(
-    churn: Churn,
-    retries: u32,
-    uncounted: Option<i64>,
-    requests: u64,
-) -> String {
-    let mut text = format!(
-        "connection churn: {} during the window, and no clean window within --retries \
-         {retries}: the figures include their set-up (connecting, catalog reads, the \
-         driver's set-up statements) and any closing work",
-        churn.describe()
-    );
-    if let Some(extra) = uncounted {
-        text.push_str(&format!(
-            "; transactions beyond statements: {extra} ({:.3} per request)",
-            per_request(extra, requests)
-        ));
+pub fn unclean_warning(churn: Churn, retries: u32, uncounted: Option<i64>, requests: u64) -> Note {
+    Note::ConnectionChurn {
+        opened: churn.opened,
+        closed: churn.closed,
+        retries,
+        uncounted_transactions: uncounted,
+        uncounted_per_request: uncounted.map(|extra| per_request(extra, requests)),
     }
-    text
 }
 
 /// Transactions beyond the top-level statements, when there are any. Meaningful only when
@@ -117,14 +93,12 @@ pub fn uncounted_transactions(transactions: i64, statement_calls: i64) -> Option
 }
 
 /// The warning that names the transactions pg_stat_statements did not count.
-pub fn uncounted_warning(extra: i64, transactions: i64, statements: i64, requests: u64) -> String {
-    format!(
-        "transactions exceed statements: {transactions} transactions against {statements} \
-         statements ({:.3} per request beyond them) did work pg_stat_statements does not \
-         count, such as DEALLOCATE, a statement prepared outside a transaction, or an empty \
-         transaction",
-        per_request(extra, requests)
-    )
+pub fn uncounted_warning(extra: i64, transactions: i64, statements: i64, requests: u64) -> Note {
+    Note::UncountedTransactions {
+        transactions,
+        statements,
+        beyond_per_request: per_request(extra, requests),
+    }
 }
 
 /// How many windows were measured and thrown away before the one reported, and why.
@@ -138,13 +112,10 @@ pub struct Windows {
 
 impl Windows {
     /// The warning line that says so, when a window was discarded.
-    pub fn warning(&self) -> Option<String> {
-        (self.discarded > 0).then(|| {
-            format!(
-                "{} window(s) discarded and measured again: {}",
-                self.discarded,
-                self.reasons.join("; ")
-            )
+    pub fn warning(&self) -> Option<Note> {
+        (self.discarded > 0).then(|| Note::WindowsDiscarded {
+            discarded: self.discarded,
+            reasons: self.reasons.clone(),
         })
     }
 }
@@ -223,7 +194,7 @@ mod tests {
         assert_eq!(uncounted_transactions(200, 200), None);
         assert_eq!(uncounted_transactions(100, 400), None);
         assert_eq!(uncounted_transactions(17_824, 17_800), Some(24));
-        let text = uncounted_warning(24, 17_824, 17_800, 200);
+        let text = uncounted_warning(24, 17_824, 17_800, 200).message();
         assert!(
             text.starts_with("transactions exceed statements: 17824 transactions against 17800 statements (0.120 per request beyond them)"),
             "{text}"
@@ -237,7 +208,9 @@ mod tests {
             opened: 1,
             closed: 1,
         };
-        let text = unclean_warning(churn, 2, Some(3), 200);
+        let note = unclean_warning(churn, 2, Some(3), 200);
+        assert_eq!(note.code(), "connection_churn");
+        let text = note.message();
         assert!(
             text.starts_with(
                 "connection churn: 1 app connection opened and 1 closed during the window, \
@@ -249,7 +222,11 @@ mod tests {
             text.ends_with("transactions beyond statements: 3 (0.015 per request)"),
             "{text}"
         );
-        assert!(!unclean_warning(churn, 0, None, 200).contains("beyond"));
+        assert!(
+            !unclean_warning(churn, 0, None, 200)
+                .message()
+                .contains("beyond")
+        );
     }
 
     #[test]
@@ -263,7 +240,7 @@ mod tests {
             })],
         };
         assert_eq!(
-            windows.warning().unwrap(),
+            windows.warning().unwrap().message(),
             "1 window(s) discarded and measured again: 1 app connection opened and 1 closed \
              during the window"
         );

@@ -6,6 +6,8 @@
 pub const IGNORED: &str = "the app answered the same without your credentials; they are \
                            being ignored (an unknown key served as anonymous?)";
 
+use crate::cost::notes;
+
 /// One answer of the app: its status and its whole body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -14,12 +16,12 @@ pub struct Answer {
 }
 
 /// What the comparison adds to the report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Note {
     /// Why the run is not valid: the credentials made no difference.
     pub invalid_reason: Option<String>,
     /// The same answer, accepted on purpose.
-    pub warning: Option<String>,
+    pub warning: Option<notes::Note>,
 }
 
 /// Compares the answer `with` the credentials to the one `without` them. The same
@@ -38,10 +40,10 @@ pub fn judge(with: &Answer, without: &Answer, allow_equal: bool) -> Note {
     if allow_equal {
         Note {
             invalid_reason: None,
-            warning: Some(format!(
-                "the app answered the same without your credentials ({seen}), accepted by \
-                 --allow-anonymous-equal as a public endpoint"
-            )),
+            warning: Some(notes::Note::AnonymousAnswerAccepted {
+                status: with.status,
+                body_bytes: with.body.len(),
+            }),
         }
     } else {
         Note {
@@ -82,10 +84,11 @@ mod tests {
     fn allowing_it_leaves_a_warning() {
         let note = judge(&answer(200, "[]"), &answer(200, "[]"), true);
         assert_eq!(note.invalid_reason, None);
-        assert!(
-            note.warning
-                .unwrap()
-                .ends_with("accepted by --allow-anonymous-equal as a public endpoint")
+        let warning = note.warning.unwrap();
+        assert_eq!(
+            warning.message(),
+            "the app answered the same without your credentials (both requests got 200 and \
+             the same 2-byte body), accepted by --allow-anonymous-equal as a public endpoint"
         );
     }
 

@@ -2,6 +2,7 @@
 //! division by the request count. No I/O lives here.
 
 use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::notes::Note;
 use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
@@ -42,7 +43,7 @@ pub struct WindowDelta {
     /// Each entry makes the measurement invalid and says why.
     pub invalid_reasons: Vec<String>,
     /// Caveats that do not invalidate the measurement.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Compares two snapshots. Never fails: anything that makes the numbers untrustworthy is
@@ -127,7 +128,7 @@ fn statement_deltas(
     before: &Snapshot,
     after: &Snapshot,
     invalid: &mut Vec<String>,
-) -> (Vec<StatementDelta>, Vec<String>) {
+) -> (Vec<StatementDelta>, Vec<Note>) {
     let mut statements = Vec::new();
     for (key, a) in &after.statements {
         let b = before.statements.get(key);
@@ -174,9 +175,10 @@ fn statement_deltas(
         .filter(|k| !after.statements.contains_key(k))
         .count();
     if vanished > 0 && after.statements_info.is_none() {
-        warnings.push(format!(
-            "{vanished} pg_stat_statements entries vanished during the window: entries may have been evicted"
-        ));
+        warnings.push(Note::PgStatStatementsEntriesVanished {
+            entries: vanished,
+            node: None,
+        });
     }
     (statements, warnings)
 }

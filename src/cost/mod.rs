@@ -3,11 +3,12 @@
 //! `postgres/`, `http/`) produces the inputs; the views (`render/`) read the `Report`.
 //!
 //! What it holds: the counter sets of the statistics views, snapshots of
-//! them, their deltas, the per-request `Report` and its headline figures, the databases of
-//! one request (nodes) and its read replicas, the unauthenticated comparison, window
-//! churn, whether credentials count, background traffic and its subtraction, PgBouncer's
-//! figures and own statements, the findings, what the statements' plans say, the reading
-//! of a ramp, check's verdict (`check/`) and the demo's comparison (`demo.rs`).
+//! them, their deltas, the per-request `Report` and its headline figures, the report's
+//! typed notes (caveats with stable codes), the databases of one request (nodes) and its
+//! read replicas, the unauthenticated comparison, window churn, whether credentials count,
+//! background traffic and its subtraction, PgBouncer's figures and own statements, the
+//! findings, what the statements' plans say, the reading of a ramp, check's verdict
+//! (`check/`) and the demo's comparison (`demo.rs`).
 
 pub mod background;
 pub mod check;
@@ -21,6 +22,7 @@ pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod nodes;
+pub mod notes;
 pub mod pgbouncer;
 pub mod plan;
 pub mod ramp;

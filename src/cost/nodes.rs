@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::{WindowDelta, per_request, share};
 use crate::cost::findings;
+use crate::cost::notes::Note;
 use crate::cost::report::model::{self, PerRequest, Report, StatementRow, TableRow};
 
 /// The role of a database the app reads and writes itself.
@@ -65,7 +66,9 @@ pub fn merge(nodes: &[(&NodeName, &WindowDelta)]) -> WindowDelta {
         total
             .invalid_reasons
             .extend(delta.invalid_reasons.iter().map(named));
-        total.warnings.extend(delta.warnings.iter().map(named));
+        total
+            .warnings
+            .extend(delta.warnings.iter().map(|note| note.on_node(&node.name)));
     }
     total
 }
@@ -125,14 +128,6 @@ pub struct Traffic {
     pub rows_read: i64,
 }
 
-/// What every line of [`unmeasured_warnings`] says, to tell them from other warnings.
-const UNMEASURED_MARK: &str = "also moved during the window";
-
-/// True for a line of [`unmeasured_warnings`]: the table view shows them in its header.
-pub fn is_unmeasured(warning: &str) -> bool {
-    warning.starts_with("database ") && warning.contains(UNMEASURED_MARK)
-}
-
 /// Transactions per request from which a database that was not measured gets a warning.
 pub const UNMEASURED_MIN_TRANSACTIONS: f64 = 0.5;
 
@@ -146,7 +141,7 @@ pub fn unmeasured_warnings(
     measured: &[&str],
     requests: u64,
     flag: impl Fn(&str) -> String,
-) -> Vec<String> {
+) -> Vec<Note> {
     let mut warnings = Vec::new();
     for (name, end) in after {
         if measured.contains(&name.as_str()) {
@@ -158,12 +153,12 @@ pub fn unmeasured_warnings(
             continue;
         }
         let rows_read = per_request(end.rows_read - start.rows_read, requests);
-        warnings.push(format!(
-            "database {name:?} {UNMEASURED_MARK} ({transactions:.1} transactions and \
-             {rows_read:.1} rows read per request, not counted here): the request may use it, \
-             or other traffic on this server; to measure it too, add {}",
-            flag(name)
-        ));
+        warnings.push(Note::UnmeasuredDatabase {
+            database: name.clone(),
+            transactions_per_request: transactions,
+            rows_read_per_request: rows_read,
+            add: flag(name),
+        });
     }
     warnings
 }
@@ -198,6 +193,16 @@ mod tests {
             format!("--db postgres://u@h:5432/{name}")
         });
         assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(
+            warnings[0],
+            Note::UnmeasuredDatabase {
+                database: "auth".into(),
+                transactions_per_request: 2.0,
+                rows_read_per_request: 12.8,
+                add: "--db postgres://u@h:5432/auth".into(),
+            }
+        );
+        let warnings: Vec<String> = warnings.iter().map(Note::message).collect();
         assert!(warnings[0].starts_with("database \"auth\" also moved during the window (2.0 transactions and 12.8 rows read per request"));
         assert!(warnings[0].contains("or other traffic on this server"));
         assert!(warnings[0].ends_with("add --db postgres://u@h:5432/auth"));
@@ -215,6 +220,10 @@ mod tests {
         a.database.xact_commit = 6;
         a.database.tup_returned = 545;
         a.invalid_reasons.push("it broke".into());
+        a.warnings.push(Note::PgStatStatementsEntriesVanished {
+            entries: 3,
+            node: None,
+        });
         let mut b = WindowDelta::default();
         b.database.xact_commit = 16;
         b.database.tup_returned = 128;
@@ -229,5 +238,10 @@ mod tests {
         assert_eq!(total.database.tup_returned, 673);
         assert_eq!(total.database.sessions, None);
         assert_eq!(total.invalid_reasons, vec!["app: it broke".to_string()]);
+        assert_eq!(
+            total.warnings[0].message(),
+            "app: 3 pg_stat_statements entries vanished during the window: entries may have \
+             been evicted"
+        );
     }
 }

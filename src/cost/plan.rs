@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::cost::findings::FindingKind;
+use crate::cost::notes::Note;
 pub use crate::cost::report::model::IndexProposal;
 use crate::cost::report::model::Report;
 
@@ -19,8 +20,8 @@ pub const TOP_STATEMENTS: usize = 3;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plans {
     pub by_query: BTreeMap<String, StatementPlan>,
-    /// Why plans were skipped; each joins the warnings of every report built with them.
-    pub notes: Vec<String>,
+    /// Why plans were skipped; each joins the notes of every report built with them.
+    pub notes: Vec<Note>,
 }
 
 /// One statement's generic plan.
@@ -394,7 +395,7 @@ pub fn attach(report: &mut Report, plans: &Plans) {
             finding.index = plan.and_then(|p| p.index.clone());
         }
     }
-    report.warnings.extend(plans.notes.iter().cloned());
+    report.notes.extend(plans.notes.iter().cloned());
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cost::delta::WindowDelta;
 use crate::cost::load::LoadResult;
+use crate::cost::notes::Note;
 
 /// The role of a hot standby the app reads from (`--replica`).
 pub const REPLICA: &str = "replica";
@@ -38,34 +39,19 @@ impl Recovery {
 /// The lines about a replica's recovery state: not in recovery at all (it is a primary,
 /// so the node's role is wrong, though its figures are still counted), or a replay lag
 /// longer than `settle_timeout`. `node` names the replica as the report does.
-pub fn recovery_warnings(node: &str, recovery: &Recovery, settle_timeout: Duration) -> Vec<String> {
+pub fn recovery_warnings(node: &str, recovery: &Recovery, settle_timeout: Duration) -> Vec<Note> {
     if !recovery.in_recovery {
-        return vec![format!(
-            "--replica {node} is not in recovery (pg_is_in_recovery() is false): it is a \
-             primary, not a standby; its figures are counted as a replica's all the same. Give a \
-             database the app writes to with --db"
-        )];
+        return vec![Note::ReplicaNotInRecovery { node: node.into() }];
     }
     let timeout = settle_timeout.as_secs_f64();
     match recovery.lag_seconds() {
-        Some(lag) if lag > timeout => vec![format!(
-            "replica {node} replayed the primary's changes {lag:.1} s late at the end of the \
-             window (more than --settle-timeout, {timeout:.0} s): the app's reads there saw data \
-             that old. Its counters are complete all the same: they count the queries it ran, \
-             not the WAL it replayed"
-        )],
+        Some(lag) if lag > timeout => vec![Note::ReplicaLag {
+            node: node.into(),
+            lag_seconds: lag,
+            settle_timeout_seconds: timeout,
+        }],
         _ => Vec::new(),
     }
-}
-
-/// The line for a node whose counters moved during a settle wait, while pgcost sent
-/// nothing and every app connection had published its counters.
-pub fn background_warning(node: &str) -> String {
-    format!(
-        "{node}: counters moved while the app was idle and pgcost sent nothing (during a settle \
-         wait): other traffic (other services, cron jobs, monitoring) runs on this database, and \
-         the figures include whatever of it fell in the window"
-    )
 }
 
 /// True when the load ran to its end without a failure: with pgcost's burst, every
@@ -89,25 +75,12 @@ fn moved_nothing(delta: &WindowDelta) -> bool {
         && delta.statements.iter().all(|s| s.calls == 0)
 }
 
-/// What every line of [`moved_nothing_warning`] says, to tell it from other warnings.
-const MOVED_NOTHING_MARK: &str = "no counter of the measured database moved";
-
-/// True for a line of [`moved_nothing_warning`]: the table views show it first.
-pub fn is_moved_nothing(warning: &str) -> bool {
-    warning.contains(MOVED_NOTHING_MARK)
-}
-
 /// The line for a burst whose requests all succeeded but moved no counter of any measured
 /// node (`delta` is their sum): the app's database work happened elsewhere. Asked of a
 /// window that is otherwise valid.
-pub fn moved_nothing_warning(delta: &WindowDelta, load: &LoadResult) -> Option<String> {
-    (every_request_succeeded(load) && moved_nothing(delta)).then(|| {
-        format!(
-            "every request succeeded, but {MOVED_NOTHING_MARK} (0 transactions, 0 statements, 0 rows in {} requests): the app's database work \
-             happened elsewhere, on a read replica (add it with --replica URL), in another \
-             database (--db URL) or in a cache",
-            load.sent
-        )
+pub fn moved_nothing_warning(delta: &WindowDelta, load: &LoadResult) -> Option<Note> {
+    (every_request_succeeded(load) && moved_nothing(delta)).then_some(Note::MovedNothing {
+        requests: load.sent,
     })
 }
 
@@ -142,13 +115,14 @@ mod tests {
         let lines = recovery_warnings("app@h:5433", &standby(Some(8192.0), Some(42.25)), TIMEOUT);
         assert_eq!(lines.len(), 1);
         assert!(
-            lines[0].starts_with(
+            lines[0].message().starts_with(
                 "replica app@h:5433 replayed the primary's changes 42.2 s late at the end of \
                  the window (more than --settle-timeout, 30 s)"
             ),
             "{}",
             lines[0]
         );
+        assert_eq!(lines[0].code(), "replica_lag");
     }
 
     #[test]
@@ -160,7 +134,17 @@ mod tests {
         };
         let lines = recovery_warnings("app@h:5432", &primary, TIMEOUT);
         assert_eq!(lines.len(), 1);
-        assert!(lines[0].starts_with("--replica app@h:5432 is not in recovery"));
+        assert_eq!(
+            lines[0],
+            Note::ReplicaNotInRecovery {
+                node: "app@h:5432".into()
+            }
+        );
+        assert!(
+            lines[0]
+                .message()
+                .starts_with("--replica app@h:5432 is not in recovery")
+        );
     }
 
     fn load(status: &[(u16, u64)], errors: u64) -> LoadResult {
@@ -184,10 +168,12 @@ mod tests {
     #[test]
     fn a_successful_burst_that_moved_nothing_is_named_with_the_replica_flag() {
         let nothing = WindowDelta::default();
-        let line = moved_nothing_warning(&nothing, &load(&[(200, 100)], 0)).unwrap();
+        let note = moved_nothing_warning(&nothing, &load(&[(200, 100)], 0)).unwrap();
+        assert_eq!(note, Note::MovedNothing { requests: 100 });
+        assert!(note.in_header());
+        let line = note.message();
         assert!(line.contains("0 transactions, 0 statements, 0 rows in 100 requests"));
         assert!(line.contains("--replica URL"));
-        assert!(is_moved_nothing(&line));
         // A failed request, or a rejection, is another story: the report says so already.
         assert_eq!(
             moved_nothing_warning(&nothing, &load(&[(200, 99)], 1)),

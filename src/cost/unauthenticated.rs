@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::figures::Figures;
+use crate::cost::notes::Note;
 use crate::cost::report::model::Report;
 
 /// Both runs side by side (`report.baseline`).
@@ -41,7 +42,7 @@ impl Baseline {
 pub struct Comparison {
     pub baseline: Baseline,
     pub invalid_reasons: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Sets `unauthenticated` beside the authenticated run's figures: its figures, and its
@@ -62,12 +63,10 @@ pub fn compare(unauthenticated: &Report, authenticated: Figures) -> Comparison {
         .map(|(_, n)| n)
         .sum();
     if answered > 0 {
-        warnings.push(format!(
-            "the unauthenticated baseline got {answered} of {} responses with a 2xx status: \
-             the endpoint answers without credentials, so the difference is not the cost of \
-             authentication",
-            unauthenticated.load.requests
-        ));
+        warnings.push(Note::UnauthenticatedAnswered {
+            answered,
+            requests: unauthenticated.load.requests,
+        });
     }
     Comparison {
         baseline: Baseline::compare(unauthenticated, authenticated),
@@ -149,7 +148,7 @@ mod tests {
         assert_eq!(b.after_authentication.transactions, 1.0);
         assert_eq!(b.after_authentication.rows_read, 10.0);
         assert_eq!(b.unauthenticated_status.get("401"), Some(&40));
-        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        assert!(report.notes.is_empty(), "{:?}", report.notes);
     }
 
     #[test]
@@ -163,7 +162,12 @@ mod tests {
             report.invalid_reasons,
             vec!["unauthenticated baseline: settling after the burst timed out".to_string()]
         );
-        assert!(report.warnings[0].contains("answers without credentials"));
+        assert_eq!(report.notes[0].code(), "unauthenticated_answered");
+        assert!(
+            report.notes[0]
+                .message()
+                .contains("answers without credentials")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};
+use crate::cost::notes::Note;
 use crate::cost::plan::Plans;
 use crate::cost::replica::{self, REPLICA, Recovery};
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
@@ -80,7 +81,7 @@ pub struct Boundary {
 pub struct Notes {
     /// Reasons the run is not valid, before the window's own.
     pub invalid_reasons: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     /// Windows discarded before the reported one.
     pub windows: Windows,
 }
@@ -338,7 +339,7 @@ impl Meter {
         closed: &Boundary,
         measured: &[&str],
         requests: u64,
-    ) -> Vec<String> {
+    ) -> Vec<Note> {
         let (Some(before), Some(after)) = (&opened.traffic_start, &closed.traffic_end) else {
             return Vec::new();
         };
@@ -529,23 +530,17 @@ impl Meter {
 
     /// The lines about this node itself: counters that moved while the app was idle
     /// (background), and a replica's recovery state.
-    fn node_warnings(
-        &self,
-        opened: &Boundary,
-        closed: &Boundary,
-        timeout: Duration,
-    ) -> Vec<String> {
+    fn node_warnings(&self, opened: &Boundary, closed: &Boundary, timeout: Duration) -> Vec<Note> {
         let name = self.node_name().name;
         let mut lines = Vec::new();
         let mut waits = [&opened.settle, &closed.settle]
             .into_iter()
             .chain(opened.settle_tables.as_ref());
         if waits.any(|o| o.moved_while_quiet) {
-            let label = match self.replica {
-                true => format!("replica {name}"),
-                false => format!("database {name:?}"),
-            };
-            lines.push(replica::background_warning(&label));
+            lines.push(Note::BackgroundWhileIdle {
+                node: name.clone(),
+                replica: self.replica,
+            });
         }
         if let Some(recovery) = &closed.recovery {
             lines.extend(replica::recovery_warnings(&name, recovery, timeout));
@@ -553,11 +548,11 @@ impl Meter {
         lines
     }
 
-    fn warnings(&self, config: &AuditConfig) -> Vec<String> {
+    fn warnings(&self, config: &AuditConfig) -> Vec<Note> {
         let mut warnings = config.auth.warnings.clone();
         warnings.extend(self.source.warnings.iter().cloned());
         if config.insecure {
-            warnings.push("--insecure: the target's TLS certificate was not verified".into());
+            warnings.push(Note::TlsInsecure);
         }
         warnings
     }
@@ -592,19 +587,13 @@ impl Meter {
 const CLOCK_STEP_WARNING_SECONDS: f64 = 1.0;
 
 /// A line when the server's wall clock stepped ahead during the waits around the window.
-fn clock_warning(opened: &Boundary, closed: &Boundary) -> Option<String> {
+fn clock_warning(opened: &Boundary, closed: &Boundary) -> Option<Note> {
     let ahead = [&opened.settle, &closed.settle]
         .into_iter()
         .chain(opened.settle_tables.as_ref())
         .map(|o| o.server_clock_ahead)
         .fold(0.0, f64::max);
-    (ahead >= CLOCK_STEP_WARNING_SECONDS).then(|| {
-        format!(
-            "the database server's clock stepped {ahead:.1} s ahead of pgcost's during the run; \
-             the settle waits were timed by pgcost's own clock, so the counts are complete, \
-             but timestamps read from the server are off by that much"
-        )
-    })
+    (ahead >= CLOCK_STEP_WARNING_SECONDS).then_some(Note::ServerClockAhead { seconds: ahead })
 }
 
 /// The delta between the opening boundary's start snapshot and the closing boundary's end

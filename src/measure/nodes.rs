@@ -12,6 +12,7 @@ use crate::cost::churn::Churn;
 use crate::cost::delta::WindowDelta;
 use crate::cost::load::LoadResult;
 use crate::cost::nodes;
+use crate::cost::notes::Note;
 use crate::cost::replica::moved_nothing_warning;
 use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
@@ -255,7 +256,7 @@ impl Meters {
 
     /// The lines about the databases that moved in the window without being measured,
     /// once per server.
-    fn unmeasured(&self, opened: &Boundaries, closed: &Boundaries, requests: u64) -> Vec<String> {
+    fn unmeasured(&self, opened: &Boundaries, closed: &Boundaries, requests: u64) -> Vec<Note> {
         let measured: Vec<&str> = self.meters.iter().map(|m| m.name()).collect();
         let mut servers = Vec::new();
         let mut lines = Vec::new();
@@ -276,7 +277,7 @@ impl Meters {
 
 /// The line about a successful burst that moved no counter of any node (`delta`, their
 /// sum), when nothing else makes the window not valid.
-fn moved_nothing(delta: &WindowDelta, context: &Context, load: &LoadResult) -> Option<String> {
+fn moved_nothing(delta: &WindowDelta, context: &Context, load: &LoadResult) -> Option<Note> {
     let valid = delta.invalid_reasons.is_empty() && context.invalid_reasons.is_empty();
     valid.then(|| moved_nothing_warning(delta, load)).flatten()
 }

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
+use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans, StatementPlan, Wanted};
 use crate::error::describe_pg;
 use crate::postgres::conninfo::DbTarget;
@@ -57,10 +58,9 @@ pub async fn fetch(db: &DbTarget, wanted: &[Wanted], settings: &Settings<'_>) ->
     let client = match views::connect(db).await {
         Ok(client) => client,
         Err(err) => {
-            plans.notes.push(format!(
-                "plans skipped: cannot connect to the target database: {}",
-                err.message
-            ));
+            plans
+                .notes
+                .push(Note::PlansSkippedConnection { error: err.message });
             return plans;
         }
     };
@@ -84,18 +84,12 @@ pub async fn fetch(db: &DbTarget, wanted: &[Wanted], settings: &Settings<'_>) ->
 }
 
 /// The one note for a role that may not read the tables, naming the GRANT that fixes it.
-fn denied_note(db: &DbTarget, err: &tokio_postgres::Error, settings: &Settings<'_>) -> String {
-    let role = db.config.get_user().unwrap_or("<role>");
-    let grant = if settings.server_version_num >= 140000 {
-        format!("GRANT pg_read_all_data TO {role}; (or GRANT SELECT on those tables)")
-    } else {
-        format!("GRANT SELECT ON <those tables> TO {role};")
-    };
-    format!(
-        "plans skipped: EXPLAIN needs SELECT on the tables, and {role} may not read them ({}); \
-         {grant}, or pass --no-plans",
-        describe_pg(err).0
-    )
+fn denied_note(db: &DbTarget, err: &tokio_postgres::Error, settings: &Settings<'_>) -> Note {
+    Note::PlansSkippedPrivilege {
+        role: db.config.get_user().unwrap_or("<role>").to_string(),
+        error: describe_pg(err).0,
+        pg_read_all_data: settings.server_version_num >= 140000,
+    }
 }
 
 /// One statement's plan in its own rolled-back transaction. `Err` only for a missing

@@ -12,6 +12,7 @@ use tokio_postgres::Client;
 
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::nodes::Traffic;
+use crate::cost::notes::Note;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
@@ -55,7 +56,7 @@ pub struct StatsConnection {
     /// Operations run on the target since the last reset (target mode only).
     polls: i64,
     pub footprint: Option<Footprint>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     admin_db: String,
     /// Query texts read so far, by entry.
     texts: BTreeMap<StatementKey, String>,
@@ -71,45 +72,29 @@ struct TableReader {
     pid: i32,
 }
 
-fn statements_setup_hint(server: &ServerInfo) -> String {
-    if server.preloads_statements {
-        "run CREATE EXTENSION pg_stat_statements; in the target database and in the admin \
-         database (--admin-db)"
-            .into()
-    } else {
-        "add pg_stat_statements to shared_preload_libraries in postgresql.conf, restart the \
-         server, then run CREATE EXTENSION pg_stat_statements; in the target and admin databases"
-            .into()
-    }
-}
-
 /// Opens the reading connection: to the admin database when it can serve, else to the
 /// target. Returns it with its mode and the pg_stat_statements version it sees.
 async fn connect_reader(
     target: &DbTarget,
     admin_db: &str,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Note>,
 ) -> Result<(Client, Mode, Option<String>)> {
     // The target must be reachable whatever happens; this also checks the credentials.
     let target_client = views::connect(target).await?;
     let target_extension = views::statements_extension(&target_client).await?;
     if admin_db == target.dbname {
-        warnings.push(format!(
-            "--admin-db is the target database {admin_db:?}: statistics are read through the \
-             target and the tool's own footprint is subtracted"
-        ));
+        warnings.push(Note::AdminDbIsTarget {
+            admin_db: admin_db.to_string(),
+        });
         return Ok((target_client, Mode::Target, target_extension));
     }
     match views::connect(&target.with_dbname(admin_db)).await {
         Ok(client) => {
             let ext = views::statements_extension(&client).await?;
             if ext.is_none() && target_extension.is_some() {
-                warnings.push(format!(
-                    "pg_stat_statements is not installed in the admin database {admin_db:?}, \
-                     so statistics are read through the target and the tool's own footprint \
-                     is subtracted; run CREATE EXTENSION pg_stat_statements; in {admin_db:?} \
-                     to avoid this"
-                ));
+                warnings.push(Note::AdminDbLacksPgStatStatements {
+                    admin_db: admin_db.to_string(),
+                });
                 drop(client);
                 Ok((target_client, Mode::Target, target_extension))
             } else {
@@ -118,18 +103,17 @@ async fn connect_reader(
             }
         }
         Err(err) => {
-            warnings.push(format!(
-                "could not connect to the admin database {admin_db:?} ({}), so statistics \
-                 are read through the target and the tool's own footprint is subtracted",
-                err.message
-            ));
+            warnings.push(Note::AdminDbUnreachable {
+                admin_db: admin_db.to_string(),
+                error: err.message,
+            });
             Ok((target_client, Mode::Target, target_extension))
         }
     }
 }
 
 /// Refuses a server whose counters do not count, and warns about what limits the figures.
-fn check_server(server: &ServerInfo, warnings: &mut Vec<String>) -> Result<()> {
+fn check_server(server: &ServerInfo, warnings: &mut Vec<Note>) -> Result<()> {
     if !server.track_counts {
         return Err(
             Error::database("track_counts is off, so pg_stat_database does not count")
@@ -137,21 +121,14 @@ fn check_server(server: &ServerInfo, warnings: &mut Vec<String>) -> Result<()> {
         );
     }
     if !server.shared_memory_stats() {
-        warnings.push(format!(
-            "PostgreSQL {} is older than 15: its stats collector may hold an idle pooled \
-             connection's counters until that connection is used again, so figures are \
-             best effort; PG 13 and 14 are past end of life",
-            server.version
-        ));
+        warnings.push(Note::ServerOlderThan15 {
+            version: server.version.clone(),
+        });
     }
     if !server.read_all_stats {
-        warnings.push(format!(
-            "role {:?} cannot see other roles' statement texts or backend states: statement \
-             totals stay exact but the per-statement breakdown is merged, and settling waits \
-             out the flush timer after the last request instead of watching the app's \
-             backends; fix with GRANT pg_read_all_stats TO {};",
-            server.role, server.role
-        ));
+        warnings.push(Note::RoleCannotReadAllStats {
+            role: server.role.clone(),
+        });
     }
     Ok(())
 }
@@ -161,30 +138,18 @@ fn check_server(server: &ServerInfo, warnings: &mut Vec<String>) -> Result<()> {
 fn statements_layout(
     server: &ServerInfo,
     extension_version: Option<&str>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Note>,
 ) -> Option<StatementsLayout> {
     if !server.preloads_statements {
-        warnings.push(format!(
-            "pg_stat_statements is not loaded, so statements, rows returned and the \
-             per-statement breakdown are unavailable; {}",
-            statements_setup_hint(server)
-        ));
+        warnings.push(Note::PgStatStatementsNotLoaded);
         return None;
     }
     let Some(version) = extension_version else {
-        warnings.push(format!(
-            "pg_stat_statements is loaded but its extension exists in neither the target \
-             nor the admin database, so statement figures are unavailable; {}",
-            statements_setup_hint(server)
-        ));
+        warnings.push(Note::PgStatStatementsExtensionMissing);
         return None;
     };
     if server.compute_query_id == "off" {
-        warnings.push(
-            "compute_query_id is off, so pg_stat_statements records nothing; set \
-             compute_query_id = auto"
-                .into(),
-        );
+        warnings.push(Note::ComputeQueryIdOff);
     }
     StatementsLayout::for_version(version)
 }
@@ -290,7 +255,7 @@ impl StatsConnection {
                 views::read_statement_texts(&self.reader, layout, self.oid, &missing).await?;
             self.texts.extend(texts);
         }
-        let mut unavailable = 0;
+        let mut unavailable = 0usize;
         for key in changed {
             if let Some(stats) = end.statements.get_mut(&key) {
                 stats.query = match self.texts.get(&key) {
@@ -303,12 +268,9 @@ impl StatsConnection {
             }
         }
         if unavailable > 0 {
-            self.warnings.push(format!(
-                "{unavailable} pg_stat_statements entries changed in the window, but their \
-                 texts could not be read after it (evicted or reset meanwhile): they are shown \
-                 as {}",
-                views::UNAVAILABLE_TEXT
-            ));
+            (self.warnings).push(Note::StatementTextsUnavailable {
+                entries: unavailable,
+            });
         }
         Ok(())
     }

@@ -16,8 +16,7 @@ use crate::postgres::conninfo::DbTarget;
 
 /// What pg_stat_statements shows for another role's statement without pg_read_all_stats.
 pub const HIDDEN_TEXT: &str = "<insufficient privilege>";
-/// The text of a changed entry whose text could not be read after the window.
-pub const UNAVAILABLE_TEXT: &str = "<text unavailable>";
+pub use crate::cost::snapshot::UNAVAILABLE_TEXT;
 
 const SQL_SERVER: &str = include_str!("../../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../../sql/extension.sql");

@@ -148,6 +148,10 @@ mod tests {
             table.contains("Statements of roles outside --app-role"),
             "{table}"
         );
-        assert!(r.warnings.iter().any(|w| w.contains("pid 7 (role cron)")));
+        assert!(
+            r.notes
+                .iter()
+                .any(|w| w.message().contains("pid 7 (role cron)"))
+        );
     }
 }

@@ -241,6 +241,7 @@ pub(crate) mod tests {
             "/schema_version",
             "/valid",
             "/warnings",
+            "/notes",
             "/load/requests",
             "/load/rps",
             "/load/status/200",

@@ -239,3 +239,16 @@ pub fn calls_per_request(r: &pgcost::cost::report::Report, node: &str, query: &s
     assert_eq!(rows.len(), 1, "{node}: {query}: {:?}", r.statements);
     rows[0].calls_per_request
 }
+
+/// The entry of a JSON report's `notes[]` whose `code` is `code`, after checking that its
+/// `message` is the entry of `warnings` at the same position (the key kept for
+/// compatibility). Panics, showing the notes, when there is none.
+pub fn note<'a>(report: &'a serde_json::Value, code: &str) -> &'a serde_json::Value {
+    let notes = (report["notes"].as_array()).unwrap_or_else(|| panic!("no notes[] in {report}"));
+    let at = (notes.iter())
+        .position(|n| n["code"] == code)
+        .unwrap_or_else(|| panic!("no note {code} in {}", report["notes"]));
+    assert_eq!(notes.len(), report["warnings"].as_array().unwrap().len());
+    assert_eq!(notes[at]["message"], report["warnings"][at]);
+    &notes[at]
+}

@@ -153,7 +153,7 @@ fn a_burst_that_moved_nothing_passes_but_is_listed() {
         &load(N as u64, &[(200, N as u64)]),
     )
     .expect("nothing moved");
-    r.warnings.push(line.clone());
+    r.notes.push(line.clone());
     let run = evaluate(vec![measured("reads", r, budget(6.0, 60.0))], None, None);
     assert_eq!(exit_code(&run), 0);
     let table = render(&run, Format::Table);

@@ -186,7 +186,8 @@ fn without_control_other_backends_are_warned_about() {
     assert_eq!(a.background, None, "no flag, no section");
     assert_eq!(a.corrected, None);
     assert_eq!(a.warnings.len(), 1);
-    let w = &a.warnings[0];
+    assert_eq!(a.warnings[0].code(), "background_not_subtracted");
+    let w = &a.warnings[0].message();
     assert!(w.contains("pid 7 (role cron)"), "{w}");
     assert!(
         w.contains("--app-role ROLE") && w.contains("--control DURATION"),
@@ -204,6 +205,21 @@ fn without_control_other_backends_are_warned_about() {
     let b = a.background.expect("--app-role shows the section");
     assert_eq!(b.app_roles, vec!["app".to_string()]);
     assert_eq!(b.subtracted, None);
-    assert!(a.warnings[0].contains("statements are the app roles' only"));
-    assert!(a.warnings[1].starts_with("12 statement call(s) of roles outside --app-role"));
+    assert!(
+        a.warnings[0]
+            .message()
+            .contains("statements are the app roles' only")
+    );
+    assert_eq!(
+        a.warnings[1],
+        Note::OtherRolesStatements {
+            roles: vec![RoleCalls {
+                role: "cron".into(),
+                calls: 12
+            }]
+        }
+    );
+    assert!(a.warnings[1].message().starts_with(
+        "12 statement call(s) of roles outside --app-role ran in the window (cron 12)"
+    ));
 }

@@ -70,7 +70,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
         schema_version: SCHEMA_VERSION,
         valid: true,
         invalid_reasons: vec![],
-        warnings: vec![],
+        notes: vec![],
         target: Target {
             method: "GET".into(),
             url: "http://127.0.0.1:8080/projects".into(),

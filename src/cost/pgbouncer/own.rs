@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Settings;
 use crate::cost::delta::{StatementDelta, WindowDelta, per_request};
+use crate::cost::notes::Note;
 
 /// The startup parameters PgBouncer 1.18 tracks per client, spelt as it sends them in the
 /// `SET name='value'` it runs when it hands a server connection to a client whose value
@@ -114,7 +115,7 @@ pub fn exclude(
     own: &Own,
     settings: &Settings,
     requests: u64,
-) -> Vec<String> {
+) -> Vec<Note> {
     let mut warnings = Vec::new();
     let mut checks_to_take = own.checks;
     let check = shape(&settings.check_query);
@@ -136,47 +137,23 @@ pub fn exclude(
         warnings.push(own_warning(own, settings, requests, (exact, maybe)));
     }
     if own.checks_left > 0 {
-        warnings.push(format!(
-            "{} call(s) of {:?}, PgBouncer's server_check_query, are more than PgBouncer can \
-             have sent in this window, and were kept as the app's own",
-            own.checks_left, settings.check_query
-        ));
+        warnings.push(Note::PgbouncerChecksKept {
+            calls: own.checks_left,
+            check_query: settings.check_query.clone(),
+        });
     }
     warnings
 }
 
-fn own_warning(
-    own: &Own,
-    settings: &Settings,
-    requests: u64,
-    (exact, maybe): (i64, i64),
-) -> String {
-    let mut parts: Vec<String> = (own.sets.iter())
-        .map(|(param, calls)| format!("{calls} SET {param}"))
-        .collect();
-    if own.checks > 0 {
-        parts.push(format!(
-            "{} server check(s) ({:?})",
-            own.checks, settings.check_query
-        ));
+fn own_warning(own: &Own, settings: &Settings, requests: u64, (exact, maybe): (i64, i64)) -> Note {
+    Note::PgbouncerOwnStatements {
+        sets: own.sets.clone(),
+        checks: own.checks,
+        check_query: settings.check_query.clone(),
+        resets: own.resets,
+        reset_query: settings.reset_query.clone(),
+        calls_per_request: per_request(own.calls(), requests),
+        transactions_taken: exact,
+        transactions_maybe_left: maybe,
     }
-    if own.resets > 0 {
-        parts.push(format!(
-            "{} reset(s) ({:?})",
-            own.resets, settings.reset_query
-        ));
-    }
-    let mut line = format!(
-        "PgBouncer's own statements landed in the window ({}; {:.2} per request): they are \
-         left out of statements and transactions",
-        parts.join(", "),
-        per_request(own.calls(), requests)
-    );
-    if maybe > 0 {
-        line.push_str(&format!(
-            "; {exact} transaction(s) were taken out, and up to {maybe} more of the SETs' may \
-             remain in transactions (several parameters can share one)"
-        ));
-    }
-    line
 }

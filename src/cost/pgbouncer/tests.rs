@@ -141,7 +141,9 @@ fn own_statements_leave_the_window_with_their_transactions() {
     assert_eq!((own.checks, own.checks_left, own.resets), (4, 9, 0));
     assert_eq!(own.calls(), 24);
     assert_eq!(own.transactions(), (24, 0));
-    let warnings = exclude(&mut window, &own, &settings, 200);
+    let warnings: Vec<String> = (exclude(&mut window, &own, &settings, 200).iter())
+        .map(|note| note.message())
+        .collect();
     assert_eq!(window.database.xact_commit, 206);
     let left: Vec<(i64, i64, i64)> = (window.statements.iter())
         .map(|s| (s.key.queryid, s.calls, s.rows))
@@ -168,7 +170,9 @@ fn sets_of_several_parameters_give_a_bound_on_transactions() {
     let settings = Settings::default();
     let own = recognise(&window.statements, &settings, 0);
     assert_eq!(own.transactions(), (6, 4));
-    let warnings = exclude(&mut window, &own, &settings, 50);
+    let notes = exclude(&mut window, &own, &settings, 50);
+    assert_eq!(notes[0].code(), "pgbouncer_own_statements");
+    let warnings: Vec<String> = notes.iter().map(|note| note.message()).collect();
     assert!(window.statements.is_empty());
     assert_eq!(window.database.xact_commit, 94);
     assert!(warnings[0].contains("up to 4 more"), "{}", warnings[0]);

@@ -13,6 +13,7 @@ pub mod verdict;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::counters::DatabaseCounters;
+use crate::cost::notes::Note;
 use step::Step;
 use usl::Usl;
 use verdict::{PoolAdvice, Verdict};
@@ -71,7 +72,9 @@ pub struct RampReport {
     /// Why the ramp stopped before its last step, if it did.
     pub stopped_early: Option<String>,
     pub valid: bool,
-    pub warnings: Vec<String>,
+    /// Caveats: the `warnings` (messages) and `notes` keys.
+    #[serde(flatten, with = "crate::cost::notes::keys")]
+    pub notes: Vec<Note>,
     pub invalid_reasons: Vec<String>,
 }
 
@@ -80,7 +83,7 @@ pub struct Context {
     pub target: RampTarget,
     pub totals: Option<Totals>,
     pub stopped_early: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     pub invalid_reasons: Vec<String>,
     /// (max_connections, reserved slots) of the server.
     pub limits: Option<(i32, i32)>,
@@ -93,11 +96,9 @@ pub fn report(steps: Vec<Step>, context: Context) -> RampReport {
     let usl = usl::fit(&verdict::points(&steps));
     let mut warnings = context.warnings;
     if let Some(fit) = usl.filter(|u| u.poor_fit) {
-        warnings.push(format!(
-            "the Universal Scalability Law fits the curve poorly (r² {:.2}): its peak is \
-             not a prediction",
-            fit.r_squared
-        ));
+        warnings.push(Note::UslPoorFit {
+            r_squared: fit.r_squared,
+        });
     }
     let pool = verdict::pool_advice(&steps, verdict.wall, context.limits);
     RampReport {
@@ -110,7 +111,7 @@ pub fn report(steps: Vec<Step>, context: Context) -> RampReport {
         totals: context.totals,
         stopped_early: context.stopped_early,
         valid: context.invalid_reasons.is_empty(),
-        warnings,
+        notes: warnings,
         invalid_reasons: context.invalid_reasons,
     }
 }

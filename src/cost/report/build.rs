@@ -8,6 +8,7 @@ use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, s
 use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
+use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
 use crate::cost::unauthenticated;
 
@@ -25,7 +26,7 @@ pub struct Context {
     pub settle: Settle,
     /// Whether pg_stat_statements was read; statement figures are null otherwise.
     pub statements_available: bool,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     pub invalid_reasons: Vec<String>,
     /// Statuses outside 2xx and 3xx accepted on purpose (`--allow-status`).
     pub allowed_statuses: Vec<u16>,
@@ -127,7 +128,7 @@ impl Report {
             schema_version: SCHEMA_VERSION,
             valid: invalid_reasons.is_empty(),
             invalid_reasons,
-            warnings,
+            notes: warnings,
             target: context.target,
             load: load_view,
             settle: context.settle,
@@ -170,23 +171,24 @@ fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) ->
     reasons
 }
 
-fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<Note> {
     let n = context.requests;
     let mut warnings = context.warnings.clone();
     for (&code, &count) in &load.status {
         if !(200..400).contains(&code) && context.allowed_statuses.contains(&code) {
-            warnings.push(format!(
-                "{count} of {n} responses were {code}, accepted by --allow-status {code}"
-            ));
+            warnings.push(Note::AllowedStatusResponses {
+                status: code,
+                count,
+                requests: n,
+            });
         }
     }
     warnings.extend(delta.warnings.iter().cloned());
     if let Some(sessions) = delta.database.sessions.filter(|s| *s > 0) {
-        warnings.push(format!(
-            "the app opened {sessions} new connection(s) during the window ({:.2} per request): \
-             their set-up (catalog reads, authentication) is billed to the endpoint",
-            per_request(sessions, n)
-        ));
+        warnings.push(Note::NewConnections {
+            sessions,
+            per_request: per_request(sessions, n),
+        });
     }
     warnings
 }

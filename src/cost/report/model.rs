@@ -21,8 +21,10 @@ pub struct Report {
     pub valid: bool,
     /// Why the numbers cannot be trusted; empty when `valid`.
     pub invalid_reasons: Vec<String>,
-    /// Caveats that leave the numbers usable.
-    pub warnings: Vec<String>,
+    /// Caveats that leave the numbers usable: JSON's `warnings` (their messages, kept for
+    /// compatibility) and `notes` (code, message and fields).
+    #[serde(flatten, with = "crate::cost::notes::keys")]
+    pub notes: Vec<crate::cost::notes::Note>,
     pub target: Target,
     pub load: Load,
     pub settle: Settle,

@@ -8,6 +8,7 @@ use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta};
 use crate::cost::load::LoadResult;
+use crate::cost::notes::{Note, messages};
 use crate::cost::plan::Plans;
 use crate::cost::snapshot::StatementKey;
 use std::time::Duration;
@@ -145,7 +146,14 @@ fn rejected_requests_and_new_sessions() {
         r.invalid_reasons[0],
         "180 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
     );
-    assert!(r.warnings[0].contains("200 new connection(s)"));
+    assert_eq!(
+        r.notes[0],
+        Note::NewConnections {
+            sessions: 200,
+            per_request: 1.0
+        }
+    );
+    assert!(r.notes[0].message().contains("200 new connection(s)"));
     assert_eq!(r.per_request.new_sessions, Some(1.0));
 }
 
@@ -157,9 +165,10 @@ fn allowed_statuses_do_not_invalidate_but_are_reported() {
     let r = Report::build(&delta, &load(40, &[(200, 30), (404, 10)]), ctx);
     assert!(r.valid, "{:?}", r.invalid_reasons);
     assert_eq!(
-        r.warnings,
+        messages(&r.notes),
         vec!["10 of 40 responses were 404, accepted by --allow-status 404".to_string()]
     );
+    assert_eq!(r.notes[0].code(), "allowed_status_responses");
     // Any other code still invalidates, rejections first, before the audit's own reasons.
     let mut ctx = context(40);
     ctx.allowed_statuses = vec![404];

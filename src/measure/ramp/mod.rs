@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
+use crate::cost::notes::messages;
 use crate::cost::pgbouncer::StepPgBouncer;
 use crate::cost::ramp::step::{self as figures, Step, StepInput};
 use crate::cost::ramp::verdict::label;
@@ -96,7 +97,7 @@ async fn open(config: &AuditConfig) -> Result<Session> {
         return Err(Error::usage(format!(
             "pgcost ramp samples pg_stat_activity every few milliseconds, and must read it \
              over the admin database to leave the target's counters alone: {}",
-            source.warnings.join("; ")
+            messages(&source.warnings).join("; ")
         ))
         .with_hint(
             "pass --admin-db NAME: another database of the cluster, with pg_stat_statements",

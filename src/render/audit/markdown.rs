@@ -162,6 +162,6 @@ fn notes(r: &Report) -> String {
         .iter()
         .skip(1)
         .map(|r| format!("- ❌ {r}\n"));
-    let warnings = r.warnings.iter().map(|w| format!("- ⚠️ {w}\n"));
+    let warnings = r.notes.iter().map(|w| format!("- ⚠️ {w}\n"));
     reasons.chain(warnings).collect()
 }

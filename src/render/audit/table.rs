@@ -4,8 +4,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use crate::cost::nodes;
-use crate::cost::replica;
+use crate::cost::notes::Note;
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
@@ -116,10 +115,10 @@ fn summary(r: &Report) -> String {
         "settle     {:.1} s before, {:.1} s after the burst{timed_out}",
         s.before_seconds, s.after_seconds
     ));
-    for warning in r.warnings.iter().filter(|w| in_header(w)) {
+    for warning in r.notes.iter().filter(|w| w.in_header()) {
         lines.push(format!(
             "warning    {}",
-            textwrap::fill(warning, header_wrap())
+            textwrap::fill(&warning.message(), header_wrap())
         ));
     }
     lines.iter().map(|line| format!("{line}\n")).collect()
@@ -130,16 +129,11 @@ fn header_wrap() -> textwrap::Options<'static> {
     textwrap::Options::new(87).subsequent_indent("           ")
 }
 
-/// The warnings the header shows: the work the measured databases may have missed.
-fn in_header(warning: &str) -> bool {
-    nodes::is_unmeasured(warning) || replica::is_moved_nothing(warning)
-}
-
 /// The warnings shown after the findings: all but the ones the header shows.
 fn later_warnings(r: &Report) -> Vec<String> {
-    (r.warnings.iter())
-        .filter(|w| !in_header(w))
-        .cloned()
+    (r.notes.iter())
+        .filter(|w| !w.in_header())
+        .map(Note::message)
         .collect()
 }
 

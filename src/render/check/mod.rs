@@ -13,7 +13,7 @@ mod table;
 use crate::cost::check::budget::{Breach, Figures, Metric, Regression};
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
-use crate::cost::replica::is_moved_nothing;
+use crate::cost::notes::Note;
 use crate::cost::text::one_line;
 use crate::render::format::{CHECK_FORMATS, Format};
 use crate::render::{Grid, Unsupported, View, json};
@@ -225,10 +225,10 @@ fn problems<'a>(
 
 /// (endpoint, line) for each endpoint whose burst moved no counter of a measured node:
 /// valid, but its budgets held over nothing, so the views say it beside the problems.
-fn measured_nothing(report: &CheckReport) -> Vec<(&str, &String)> {
+fn measured_nothing(report: &CheckReport) -> Vec<(&str, &Note)> {
     (report.endpoints.iter())
-        .flat_map(|e| (e.report.warnings.iter()).map(move |w| (e.name.as_str(), w)))
-        .filter(|(_, w)| is_moved_nothing(w))
+        .flat_map(|e| (e.report.notes.iter()).map(move |w| (e.name.as_str(), w)))
+        .filter(|(_, w)| matches!(w, Note::MovedNothing { .. }))
         .collect()
 }
 

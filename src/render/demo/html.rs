@@ -36,7 +36,7 @@ pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
         .collect();
     let warnings: Vec<String> = pipelines
         .iter()
-        .flat_map(|(p, r)| r.warnings.iter().map(move |x| format!("{}: {x}", p.name())))
+        .flat_map(|(p, r)| r.notes.iter().map(move |x| format!("{}: {x}", p.name())))
         .collect();
     let categories: Vec<String> = pipelines.iter().map(|(p, _)| p.name().into()).collect();
     let charts = FIGURES.iter().map(|(title, of)| BarChart {

@@ -20,7 +20,7 @@ pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> Result<String, Unsupp
         for reason in &report.invalid_reasons {
             let _ = writeln!(notes, "- ❌ NOT VALID ({}): {reason}", pipeline.name());
         }
-        for warning in &report.warnings {
+        for warning in &report.notes {
             let _ = writeln!(notes, "- ⚠️ {}: {warning}", pipeline.name());
         }
     }

@@ -87,13 +87,19 @@ fn an_invalid_report_says_so_first() {
     let mut report = sample();
     report.valid = false;
     report.invalid_reasons = vec!["settling after the burst timed out".into()];
-    report.warnings = vec!["the app opened 3 new connection(s)".into()];
+    report.notes = vec![crate::cost::notes::Note::NewConnections {
+        sessions: 3,
+        per_request: 0.03,
+    }];
     let html = HtmlExporter.render(&report);
     let verdict = html.find("NOT VALID").expect("the verdict");
     let first_chart = html.find("<figure").unwrap();
     assert!(verdict < first_chart);
     assert!(html[verdict..first_chart].contains("settling after the burst timed out"));
-    assert!(html[verdict..first_chart].contains("the app opened 3 new connection(s)"));
+    assert!(
+        html[verdict..first_chart]
+            .contains("the app opened 3 new connection(s) during the window (0.03 per request)")
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use maud::{Markup, html};
 
 use super::{grid, notes, sentence};
+use crate::cost::notes::messages;
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::usl;
@@ -21,7 +22,7 @@ pub fn render(report: &RampReport) -> String {
 /// The page's content under its title, also embedded by the demo's page.
 pub fn body(report: &RampReport) -> Markup {
     html! {
-        (verdict(report.valid, &sentence(report), &report.invalid_reasons, &report.warnings))
+        (verdict(report.valid, &sentence(report), &report.invalid_reasons, &messages(&report.notes)))
         (strip(&cards(report)))
         @for chart in charts(report) { (chart.render()) }
         h2 { "Steps" }

@@ -142,7 +142,7 @@ pub(crate) fn notes(report: &RampReport) -> Vec<String> {
         ));
     }
     notes.extend(report.stopped_early.iter().cloned());
-    notes.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    notes.extend(report.notes.iter().map(|w| format!("warning: {w}")));
     notes.extend(
         report
             .invalid_reasons
@@ -216,7 +216,7 @@ mod tests {
             totals: None,
             stopped_early: Some("stopped after c=4: p99 600.0 ms passed --max-p99 500ms".into()),
             valid: true,
-            warnings: Vec::new(),
+            notes: Vec::new(),
             invalid_reasons: Vec::new(),
         }
     }
@@ -237,5 +237,22 @@ mod tests {
             serde_json::from_str(&r.render(Format::Json).unwrap()).unwrap();
         assert_eq!(json["verdict"]["wall"], "pool");
         assert_eq!(json["pool"]["app_processes_possible"], 48);
+    }
+
+    #[test]
+    fn a_ramps_notes_show_as_warnings_and_carry_their_code_in_json() {
+        let mut r = report();
+        r.notes = vec![crate::cost::notes::Note::UslPoorFit { r_squared: 0.5 }];
+        let line = "the Universal Scalability Law fits the curve poorly (r² 0.50): its peak is \
+                    not a prediction";
+        let table = r.render(Format::Table).unwrap();
+        assert!(table.contains(&format!("warning: {line}")), "{table}");
+        let json: serde_json::Value =
+            serde_json::from_str(&r.render(Format::Json).unwrap()).unwrap();
+        assert_eq!(json["warnings"], serde_json::json!([line]));
+        assert_eq!(
+            json["notes"],
+            serde_json::json!([{"code": "usl_poor_fit", "r_squared": 0.5, "message": line}])
+        );
     }
 }
