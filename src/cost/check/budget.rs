@@ -9,7 +9,7 @@ use super::statement_diff::{FindingRef, StatementDiff};
 use super::{AckStatus, FindingStatus};
 pub use crate::cost::figures::Figures;
 use crate::cost::findings::{Finding, FindingKind, Severity};
-use crate::cost::report::Report;
+use crate::cost::report::{Report, Writes};
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
 /// optional; an empty budget passes.
@@ -31,6 +31,15 @@ pub struct Budget {
     /// Highest 95th-percentile latency, in ms.
     #[serde(default)]
     pub p95_ms: Option<f64>,
+    /// Most bytes of WAL per request (PG 13+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_bytes: Option<f64>,
+    /// Most shared buffers dirtied per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks_dirtied: Option<f64>,
+    /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_blocks_written: Option<f64>,
     /// Finding kinds that must not appear.
     #[serde(default)]
     pub forbid: Vec<FindingKind>,
@@ -120,6 +129,28 @@ impl Metric {
     }
 }
 
+/// A limit on the write side: its name, its value in a budget, and the figure it limits.
+/// Checked like the metrics, but not a column of the views (most endpoints write nothing).
+type WriteLimit = (
+    &'static str,
+    fn(&Budget) -> Option<f64>,
+    fn(&Writes) -> Option<f64>,
+);
+
+const WRITE_LIMITS: [WriteLimit; 3] = [
+    ("wal_bytes", |b| b.wal_bytes, |w| w.wal_bytes),
+    (
+        "blocks_dirtied",
+        |b| b.blocks_dirtied,
+        |w| Some(w.blocks_dirtied),
+    ),
+    (
+        "temp_blocks_written",
+        |b| b.temp_blocks_written,
+        |w| Some(w.temp_blocks_written),
+    ),
+];
+
 /// One limit exceeded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Breach {
@@ -153,14 +184,24 @@ fn exceeds(actual: f64, limit: f64) -> bool {
 pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
     let mut verdict = BudgetVerdict::default();
     let all: Vec<&Finding> = report.findings.iter().collect();
-    check_limits(budget, &Figures::of(report), &all, "", &mut verdict);
+    let measured = Measured {
+        figures: Figures::of(report),
+        writes: report.per_request.writes.as_ref(),
+    };
+    check_limits(budget, &measured, &all, "", &mut verdict);
     for (name, node_budget) in &budget.nodes {
         let single =
             report.nodes.is_empty() && report.target.database.ends_with(&format!("/{name}"));
         let node = report.nodes.iter().find(|n| &n.name == name);
-        let figures = match node {
-            Some(node) => Figures::read(&report.load, &node.per_request),
-            None if single => Figures::of(report),
+        let measured = match node {
+            Some(node) => Measured {
+                figures: Figures::read(&report.load, &node.per_request),
+                writes: node.per_request.writes.as_ref(),
+            },
+            None if single => Measured {
+                figures: Figures::of(report),
+                writes: report.per_request.writes.as_ref(),
+            },
             None => {
                 verdict.unchecked.push(format!(
                     "the budget of database {name:?} cannot be checked: no --db or [database] \
@@ -173,20 +214,68 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
             .filter(|f| single || f.database.as_deref() == Some(name.as_str()))
             .collect();
         let prefix = format!("nodes.{name}.");
-        check_limits(node_budget, &figures, &found, &prefix, &mut verdict);
+        check_limits(node_budget, &measured, &found, &prefix, &mut verdict);
     }
     verdict
 }
 
-/// The limits of `budget` against `figures` and the `findings` they apply to; each breach
-/// named after its limit, after `prefix`. A database's budget has no latency of its own.
+/// The write-side limits of `budget` against `writes`.
+fn check_writes(
+    budget: &Budget,
+    writes: Option<&Writes>,
+    prefix: &str,
+    verdict: &mut BudgetVerdict,
+) {
+    for (name, limit_of, figure_of) in WRITE_LIMITS {
+        let Some(limit) = limit_of(budget) else {
+            continue;
+        };
+        let name = format!("{prefix}{name}");
+        match writes.and_then(figure_of) {
+            Some(actual) if exceeds(actual, limit) => verdict.breaches.push(Breach {
+                metric: name,
+                actual,
+                budget: limit,
+                detail: None,
+            }),
+            Some(_) => {}
+            None => verdict.unchecked.push(format!(
+                "the {name} budget cannot be checked: the figure needs pg_stat_statements \
+                 (and, for WAL, PostgreSQL 13 or later)"
+            )),
+        }
+    }
+}
+
+/// Every numeric limit `budget` sets, by name: the metrics and the write side.
+pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
+    let metrics = Metric::ALL
+        .into_iter()
+        .filter_map(|m| m.limit(budget).map(|v| (m.name(), v)));
+    let writes = (WRITE_LIMITS.into_iter())
+        .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
+    metrics.chain(writes).collect()
+}
+
+/// What a budget is held against: the headline figures and the write side.
+struct Measured<'a> {
+    figures: Figures,
+    /// Null without pg_stat_statements.
+    writes: Option<&'a Writes>,
+}
+
+/// The limits of `budget` against what was `measured` and the `findings` they apply to;
+/// each breach named after its limit, after `prefix`. A database's budget has no latency
+/// of its own.
 fn check_limits(
     budget: &Budget,
-    figures: &Figures,
+    measured: &Measured,
     findings: &[&Finding],
     prefix: &str,
     verdict: &mut BudgetVerdict,
 ) {
+    let figures = &measured.figures;
+    check_writes(budget, measured.writes, prefix, verdict);
     for metric in Metric::ALL {
         let Some(limit) = metric.limit(budget) else {
             continue;
@@ -409,6 +498,42 @@ mod tests {
         };
         assert_eq!(check(&budget, &r), BudgetVerdict::default());
         assert_eq!(check(&Budget::default(), &r), BudgetVerdict::default());
+    }
+
+    #[test]
+    fn write_side_limits_breach_and_a_missing_wal_figure_is_unchecked() {
+        let mut r = report();
+        r.per_request.writes = Some(Writes {
+            wal_bytes: Some(150.0),
+            blocks_dirtied: 2.0,
+            temp_blocks_written: 0.0,
+            ..Writes::default()
+        });
+        let budget = Budget {
+            wal_bytes: Some(100.0),
+            blocks_dirtied: Some(2.0),
+            temp_blocks_written: Some(0.0),
+            ..Budget::default()
+        };
+        let verdict = check(&budget, &r);
+        let got: Vec<_> = (verdict.breaches.iter())
+            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .collect();
+        assert_eq!(got, vec![("wal_bytes", 150.0, 100.0)]);
+        assert_eq!(
+            numeric_limits(&budget),
+            vec![
+                ("wal_bytes", 100.0),
+                ("blocks_dirtied", 2.0),
+                ("temp_blocks_written", 0.0)
+            ]
+        );
+        // Before PG 13 there is no WAL figure: the limit is unchecked, not passed.
+        r.per_request.writes.as_mut().unwrap().wal_bytes = None;
+        let verdict = check(&budget, &r);
+        assert!(verdict.breaches.is_empty());
+        assert_eq!(verdict.unchecked.len(), 1, "{:?}", verdict.unchecked);
+        assert!(verdict.unchecked[0].contains("wal_bytes"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::schema::EndpointTable;
 use crate::commands::check::acks::{Ack, parse_date};
-use crate::commands::check::budget::Metric;
+use crate::commands::check::budget::numeric_limits;
 use crate::error::{Error, Result};
 
 /// The file's text and name, to turn byte offsets into `file:line:column`.
@@ -61,14 +61,11 @@ pub(super) fn check_endpoint<'a>(
     }
     check_load(source, endpoint)?;
     let acks = acks(source, endpoint)?;
-    for metric in Metric::ALL {
-        if metric.limit(&endpoint.budget).is_some_and(|v| v < 0.0) {
+    for (limit, value) in numeric_limits(&endpoint.budget) {
+        if value < 0.0 {
             return Err(source.at(
                 Some(endpoint.name.span()),
-                format!(
-                    "endpoint {name:?}: budget.{} must not be negative",
-                    metric.name()
-                ),
+                format!("endpoint {name:?}: budget.{limit} must not be negative"),
             ));
         }
     }
