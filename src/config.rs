@@ -16,12 +16,14 @@ use crate::error::{Error, Result};
 use crate::flags::{
     AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, Spelling, TargetArgs,
 };
+use crate::http::error_answer::ErrorRule;
 use crate::http::request::RequestSpec;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
 use crate::values::{
-    check_counts, parse_duration, parse_header, parse_method, parse_named_thresholds,
-    parse_percent, parse_positive_duration, parse_url, read_body_file, read_cacert,
+    check_counts, parse_duration, parse_header, parse_header_name, parse_json_pointer,
+    parse_method, parse_named_thresholds, parse_percent, parse_positive_duration, parse_url,
+    read_body_file, read_cacert,
 };
 
 /// Everything `audit::run` needs, already checked.
@@ -108,7 +110,7 @@ impl AuditConfig {
         let background = background_from_args(&args.background)?;
         check_counts(args.requests(), args.load.burst.concurrency)?;
         let databases = databases(&args.target, &background, env, &redactor)?;
-        let auth = auth::configure(
+        let mut auth = auth::configure(
             &credentials,
             &mut request.headers,
             request.timeout,
@@ -116,6 +118,9 @@ impl AuditConfig {
             prompt,
             redactor,
         )?;
+        if let Some(login) = auth.login.as_mut() {
+            login.error_rule = request.error_rule.clone();
+        }
         Ok(AuditConfig {
             db: databases.db,
             more_dbs: databases.more_dbs,
@@ -285,12 +290,19 @@ fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<
         (None, Some(path)) => Some(read_body_file(&spelling.of("body_file"), path)?),
         (None, None) => None,
     };
+    let pointer = (args.error_body_pointer.as_deref())
+        .map(|text| parse_json_pointer(&spelling.of("error_body_pointer"), text))
+        .transpose()?;
+    for name in &args.error_headers {
+        parse_header_name(&spelling.of("error_headers"), name)?;
+    }
     Ok(RequestSpec {
         url,
         method,
         headers,
         body,
         timeout: parse_positive_duration(&spelling.of("timeout"), &args.timeout)?,
+        error_rule: ErrorRule::with(&args.error_headers, pointer),
     })
 }
 

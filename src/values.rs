@@ -146,6 +146,30 @@ pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue)> {
     header(name, value)
 }
 
+/// Checks a header name given alone (`--error-header`), named in errors as `what`.
+pub fn parse_header_name(what: &str, text: &str) -> Result<HeaderName> {
+    HeaderName::from_bytes(text.trim().as_bytes()).map_err(|_| {
+        Error::usage(format!(
+            "{what} {:?} is not a valid header name",
+            text.trim()
+        ))
+        .with_hint("write the header's name only, e.g. --error-header X-App-Error")
+    })
+}
+
+/// Checks a JSON pointer (RFC 6901), named in errors as `what`: empty (the whole body) or
+/// starting with `/`.
+pub fn parse_json_pointer(what: &str, text: &str) -> Result<String> {
+    if text.is_empty() || text.starts_with('/') {
+        Ok(text.to_string())
+    } else {
+        Err(
+            Error::usage(format!("{what} {text:?} is not a JSON pointer"))
+                .with_hint(format!("JSON pointers start with a slash: /{text}")),
+        )
+    }
+}
+
 /// Checks one header given as its name and value; a credential's value is marked
 /// sensitive, so that it is never printed.
 pub fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue)> {

@@ -106,6 +106,7 @@ fn spec(url: &str) -> RequestSpec {
         headers: HeaderMap::new(),
         body: None,
         timeout: Duration::from_secs(10),
+        error_rule: Default::default(),
     }
 }
 

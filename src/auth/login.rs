@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::redact::{self, Redactor};
 use crate::error::{Error, Result};
+use crate::http::error_answer::ErrorRule;
 
 /// How much of a failed login's body is quoted.
 pub const QUOTED_BODY_BYTES: usize = 200;
@@ -27,6 +28,9 @@ pub struct LoginSpec {
     /// the login may need too).
     pub headers: HeaderMap,
     pub timeout: Duration,
+    /// How a 2xx reply is recognised as an error (`--error-header`,
+    /// `--error-body-pointer`): a login answered with an error is refused.
+    pub error_rule: ErrorRule,
 }
 
 impl std::fmt::Debug for LoginSpec {
@@ -174,6 +178,7 @@ pub async fn login(client: &Client, spec: &LoginSpec, redactor: &Redactor) -> Re
              like a token hidden)",
         ));
     }
+    refuse_error_answer(spec, &shown, status, &headers, &body, redactor)?;
     let session = match &spec.token_pointer {
         Some(pointer) => Session::Token(token_at(&body, pointer)?),
         None => {
@@ -195,6 +200,33 @@ pub async fn login(client: &Client, spec: &LoginSpec, redactor: &Redactor) -> Re
         Session::Cookies(cookies) => cookies.iter().for_each(|(_, v)| redactor.add(v)),
     }
     Ok(session)
+}
+
+/// A login answered 2xx with an error in its body or headers did not log in: its cookies
+/// or token would fail (or expire) in the middle of the measurement.
+fn refuse_error_answer(
+    spec: &LoginSpec,
+    shown: &str,
+    status: reqwest::StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    redactor: &Redactor,
+) -> Result<()> {
+    if !ErrorRule::applies_to(status.as_u16()) {
+        return Ok(());
+    }
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    match spec.error_rule.judge(header, body) {
+        None => Ok(()),
+        Some(seen) => Err(Error::target(format!(
+            "the login at {shown} answered HTTP {status} with an error ({}): it did not log in",
+            redactor.scrub(&seen)
+        ))
+        .with_hint(
+            "check --login-body (user name, password, their JSON keys); an API that answers \
+             errors with 200 is read by its body and by --error-header / --error-body-pointer",
+        )),
+    }
 }
 
 async fn read_body(mut response: reqwest::Response) -> reqwest::Result<Vec<u8>> {
@@ -353,6 +385,7 @@ mod tests {
             token_pointer: None,
             headers: HeaderMap::new(),
             timeout: Duration::from_secs(1),
+            error_rule: Default::default(),
         };
         let shown = format!(
             "{spec:?} {:?} {:?}",

@@ -325,6 +325,7 @@ fn login_spec(
         token_pointer,
         headers,
         timeout,
+        error_rule: Default::default(),
     }))
 }
 

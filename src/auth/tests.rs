@@ -368,6 +368,7 @@ fn sessions_become_headers() {
         token_pointer: Some("/token".into()),
         headers: HeaderMap::new(),
         timeout: Duration::from_secs(1),
+        error_rule: Default::default(),
     };
     let mut headers = HeaderMap::new();
     let mut described = Vec::new();

@@ -1,6 +1,6 @@
 //! The load group: the request pgcost sends and the burst it sends it in (`-n`, `-c`,
 //! `--warmup`, `-X`, `-H`, `--body`, `--body-file`, `--timeout`, `--insecure`, `--cacert`,
-//! `--allow-status`, `--retries`).
+//! `--allow-status`, `--error-header`, `--error-body-pointer`, `--retries`).
 
 use std::path::PathBuf;
 
@@ -74,6 +74,18 @@ pub struct LoadArgs {
     /// valid; allowing 401 or 403 is possible, and the report warns about it.
     #[arg(long = "allow-status", value_name = "CODE")]
     pub allow_status: Vec<u16>,
+
+    /// A response header that marks an error answered with a 2xx status (repeatable);
+    /// MediaWiki-API-Error always does. Such responses count as errors: the report is not
+    /// valid.
+    #[arg(long = "error-header", value_name = "NAME")]
+    pub error_headers: Vec<String>,
+
+    /// A JSON pointer into 2xx response bodies, e.g. /status/error: when the value there
+    /// is set (not null, false, 0 or empty), the response is an error. Replaces the
+    /// built-in rule (a top-level "error" or "errors" with no "data" or "result").
+    #[arg(long, value_name = "POINTER")]
+    pub error_body_pointer: Option<String>,
 
     /// Measure a window again, up to N times, when an app connection opened or closed in
     /// it (a connection age limit, idle reaping, a pool growing): the report is the clean

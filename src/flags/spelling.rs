@@ -38,6 +38,7 @@ impl Spelling {
 fn flag(id: &str) -> String {
     match id {
         "thresholds" => "--threshold".to_string(),
+        "error_headers" => "--error-header".to_string(),
         other => format!("--{}", other.replace('_', "-")),
     }
 }

@@ -2,6 +2,7 @@
 //! closed-loop burst that drives them.
 
 pub mod connection;
+pub mod error_answer;
 pub mod load;
 pub mod open_loop;
 pub mod request;

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+
+use crate::http::error_answer::ErrorRule;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, Url};
 
@@ -14,4 +16,6 @@ pub struct RequestSpec {
     pub headers: HeaderMap,
     pub body: Option<Bytes>,
     pub timeout: Duration,
+    /// How a 2xx response is recognised as an error answer.
+    pub error_rule: ErrorRule,
 }

@@ -13,6 +13,7 @@ use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use tokio_postgres::NoTls;
 
 pub mod corpus;
+pub mod error_answers;
 pub mod nodes;
 pub mod pgbouncer;
 pub mod replica;
@@ -319,6 +320,7 @@ impl Fixture {
             .route("/recycle", get(recycle_scan))
             .merge(auth_routes())
             .merge(corpus::routes())
+            .merge(error_answers::routes())
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
             .merge(replica::routes())

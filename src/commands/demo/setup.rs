@@ -163,6 +163,7 @@ pub fn audit_config(
             headers,
             body: None,
             timeout: Duration::from_secs(30),
+            error_rule: Default::default(),
         },
         requests,
         concurrency,

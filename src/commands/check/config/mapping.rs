@@ -300,6 +300,13 @@ fn audit_args(
     load.cacert = d.cacert.as_ref().map(|path| shared.base_dir.join(path));
     spelling.set("cacert", "[defaults] cacert");
     load.allow_status = table.allow_status.clone();
+    load.error_headers = (d.error_headers.iter())
+        .chain(&table.error_headers)
+        .cloned()
+        .collect();
+    spelling.set("error_headers", "error_headers");
+    load.error_body_pointer = (table.error_body_pointer.clone()).or(d.error_body_pointer.clone());
+    spelling.set("error_body_pointer", "error_body_pointer");
     load.retries = d.retries.unwrap_or(load.retries);
     let mut auth = shared.auth.clone();
     auth.allow_anonymous_equal = (table.allow_anonymous_equal)

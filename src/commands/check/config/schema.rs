@@ -60,6 +60,11 @@ pub struct Defaults {
     pub timeout: Option<String>,
     /// One value for the whole run: the settle waits are shared.
     pub settle_timeout: Option<String>,
+    /// Headers that mark an error answered with a 2xx status (`--error-header`).
+    #[serde(default)]
+    pub error_headers: Vec<String>,
+    /// A JSON pointer whose value marks an error in a 2xx body (`--error-body-pointer`).
+    pub error_body_pointer: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     #[serde(default)]
@@ -134,6 +139,11 @@ pub struct EndpointTable {
     /// Statuses this endpoint answers on purpose (`--allow-status`).
     #[serde(default)]
     pub allow_status: Vec<u16>,
+    /// Headers that mark an error in a 2xx answer, added to `[defaults] error_headers`.
+    #[serde(default)]
+    pub error_headers: Vec<String>,
+    /// Replaces `[defaults] error_body_pointer` for this endpoint.
+    pub error_body_pointer: Option<String>,
     /// This endpoint is public: the same answer without credentials is accepted
     /// (`--allow-anonymous-equal`).
     pub allow_anonymous_equal: Option<bool>,

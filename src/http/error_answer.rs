@@ -1,0 +1,199 @@
+//! Errors served with a success status: private wikis, GraphQL and JSON-RPC APIs answer a
+//! missing or rejected credential with 200 and an error in the body or a header. Pure:
+//! what one response's headers and body say, judged by an [`ErrorRule`].
+
+use serde_json::Value;
+
+/// The header MediaWiki's API sets on every error it answers with 200.
+pub const MEDIAWIKI_ERROR_HEADER: &str = "mediawiki-api-error";
+
+/// How a 2xx response is recognised as an error: the documented headers, the JSON shapes
+/// of GraphQL, JSON-RPC and `{"error": ...}` APIs, and what the user names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorRule {
+    /// Lower-case header names whose presence makes the response an error
+    /// (`MediaWiki-API-Error`, and each `--error-header`).
+    pub headers: Vec<String>,
+    /// `--error-body-pointer`: a JSON pointer whose value, when present and not null,
+    /// false, 0 or empty, makes the response an error. It replaces the built-in body rule.
+    pub body_pointer: Option<String>,
+}
+
+impl Default for ErrorRule {
+    fn default() -> Self {
+        ErrorRule {
+            headers: vec![MEDIAWIKI_ERROR_HEADER.to_string()],
+            body_pointer: None,
+        }
+    }
+}
+
+impl ErrorRule {
+    /// The built-in rule plus the user's headers and pointer.
+    pub fn with(headers: &[String], body_pointer: Option<String>) -> ErrorRule {
+        let mut rule = ErrorRule {
+            body_pointer,
+            ..ErrorRule::default()
+        };
+        for header in headers {
+            let name = header.trim().to_ascii_lowercase();
+            if !rule.headers.contains(&name) {
+                rule.headers.push(name);
+            }
+        }
+        rule
+    }
+
+    /// Whether a response can be an error answer at all: a 2xx (other statuses are
+    /// counted by their code already).
+    pub fn applies_to(status: u16) -> bool {
+        (200..300).contains(&status)
+    }
+
+    /// What makes this 2xx response an error, in a few words (`header MediaWiki-API-Error`,
+    /// `body {"errors": [...]}`), or `None` when it is a real answer. `header` looks a
+    /// header up by its lower-case name.
+    pub fn judge<'h>(
+        &self,
+        header: impl Fn(&str) -> Option<&'h str>,
+        body: &[u8],
+    ) -> Option<String> {
+        if let Some(name) = self.headers.iter().find(|name| header(name).is_some()) {
+            return Some(format!("header {name}"));
+        }
+        match &self.body_pointer {
+            Some(pointer) => pointer_error(body, pointer),
+            None => builtin_body_error(body),
+        }
+    }
+}
+
+/// The top level of a JSON object body holds `error` or `errors` and no data: `{"error":
+/// ...}`, JSON-RPC's `{"jsonrpc": "2.0", "error": {...}}`, GraphQL's `{"data": null,
+/// "errors": [...]}`. A GraphQL answer with data and errors (a partial result) is an
+/// answer. Cheap for the usual body: nothing is parsed unless it is an object that
+/// mentions `"error`.
+fn builtin_body_error(body: &[u8]) -> Option<String> {
+    let start = body.iter().position(|b| !b.is_ascii_whitespace())?;
+    if body[start] != b'{' || !contains(body, b"\"error") {
+        return None;
+    }
+    let Ok(Value::Object(top)) = serde_json::from_slice::<Value>(body) else {
+        return None;
+    };
+    let has_data = ["data", "result"]
+        .iter()
+        .any(|key| top.get(*key).is_some_and(|v| !v.is_null()));
+    if has_data {
+        return None;
+    }
+    ["error", "errors"].into_iter().find_map(|key| {
+        let value = top.get(key)?;
+        is_set(value).then(|| format!("body {{\"{key}\": {}}}", excerpt(value)))
+    })
+}
+
+/// The value at `pointer` is set: the user's own rule.
+fn pointer_error(body: &[u8], pointer: &str) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let found = value.pointer(pointer)?;
+    is_set(found).then(|| format!("body {pointer} = {}", excerpt(found)))
+}
+
+/// Not null, false, 0, "" or an empty array or object.
+fn is_set(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A value as compact JSON, cut at 80 characters: enough to name the error.
+fn excerpt(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(rule: &ErrorRule, headers: &[(&str, &str)], body: &str) -> Option<String> {
+        let lookup = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| *v)
+        };
+        rule.judge(lookup, body.as_bytes())
+    }
+
+    #[test]
+    fn error_shapes_of_common_apis_are_errors() {
+        let rule = ErrorRule::default();
+        let cases = [
+            (
+                r#"{"error": "not authenticated"}"#,
+                "body {\"error\": \"not authenticated\"}",
+            ),
+            (
+                r#"{"jsonrpc": "2.0", "error": {"code": -32001}, "id": 1}"#,
+                "body {\"error\": {\"code\":-32001}}",
+            ),
+            (
+                r#" {"data": null, "errors": [{"message": "forbidden"}]}"#,
+                "body {\"errors\": [{\"message\":\"forbidden\"}]}",
+            ),
+        ];
+        for (body, seen) in cases {
+            assert_eq!(judge(&rule, &[], body).as_deref(), Some(seen), "{body}");
+        }
+        let wiki = judge(&rule, &[("MediaWiki-API-Error", "readapidenied")], "{}");
+        assert_eq!(wiki.as_deref(), Some("header mediawiki-api-error"));
+    }
+
+    #[test]
+    fn answers_partial_results_and_other_bodies_are_not_errors() {
+        let rule = ErrorRule::default();
+        for body in [
+            r#"{"data": {"me": null}, "errors": [{"message": "partial"}]}"#,
+            r#"{"jsonrpc": "2.0", "result": 4, "id": 1}"#,
+            r#"{"error": null, "items": []}"#,
+            r#"{"errors": [], "items": [1]}"#,
+            r#"[{"error": "an item's own field"}]"#,
+            r#"{"items": [{"error_count": 0}]}"#,
+            "<html>error</html>",
+            "",
+        ] {
+            assert_eq!(judge(&rule, &[], body), None, "{body}");
+        }
+    }
+
+    #[test]
+    fn the_users_header_and_pointer_decide_too() {
+        let rule = ErrorRule::with(&["X-App-Error".into()], Some("/status/failed".into()));
+        assert_eq!(
+            judge(&rule, &[("x-app-error", "1")], "{}").as_deref(),
+            Some("header x-app-error")
+        );
+        assert_eq!(
+            judge(&rule, &[], r#"{"status": {"failed": true}}"#).as_deref(),
+            Some("body /status/failed = true")
+        );
+        // The pointer replaces the built-in body rule.
+        assert_eq!(judge(&rule, &[], r#"{"status": {"failed": false}}"#), None);
+        assert_eq!(judge(&rule, &[], r#"{"error": "x"}"#), None);
+        assert!(ErrorRule::applies_to(200) && !ErrorRule::applies_to(302));
+    }
+}
