@@ -30,6 +30,9 @@ enum Mode {
     Script(&'static [&'static [u8]]),
     /// 204 to the first this many requests (over all connections), then silence.
     AnswerThenHang(usize),
+    /// 204 on every request, and a close after this many milliseconds without one (the
+    /// keep-alive timeout of Node, nginx and most servers).
+    IdleClose(u64),
 }
 
 struct Server {
@@ -60,9 +63,17 @@ async fn serve(mode: Mode) -> Server {
                 let mut buffer = Vec::new();
                 let mut chunk = [0u8; 4096];
                 loop {
-                    match socket.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                    let idle = match mode {
+                        Mode::IdleClose(ms) => Duration::from_millis(ms),
+                        _ => Duration::from_secs(3600),
+                    };
+                    match tokio::time::timeout(idle, socket.read(&mut chunk)).await {
+                        Ok(Ok(0) | Err(_)) => return,
+                        Ok(Ok(n)) => buffer.extend_from_slice(&chunk[..n]),
+                        Err(_) => {
+                            let _ = socket.shutdown().await;
+                            return;
+                        }
                     }
                     while let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
                         let head = String::from_utf8_lossy(&buffer[..end]).to_string();
@@ -84,7 +95,9 @@ async fn serve(mode: Mode) -> Server {
                             .push(format!("{head}\r\n\r\n{body}"));
                         buffer.drain(..end + 4 + length);
                         let reply: &[u8] = match mode {
-                            Mode::KeepAlive => b"HTTP/1.1 204 No Content\r\n\r\n",
+                            Mode::KeepAlive | Mode::IdleClose(_) => {
+                                b"HTTP/1.1 204 No Content\r\n\r\n"
+                            }
                             Mode::CloseEach => {
                                 b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"
                             }
@@ -133,6 +146,23 @@ fn spec(url: &str) -> RequestSpec {
         body: None,
         timeout: Duration::from_secs(10),
     }
+}
+
+/// A GET of `/` on `server`.
+fn root_of(server: &Server) -> Arc<Driver> {
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    Arc::new(Driver::new(&spec(&url), None).unwrap())
+}
+
+/// A stop signal raised after `delay`.
+fn raised_after(delay: Duration) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let raise = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        raise.store(true, Ordering::Relaxed);
+    });
+    stop
 }
 
 async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> pgcost::cost::load::LoadResult {
@@ -196,6 +226,20 @@ async fn connections_closed_by_the_server_are_replaced_without_errors() {
     );
     assert_eq!(burst.error_count(), 0, "{:?}", burst.first_error);
     assert_eq!(server.requests.lock().unwrap().len(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_closed_while_idle_cost_no_errors() {
+    // Five requests 100 ms apart, on connections the server closes after 30 ms idle: each
+    // request after the first finds its connection closed, and goes out on a new one.
+    let server = serve(Mode::IdleClose(30)).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let paced = pgcost::http::open_loop::paced(&root_of(&server), 10.0, 5, 1, stop).await;
+    let load = paced.load;
+    assert_eq!(load.status.get(&204), Some(&5), "{:?}", load.first_error);
+    assert_eq!(load.error_count(), 0);
+    assert_eq!(server.requests.lock().unwrap().len(), 5);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 5);
 }
 
 /// Sends `total` requests with `method` on one connection to a server that answers each
@@ -268,8 +312,7 @@ async fn responses_without_a_body_are_not_waited_for() {
 async fn framing_to_the_close_and_truncated_bodies() {
     // No length: the body ends with the connection, which is not reused.
     let server = serve(Mode::Script(&[b"HTTP/1.1 200 OK\r\n\r\nto the end", b""])).await;
-    let driver =
-        Arc::new(Driver::new(&spec(&format!("http://127.0.0.1:{}/", server.port)), None).unwrap());
+    let driver = root_of(&server);
     let burst = run(&driver, 7, 2).await;
     assert_eq!(burst.status.get(&200), Some(&7), "{:?}", burst.first_error);
     assert_eq!(burst.error_count(), 0);
@@ -281,8 +324,7 @@ async fn framing_to_the_close_and_truncated_bodies() {
         b"",
     ]))
     .await;
-    let driver =
-        Arc::new(Driver::new(&spec(&format!("http://127.0.0.1:{}/", server.port)), None).unwrap());
+    let driver = root_of(&server);
     let burst = run(&driver, 6, 2).await;
     assert_eq!(burst.errors.get("body"), Some(&6), "{:?}", burst.errors);
     assert_eq!(burst.responses(), 0);
@@ -290,8 +332,7 @@ async fn framing_to_the_close_and_truncated_bodies() {
 
     // A head that is not HTTP is a request error.
     let server = serve(Mode::Script(&[b"SSH-2.0-OpenSSH_9.2\r\n\r\n", b""])).await;
-    let driver =
-        Arc::new(Driver::new(&spec(&format!("http://127.0.0.1:{}/", server.port)), None).unwrap());
+    let driver = root_of(&server);
     let burst = run(&driver, 3, 1).await;
     assert_eq!(burst.errors.get("request"), Some(&3), "{:?}", burst.errors);
 }
@@ -431,12 +472,7 @@ async fn a_stop_ends_the_burst_early_and_says_so() {
     let server = serve(Mode::Hang).await;
     let url = format!("http://127.0.0.1:{}/", server.port);
     let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
-    let stop = Arc::new(AtomicBool::new(false));
-    let raise = stop.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        raise.store(true, Ordering::Relaxed);
-    });
+    let stop = raised_after(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let burst = load::burst(&driver, 100, 4, &ProgressBar::hidden(), stop).await;
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -448,14 +484,8 @@ async fn a_stop_ends_the_burst_early_and_says_so() {
 
     // What was answered before the stop is kept.
     let server = serve(Mode::AnswerThenHang(25)).await;
-    let url = format!("http://127.0.0.1:{}/", server.port);
-    let driver = Arc::new(Driver::new(&spec(&url), None).unwrap());
-    let stop = Arc::new(AtomicBool::new(false));
-    let raise = stop.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        raise.store(true, Ordering::Relaxed);
-    });
+    let driver = root_of(&server);
+    let stop = raised_after(Duration::from_millis(300));
     let burst = load::burst(&driver, 100, 3, &ProgressBar::hidden(), stop).await;
     assert!(burst.interrupted);
     assert_eq!(burst.status.get(&204), Some(&25));
@@ -465,8 +495,7 @@ async fn a_stop_ends_the_burst_early_and_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_progress_bar_counts_every_request() {
     let server = serve(Mode::KeepAlive).await;
-    let driver =
-        Arc::new(Driver::new(&spec(&format!("http://127.0.0.1:{}/", server.port)), None).unwrap());
+    let driver = root_of(&server);
     let bar = ProgressBar::hidden();
     let burst = load::burst(&driver, 300, 4, &bar, Arc::new(AtomicBool::new(false))).await;
     assert_eq!(burst.status.get(&204), Some(&300));
