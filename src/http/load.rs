@@ -137,6 +137,13 @@ impl Timer {
     }
 }
 
+/// `timeout` after `from`; a timeout too long to add (`--timeout 1000years`) never runs out
+/// in practice: 30 years, as tokio's own far future.
+fn deadline(from: Instant, timeout: Duration) -> Instant {
+    from.checked_add(timeout)
+        .unwrap_or_else(|| from + Duration::from_secs(86_400 * 365 * 30))
+}
+
 /// What the workers of one burst share, on their one thread.
 #[derive(Default)]
 struct Shared {
@@ -155,11 +162,14 @@ async fn work(
     tally: Rc<RefCell<WorkerTally>>,
 ) {
     let timeout = driver.timeout;
-    let mut timer = Timer::new(Instant::now() + timeout);
+    let mut timer = Timer::new(deadline(Instant::now(), timeout));
     // Connect before the first request's clock starts, so that the handshake is not in its
     // latency. A failure here is not counted: the first request tries again, and counts.
     let mut link = timer
-        .within(Instant::now() + timeout, Box::pin(driver.connect()))
+        .within(
+            deadline(Instant::now(), timeout),
+            Box::pin(driver.connect()),
+        )
         .await
         .and_then(Result::ok);
     loop {
@@ -169,7 +179,9 @@ async fn work(
         }
         shared.next.set(claimed + 1);
         let t0 = Instant::now();
-        let outcome = timer.within(t0 + timeout, driver.exchange(&mut link)).await;
+        let outcome = timer
+            .within(deadline(t0, timeout), driver.exchange(&mut link))
+            .await;
         if tally.borrow_mut().record(outcome, t0, timeout) {
             link = None;
         }
@@ -283,4 +295,20 @@ async fn drive(
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < limit.load(Ordering::Relaxed).min(total);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_too_long_to_add_is_far_away() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
+        let far = deadline(now, Duration::MAX);
+        assert_eq!(far - now, Duration::from_secs(86_400 * 365 * 30));
+    }
 }
