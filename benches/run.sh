@@ -11,8 +11,12 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     # The static 204 target of the driver comparison: one worker, outside pgcost's process.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light
 fi
-if [ ! -x "$CACHE/oha/bin/oha" ]; then
+# The targets alone (PGCOST_BENCH_TARGETS_ONLY=1) are judged against wrk: oha is used when it
+# was built before, and not built for them.
+if [ ! -x "$CACHE/oha/bin/oha" ] && [ -z "${PGCOST_BENCH_TARGETS_ONLY:-}" ]; then
     cargo install oha --version 1.16.0 --locked --root "$CACHE/oha"
 fi
-export OHA="$CACHE/oha/bin/oha"
+if [ -x "$CACHE/oha/bin/oha" ]; then
+    export OHA="$CACHE/oha/bin/oha"
+fi
 cargo bench --bench compare

@@ -1,31 +1,28 @@
-//! The burst's HTTP/1.1 connections, on hyper's client directly: one keep-alive connection
-//! per worker, polled in the worker's own task, and a request built once and copied.
+//! The burst's HTTP/1.1 connections: the request encoded once into bytes, written as is on
+//! one keep-alive connection per worker, and each response read into the connection's
+//! own buffer and parsed there (`http::response`). Nothing is allocated per request.
 //! Connections do not outlive a burst: an idle one may have been closed by the server
 //! (Node's default keep-alive timeout is 5 s), and a request sent on it would fail.
 
-use std::future::{Future, poll_fn};
 use std::io::IoSlice;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{Connection, SendRequest};
-use hyper::header::{ACCEPT, AUTHORIZATION, HOST, HeaderValue};
-use hyper::{Request, Uri};
-use hyper_util::rt::TokioIo;
+use hyper::Method;
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, HOST, HeaderValue, TRANSFER_ENCODING};
 use percent_encoding::percent_decode_str;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use crate::http::request::RequestSpec;
+use crate::http::response::{self, Ended, Response};
 
 /// Why one request got no response: the kind names the `load.errors` key.
 #[derive(Debug)]
@@ -44,7 +41,7 @@ impl Failure {
 }
 
 /// A plain or TLS connection to the target.
-enum Stream {
+pub(crate) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
 }
@@ -103,64 +100,24 @@ impl AsyncWrite for Stream {
     }
 }
 
-type Body = Full<Bytes>;
-
-/// One open connection: the request side and the connection future that does its I/O.
+/// One open connection and the buffer its responses are read into.
 pub struct Link {
-    sender: SendRequest<Body>,
-    conn: Pin<Box<Connection<TokioIo<Stream>, Body>>>,
-    /// Set once the connection future has ended (closed by either side, or failed).
-    ended: bool,
+    stream: Stream,
+    buffer: response::Buffer,
+    /// Whether a request has been answered on it: a failure on a connection that has served
+    /// before may only mean that the server closed it while it was idle.
+    reused: bool,
 }
 
-impl Link {
-    /// Awaits `fut` while driving the connection, in the caller's task. A future still
-    /// pending once the connection has ended never resolves: that is a closed connection.
-    async fn drive<F: Future>(
-        conn: &mut Pin<Box<Connection<TokioIo<Stream>, Body>>>,
-        ended: &mut bool,
-        fut: F,
-    ) -> Result<F::Output, Failure> {
-        let mut fut = pin!(fut);
-        poll_fn(|cx| {
-            if !*ended && conn.as_mut().poll(cx).is_ready() {
-                *ended = true;
-            }
-            match fut.as_mut().poll(cx) {
-                Poll::Ready(output) => Poll::Ready(Ok(output)),
-                Poll::Pending if *ended => Poll::Ready(Err(Failure {
-                    kind: "request",
-                    text: "the server closed the connection before the response ended".into(),
-                })),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await
-    }
-
-    /// Whether another request can go out on this connection.
-    async fn usable(&mut self) -> bool {
-        let Link {
-            sender,
-            conn,
-            ended,
-        } = self;
-        let ready = matches!(
-            Link::drive(conn, ended, poll_fn(|cx| sender.poll_ready(cx))).await,
-            Ok(Ok(()))
-        );
-        // An ended connection can still look ready: hyper keeps its request queue open
-        // after a clean end of file on an idle connection.
-        ready && !*ended
-    }
-}
-
-/// Everything a burst sends, prepared once: where to connect and the request to copy.
+/// Everything a burst sends, prepared once: where to connect and the request's bytes.
 pub struct Driver {
     host: String,
     port: u16,
     tls: Option<(TlsConnector, ServerName<'static>)>,
-    request: Request<Body>,
+    /// The request as written on the wire: head and body.
+    bytes: Vec<u8>,
+    /// A HEAD request's response has no body, whatever its head says.
+    head_only: bool,
     pub timeout: Duration,
 }
 
@@ -188,43 +145,12 @@ impl Driver {
             ("https", None) => return Err("an https URL needs TLS settings".into()),
             _ => None,
         };
-        let path = &url[url::Position::BeforePath..url::Position::AfterQuery];
-        let uri: Uri = path
-            .parse()
-            .map_err(|e| format!("{path:?} is not a request target: {e}"))?;
-        let mut headers = spec.headers.clone();
-        if !headers.contains_key(HOST) {
-            let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
-            let value = HeaderValue::from_str(authority)
-                .map_err(|e| format!("{authority:?} is not a Host header: {e}"))?;
-            headers.insert(HOST, value);
-        }
-        // As reqwest did before the burst moved to hyper.
-        if !headers.contains_key(ACCEPT) {
-            headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
-        }
-        // As browsers and reqwest do: credentials in the URL become Basic authorization.
-        if !url.username().is_empty() && !headers.contains_key(AUTHORIZATION) {
-            let decode = |t: &str| percent_decode_str(t).decode_utf8_lossy().into_owned();
-            let pair = format!(
-                "{}:{}",
-                decode(url.username()),
-                url.password().map(decode).unwrap_or_default()
-            );
-            let mut value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
-                .map_err(|e| format!("the URL's user name cannot be sent: {e}"))?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let mut request = Request::new(Full::new(spec.body.clone().unwrap_or_default()));
-        *request.method_mut() = spec.method.clone();
-        *request.uri_mut() = uri;
-        *request.headers_mut() = headers;
         Ok(Driver {
             host,
             port,
             tls,
-            request,
+            bytes: encode(spec)?,
+            head_only: spec.method == Method::HEAD,
             timeout: spec.timeout,
         })
     }
@@ -245,51 +171,144 @@ impl Driver {
                     .map_err(|e| connect(&e))?,
             )),
         };
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| connect(&e))?;
         Ok(Link {
-            sender,
-            conn: Box::pin(conn),
-            ended: false,
+            stream,
+            buffer: response::Buffer::new(),
+            reused: false,
         })
     }
 
-    /// Sends the request once on `link` (opening a connection when there is none or the
-    /// last one was closed) and reads the whole response. Returns the status code.
+    /// Sends the request once on `link` (opening a connection when there is none) and reads
+    /// the whole response. Returns the status code. A connection that has served before
+    /// and fails before any byte of the response came back was most likely closed by the
+    /// server while idle: the request goes out once more on a new connection, and only
+    /// that attempt counts. `link` is left empty when the connection cannot be reused.
     pub async fn exchange(&self, link: &mut Option<Link>) -> Result<u16, Failure> {
-        if let Some(open) = link.as_mut()
-            && !open.usable().await
-        {
-            *link = None;
-        }
-        let open = match link {
-            Some(open) => open,
-            None => {
-                let mut fresh = self.connect().await?;
-                if !fresh.usable().await {
-                    return Err(Failure {
-                        kind: "connect",
-                        text: "the connection closed before the first request".into(),
-                    });
+        if let Some(open) = link.as_mut() {
+            match self.send(open).await {
+                Ok((status, reusable)) => {
+                    if !reusable {
+                        *link = None;
+                    }
+                    return Ok(status);
                 }
-                link.insert(fresh)
+                Err((failure, silent)) => {
+                    *link = None;
+                    if !silent {
+                        return Err(failure);
+                    }
+                }
             }
-        };
-        let Link {
-            sender,
-            conn,
-            ended,
-        } = open;
-        let response = Link::drive(conn, ended, sender.send_request(self.request.clone()))
-            .await?
-            .map_err(|e| Failure::new("request", &e))?;
-        let status = response.status().as_u16();
-        let mut body = response.into_body();
-        // Read the whole body, so the connection is reused and the latency is complete.
-        while let Some(frame) = Link::drive(conn, ended, body.frame()).await? {
-            frame.map_err(|e| Failure::new("body", &e))?;
         }
-        Ok(status)
+        // Boxed: the connecting future (TLS included) is large, and would otherwise be
+        // copied with every request's future.
+        let mut fresh = Box::pin(self.connect()).await?;
+        match self.send(&mut fresh).await {
+            Ok((status, reusable)) => {
+                if reusable {
+                    *link = Some(fresh);
+                }
+                Ok(status)
+            }
+            Err((failure, _)) => Err(failure),
+        }
     }
+
+    /// One request and its response on `link`: the status and whether the connection can
+    /// carry another request, or the failure and whether the server said nothing at all
+    /// on a connection that had served before.
+    async fn send(&self, link: &mut Link) -> Result<(u16, bool), (Failure, bool)> {
+        let reused = link.reused;
+        let silent = |failure: Failure| (failure, reused);
+        if let Err(e) = write(&mut link.stream, &self.bytes).await {
+            return Err(silent(Failure::new("request", &e)));
+        }
+        let response = response::read(&mut link.stream, &mut link.buffer, self.head_only).await;
+        match response {
+            Ok(Response { status, ended }) => {
+                link.reused = true;
+                Ok((status, ended == Ended::KeepAlive))
+            }
+            Err(failure) => {
+                let nothing = failure.nothing_received;
+                Err((failure.into(), reused && nothing))
+            }
+        }
+    }
+}
+
+async fn write(stream: &mut Stream, bytes: &[u8]) -> std::io::Result<()> {
+    stream.write_all(bytes).await?;
+    if let Stream::Tls(_) = stream {
+        stream.flush().await?;
+    }
+    Ok(())
+}
+
+impl From<response::Failed> for Failure {
+    fn from(failed: response::Failed) -> Failure {
+        Failure {
+            kind: failed.kind,
+            text: failed.text,
+        }
+    }
+}
+
+/// The request's bytes: request line, headers (`Host` and `Accept` unless given, Basic
+/// authorization from the URL's user information, `Content-Length` for a body), body.
+fn encode(spec: &RequestSpec) -> Result<Vec<u8>, String> {
+    let url = &spec.url;
+    let mut headers = spec.headers.clone();
+    if !headers.contains_key(HOST) {
+        let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        let value = HeaderValue::from_str(authority)
+            .map_err(|e| format!("{authority:?} is not a Host header: {e}"))?;
+        headers.insert(HOST, value);
+    }
+    // As reqwest did before the burst moved to hyper.
+    if !headers.contains_key(ACCEPT) {
+        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+    }
+    // As browsers and reqwest do: credentials in the URL become Basic authorization.
+    if !url.username().is_empty() && !headers.contains_key(AUTHORIZATION) {
+        let decode = |t: &str| percent_decode_str(t).decode_utf8_lossy().into_owned();
+        let pair = format!(
+            "{}:{}",
+            decode(url.username()),
+            url.password().map(decode).unwrap_or_default()
+        );
+        let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
+            .map_err(|e| format!("the URL's user name cannot be sent: {e}"))?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    let body = spec.body.as_deref().unwrap_or_default();
+    // As hyper did: a length for any body, and an explicit 0 for methods that expect one.
+    let needs_length = !body.is_empty() || matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH");
+    if needs_length
+        && !headers.contains_key(CONTENT_LENGTH)
+        && !headers.contains_key(TRANSFER_ENCODING)
+    {
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+    }
+    let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+    if target
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(format!("{target:?} is not a request target"));
+    }
+    let mut bytes = Vec::with_capacity(256 + body.len());
+    bytes.extend_from_slice(spec.method.as_str().as_bytes());
+    bytes.push(b' ');
+    bytes.extend_from_slice(target.as_bytes());
+    bytes.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in &headers {
+        bytes.extend_from_slice(name.as_str().as_bytes());
+        bytes.extend_from_slice(b": ");
+        bytes.extend_from_slice(value.as_bytes());
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes.extend_from_slice(b"\r\n");
+    bytes.extend_from_slice(body);
+    Ok(bytes)
 }

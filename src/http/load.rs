@@ -1,14 +1,22 @@
 //! The HTTP load driver: a closed loop of exactly N requests with C in flight (the
-//! connections are in `http1`), latency in an HDR histogram, statuses per code and
-//! transport errors per kind.
+//! connections are in `connection`), latency in an HDR histogram, statuses per code and
+//! transport errors per kind. The workers run on a runtime of their own, on one thread, as
+//! wrk's `-t1` does: at a handful of connections, wake-ups across threads and work stealing
+//! cost more than they give, and the server being measured needs the other cores.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
+use tokio::time::Sleep;
 
 use crate::cost::load::{LoadResult, PGCOST_SOURCE, new_histogram};
 use crate::http::connection::{Driver, Failure};
@@ -16,19 +24,21 @@ use crate::http::connection::{Driver, Failure};
 /// What one worker saw, merged into the burst's [`LoadResult`] at the end.
 pub(crate) struct WorkerTally {
     latency_us: Histogram<u64>,
-    status: BTreeMap<u16, u64>,
+    /// Responses per status code: a burst sees very few codes, so a list is the quickest.
+    status: Vec<(u16, u64)>,
     errors: BTreeMap<String, u64>,
     first_error: Option<String>,
 }
 
-/// One exchange as the worker awaited it: a status code, a failure, or the timeout.
-pub(crate) type Outcome = Result<Result<u16, Failure>, tokio::time::error::Elapsed>;
+/// One exchange as the worker awaited it: a status code, a failure, or `None` when the
+/// timeout ran out first.
+pub(crate) type Outcome = Option<Result<u16, Failure>>;
 
 impl WorkerTally {
     pub(crate) fn new() -> WorkerTally {
         WorkerTally {
             latency_us: new_histogram(),
-            status: BTreeMap::new(),
+            status: Vec::new(),
             errors: BTreeMap::new(),
             first_error: None,
         }
@@ -39,14 +49,17 @@ impl WorkerTally {
     /// failure, so that the next request must open a new one.
     pub(crate) fn record(&mut self, outcome: Outcome, since: Instant, timeout: Duration) -> bool {
         let failure = match outcome {
-            Ok(Ok(code)) => {
+            Some(Ok(code)) => {
                 let us = since.elapsed().as_micros().max(1) as u64;
                 self.latency_us.saturating_record(us);
-                *self.status.entry(code).or_default() += 1;
+                match self.status.iter_mut().find(|(c, _)| *c == code) {
+                    Some((_, n)) => *n += 1,
+                    None => self.status.push((code, 1)),
+                }
                 return false;
             }
-            Ok(Err(failure)) => failure,
-            Err(_) => Failure {
+            Some(Err(failure)) => failure,
+            None => Failure {
                 kind: "timeout",
                 text: format!("no complete response within {timeout:?}"),
             },
@@ -90,32 +103,89 @@ pub(crate) fn empty_result(workers: u32) -> LoadResult {
     }
 }
 
+/// A worker's timeout, one timer for all its requests. A new timer per request costs a
+/// registration in the timer wheel and its removal; this one is moved only when it fires
+/// before the request that is in flight has run out of time.
+struct Timer {
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl Timer {
+    fn new(deadline: Instant) -> Timer {
+        Timer {
+            sleep: Box::pin(tokio::time::sleep_until(deadline.into())),
+        }
+    }
+
+    /// Awaits `fut` until `deadline`: its output, or `None` once the deadline has passed.
+    /// Deadlines must not decrease from one call to the next.
+    async fn within<F: Future>(&mut self, deadline: Instant, fut: F) -> Option<F::Output> {
+        let mut fut = pin!(fut);
+        poll_fn(|cx| {
+            if let Poll::Ready(output) = fut.as_mut().poll(cx) {
+                return Poll::Ready(Some(output));
+            }
+            while self.sleep.as_mut().poll(cx).is_ready() {
+                if Instant::now() >= deadline {
+                    return Poll::Ready(None);
+                }
+                self.sleep.as_mut().reset(deadline.into());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// `timeout` after `from`; a timeout too long to add (`--timeout 1000years`) never runs out
+/// in practice: 30 years, as tokio's own far future.
+fn deadline(from: Instant, timeout: Duration) -> Instant {
+    from.checked_add(timeout)
+        .unwrap_or_else(|| from + Duration::from_secs(86_400 * 365 * 30))
+}
+
+/// What the workers of one burst share, on their one thread.
+#[derive(Default)]
+struct Shared {
+    /// Request numbers claimed so far.
+    next: Cell<u64>,
+    /// Requests answered or failed so far, for the progress bar.
+    done: Cell<u64>,
+}
+
 /// One worker's loop: claims request numbers while they are below `limit`, on one
 /// keep-alive connection (a new one after an error, or when the server closes it).
 async fn work(
-    driver: &Driver,
-    next: &AtomicU64,
-    limit: &AtomicU64,
-    bar: &ProgressBar,
-    tally: &Mutex<WorkerTally>,
+    driver: Arc<Driver>,
+    shared: Rc<Shared>,
+    limit: Arc<AtomicU64>,
+    tally: Rc<RefCell<WorkerTally>>,
 ) {
+    let timeout = driver.timeout;
+    let mut timer = Timer::new(deadline(Instant::now(), timeout));
     // Connect before the first request's clock starts, so that the handshake is not in its
     // latency. A failure here is not counted: the first request tries again, and counts.
-    let mut link = tokio::time::timeout(driver.timeout, driver.connect())
+    let mut link = timer
+        .within(
+            deadline(Instant::now(), timeout),
+            Box::pin(driver.connect()),
+        )
         .await
-        .ok()
         .and_then(Result::ok);
-    while next.fetch_add(1, Ordering::Relaxed) < limit.load(Ordering::Relaxed) {
+    loop {
+        let claimed = shared.next.get();
+        if claimed >= limit.load(Ordering::Relaxed) {
+            return;
+        }
+        shared.next.set(claimed + 1);
         let t0 = Instant::now();
-        let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link)).await;
-        // Uncontended: only a stop's reader takes this lock from another task.
-        let mut tally = tally
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if tally.record(outcome, t0, driver.timeout) {
+        let outcome = timer
+            .within(deadline(t0, timeout), driver.exchange(&mut link))
+            .await;
+        if tally.borrow_mut().record(outcome, t0, timeout) {
             link = None;
         }
-        bar.inc(1);
+        shared.done.set(shared.done.get() + 1);
     }
 }
 
@@ -131,6 +201,15 @@ pub async fn burst(
     burst_within(driver, limit, concurrency, bar, stop).await
 }
 
+/// Raises its flag when dropped: a burst whose caller stopped waiting ends too.
+struct Abandon(Arc<AtomicBool>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Sends requests with `concurrency` in flight until `limit` of them have been claimed.
 /// Lowering `limit` (to 0) ends the burst gently: no request starts after that, and the
 /// ones in flight finish and are counted. A raised `stop` aborts them instead.
@@ -141,42 +220,95 @@ pub async fn burst_within(
     bar: &ProgressBar,
     stop: Arc<AtomicBool>,
 ) -> LoadResult {
-    let next = Arc::new(AtomicU64::new(0));
+    let abandoned = Abandon(Arc::new(AtomicBool::new(false)));
+    let (driver, bar, flag) = (driver.clone(), bar.clone(), abandoned.0.clone());
+    let total = limit.load(Ordering::Relaxed);
+    let thread = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the burst's thread");
+        let stops = [stop, flag];
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, drive(driver, limit, concurrency, &bar, &stops))
+    });
+    match thread.await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The outer runtime is shutting down: nothing was measured that can be kept.
+        Err(_) => {
+            let mut result = empty_result(concurrency);
+            result.interrupted = total > 0;
+            result
+        }
+    }
+}
+
+/// The burst on the current (single-threaded) runtime: the workers, and a watcher that
+/// moves the progress bar and aborts the workers once any of `stops` is raised.
+async fn drive(
+    driver: Arc<Driver>,
+    limit: Arc<AtomicU64>,
+    concurrency: u32,
+    bar: &ProgressBar,
+    stops: &[Arc<AtomicBool>],
+) -> LoadResult {
     let started = Instant::now();
     let total = limit.load(Ordering::Relaxed);
     let workers = concurrency.max(1).min(total.max(1) as u32);
-    let mut tasks = tokio::task::JoinSet::new();
+    let shared = Rc::new(Shared::default());
     let mut tallies = Vec::new();
     let mut handles = Vec::new();
     for _ in 0..workers {
-        let driver = driver.clone();
-        let next = next.clone();
-        let bar = bar.clone();
-        let (limit, tally) = (limit.clone(), Arc::new(Mutex::new(WorkerTally::new())));
-        tallies.push(tally.clone());
-        handles.push(tasks.spawn(async move { work(&driver, &next, &limit, &bar, &tally).await }));
+        let tally = Rc::new(RefCell::new(WorkerTally::new()));
+        let task = work(driver.clone(), shared.clone(), limit.clone(), tally.clone());
+        handles.push(tokio::task::spawn_local(task));
+        tallies.push(tally);
     }
-    // A stop aborts the workers: the request in flight is abandoned, counted neither as a
-    // response nor as an error, and the burst is reported as interrupted. (A stop future in
-    // every worker would take the stop signal's lock, shared by all workers, on every wake;
-    // the tally's lock is one worker's own, uncontended until the burst is over.)
-    let watcher = tokio::spawn(async move {
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    let all_done = async {
+        for handle in &mut handles {
+            let _ = handle.await;
         }
-        handles.iter().for_each(tokio::task::AbortHandle::abort);
-    });
-    while tasks.join_next().await.is_some() {}
-    watcher.abort();
+    };
+    // The bar moves by the shared count, not by each request. A stop aborts the workers:
+    // the request in flight is abandoned, counted neither as a response nor as an error,
+    // and the burst is reported as interrupted.
+    let watch = async {
+        while !stops.iter().any(|s| s.load(Ordering::Relaxed)) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            bar.set_position(shared.done.get());
+        }
+    };
+    let stopped = tokio::select! {
+        () = all_done => false,
+        () = watch => true,
+    };
+    if stopped {
+        handles.iter().for_each(tokio::task::JoinHandle::abort);
+    }
+    bar.set_position(shared.done.get());
     let mut result = empty_result(workers);
     for tally in tallies {
-        let tally = tally
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        tally.merge_into(&mut result);
+        tally.borrow().merge_into(&mut result);
     }
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < limit.load(Ordering::Relaxed).min(total);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_too_long_to_add_is_far_away() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
+        let far = deadline(now, Duration::MAX);
+        assert_eq!(far - now, Duration::from_secs(86_400 * 365 * 30));
+    }
 }
