@@ -220,7 +220,7 @@ fn refuse_error_answer(
         None => Ok(()),
         Some(seen) => Err(Error::target(format!(
             "the login at {shown} answered HTTP {status} with an error ({}): it did not log in",
-            redactor.scrub(&seen)
+            redactor.scrub(&seen.to_string())
         ))
         .with_hint(
             "check --login-body (user name, password, their JSON keys); an API that answers \

@@ -19,6 +19,11 @@ pub struct LoadResult {
     pub errors: BTreeMap<String, u64>,
     /// The first transport error's text, for the report.
     pub first_error: Option<String>,
+    /// 2xx responses that were errors all the same (an error in the body or a header), by
+    /// what was seen (`body "errors"`, `header mediawiki-api-error`); also in `status`.
+    pub error_answers: BTreeMap<String, u64>,
+    /// The first of them, with the value seen.
+    pub first_error_answer: Option<String>,
     /// Set when the burst was stopped before all requests were sent.
     pub interrupted: bool,
     /// What made the load and counted it: `pgcost` (its own burst), `given` (`--requests`
@@ -53,6 +58,14 @@ impl LoadResult {
             .map(|(code, count)| format!("{code} x{count}"))
             .collect();
         Some(seen.join(", "))
+    }
+
+    /// When every response was a 2xx error answer, the first one (what was seen and its
+    /// value): measuring on would only measure the error path. `None` otherwise.
+    pub fn all_error_answers(&self) -> Option<&str> {
+        let answers: u64 = self.error_answers.values().sum();
+        (answers > 0 && answers == self.responses())
+            .then(|| self.first_error_answer.as_deref().unwrap_or_default())
     }
 }
 
@@ -153,6 +166,8 @@ mod tests {
             status: statuses.iter().copied().collect(),
             errors: BTreeMap::new(),
             first_error: None,
+            error_answers: Default::default(),
+            first_error_answer: None,
             interrupted: false,
             source: PGCOST_SOURCE,
             command_exit: None,
@@ -170,6 +185,15 @@ mod tests {
         );
         assert_eq!(with_statuses(&[(404, 20)]).all_rejected(&[]), None);
         assert_eq!(with_statuses(&[]).all_rejected(&[]), None);
+        let mut errors = with_statuses(&[(200, 20)]);
+        errors.error_answers.insert("body \"error\"".into(), 19);
+        errors.first_error_answer = Some("body \"error\": \"denied\"".into());
+        assert_eq!(errors.all_error_answers(), None, "one real answer");
+        errors.error_answers.insert("header x-error".into(), 1);
+        assert_eq!(
+            errors.all_error_answers(),
+            Some("body \"error\": \"denied\"")
+        );
     }
 
     #[test]

@@ -159,6 +159,8 @@ mod tests {
                 n => [("timeout".to_string(), n)].into(),
             },
             first_error: None,
+            error_answers: Default::default(),
+            first_error_answer: None,
             interrupted: false,
             source: PGCOST_SOURCE,
             command_exit: None,

@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
+use crate::http::error_answer::{ErrorAnswer, ErrorRule};
 use crate::http::request::RequestSpec;
 use crate::http::response::{self, Ended, Response};
 
@@ -118,7 +119,17 @@ pub struct Driver {
     bytes: Vec<u8>,
     /// A HEAD request's response has no body, whatever its head says.
     head_only: bool,
+    /// How a 2xx response is recognised as an error answer.
+    error_rule: ErrorRule,
     pub timeout: Duration,
+}
+
+/// One response as the burst counts it: its status, and for a 2xx, what made it an error
+/// answer if it was one.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub error: Option<ErrorAnswer>,
 }
 
 impl Driver {
@@ -151,6 +162,7 @@ impl Driver {
             tls,
             bytes: encode(spec)?,
             head_only: spec.method == Method::HEAD,
+            error_rule: spec.error_rule.clone(),
             timeout: spec.timeout,
         })
     }
@@ -183,14 +195,14 @@ impl Driver {
     /// and fails before any byte of the response came back was most likely closed by the
     /// server while idle: the request goes out once more on a new connection, and only
     /// that attempt counts. `link` is left empty when the connection cannot be reused.
-    pub async fn exchange(&self, link: &mut Option<Link>) -> Result<u16, Failure> {
+    pub async fn exchange(&self, link: &mut Option<Link>) -> Result<Answer, Failure> {
         if let Some(open) = link.as_mut() {
             match self.send(open).await {
-                Ok((status, reusable)) => {
+                Ok((answer, reusable)) => {
                     if !reusable {
                         *link = None;
                     }
-                    return Ok(status);
+                    return Ok(answer);
                 }
                 Err((failure, silent)) => {
                     *link = None;
@@ -204,11 +216,11 @@ impl Driver {
         // copied with every request's future.
         let mut fresh = Box::pin(self.connect()).await?;
         match self.send(&mut fresh).await {
-            Ok((status, reusable)) => {
+            Ok((answer, reusable)) => {
                 if reusable {
                     *link = Some(fresh);
                 }
-                Ok(status)
+                Ok(answer)
             }
             Err((failure, _)) => Err(failure),
         }
@@ -217,17 +229,22 @@ impl Driver {
     /// One request and its response on `link`: the status and whether the connection can
     /// carry another request, or the failure and whether the server said nothing at all
     /// on a connection that had served before.
-    async fn send(&self, link: &mut Link) -> Result<(u16, bool), (Failure, bool)> {
+    async fn send(&self, link: &mut Link) -> Result<(Answer, bool), (Failure, bool)> {
         let reused = link.reused;
         let silent = |failure: Failure| (failure, reused);
         if let Err(e) = write(&mut link.stream, &self.bytes).await {
             return Err(silent(Failure::new("request", &e)));
         }
-        let response = response::read(&mut link.stream, &mut link.buffer, self.head_only).await;
-        match response {
-            Ok(Response { status, ended }) => {
+        let rule = &self.error_rule;
+        let response = response::read(&mut link.stream, &mut link.buffer, self.head_only, rule);
+        match response.await {
+            Ok(Response {
+                status,
+                ended,
+                error,
+            }) => {
                 link.reused = true;
-                Ok((status, ended == Ended::KeepAlive))
+                Ok((Answer { status, error }, ended == Ended::KeepAlive))
             }
             Err(failure) => {
                 let nothing = failure.nothing_received;

@@ -28,6 +28,23 @@ impl Default for ErrorRule {
     }
 }
 
+/// What made one 2xx response an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorAnswer {
+    /// Where, in words that do not change from one response to the next: `header
+    /// mediawiki-api-error`, `body "errors"`, `body /status/failed`. Responses are counted
+    /// by it.
+    pub seen: String,
+    /// The value found there, compact and cut at 80 characters.
+    pub value: String,
+}
+
+impl std::fmt::Display for ErrorAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.seen, self.value)
+    }
+}
+
 impl ErrorRule {
     /// The built-in rule plus the user's headers and pointer.
     pub fn with(headers: &[String], body_pointer: Option<String>) -> ErrorRule {
@@ -50,21 +67,49 @@ impl ErrorRule {
         (200..300).contains(&status)
     }
 
-    /// What makes this 2xx response an error, in a few words (`header MediaWiki-API-Error`,
-    /// `body {"errors": [...]}`), or `None` when it is a real answer. `header` looks a
-    /// header up by its lower-case name.
-    pub fn judge<'h>(
-        &self,
-        header: impl Fn(&str) -> Option<&'h str>,
-        body: &[u8],
-    ) -> Option<String> {
-        if let Some(name) = self.headers.iter().find(|name| header(name).is_some()) {
-            return Some(format!("header {name}"));
+    /// The index of the rule's header named `name` (any case), if it is one. Cheap for the
+    /// usual header: names of another length are passed over at once.
+    pub fn header_index(&self, name: &[u8]) -> Option<usize> {
+        (self.headers.iter())
+            .position(|h| h.len() == name.len() && name.eq_ignore_ascii_case(h.as_bytes()))
+    }
+
+    /// The answer of the rule's `index`th header, whose value is `value`.
+    pub fn header_answer(&self, index: usize, value: &[u8]) -> ErrorAnswer {
+        ErrorAnswer {
+            seen: format!("header {}", self.headers[index]),
+            value: excerpt(&Value::String(String::from_utf8_lossy(value).into_owned())),
         }
+    }
+
+    /// What makes this body of a 2xx response an error, or `None` when it is a real
+    /// answer.
+    pub fn judge_body(&self, body: &[u8]) -> Option<ErrorAnswer> {
         match &self.body_pointer {
             Some(pointer) => pointer_error(body, pointer),
             None => builtin_body_error(body),
         }
+    }
+
+    /// Whether a body that starts with `first` (its first byte that is not white space)
+    /// can be judged at all: a JSON object, or an array for a pointer into one.
+    pub fn may_judge(&self, first: u8) -> bool {
+        first == b'{' || (first == b'[' && self.body_pointer.is_some())
+    }
+
+    /// What makes this 2xx response an error: the rule's headers first (`header` looks one
+    /// up by its lower-case name), then its body.
+    pub fn judge<'h>(
+        &self,
+        header: impl Fn(&str) -> Option<&'h str>,
+        body: &[u8],
+    ) -> Option<ErrorAnswer> {
+        for (index, name) in self.headers.iter().enumerate() {
+            if let Some(value) = header(name) {
+                return Some(self.header_answer(index, value.as_bytes()));
+            }
+        }
+        self.judge_body(body)
     }
 }
 
@@ -73,7 +118,7 @@ impl ErrorRule {
 /// "errors": [...]}`. A GraphQL answer with data and errors (a partial result) is an
 /// answer. Cheap for the usual body: nothing is parsed unless it is an object that
 /// mentions `"error`.
-fn builtin_body_error(body: &[u8]) -> Option<String> {
+fn builtin_body_error(body: &[u8]) -> Option<ErrorAnswer> {
     let start = body.iter().position(|b| !b.is_ascii_whitespace())?;
     if body[start] != b'{' || !contains(body, b"\"error") {
         return None;
@@ -89,15 +134,21 @@ fn builtin_body_error(body: &[u8]) -> Option<String> {
     }
     ["error", "errors"].into_iter().find_map(|key| {
         let value = top.get(key)?;
-        is_set(value).then(|| format!("body {{\"{key}\": {}}}", excerpt(value)))
+        is_set(value).then(|| ErrorAnswer {
+            seen: format!("body \"{key}\""),
+            value: excerpt(value),
+        })
     })
 }
 
 /// The value at `pointer` is set: the user's own rule.
-fn pointer_error(body: &[u8], pointer: &str) -> Option<String> {
+fn pointer_error(body: &[u8], pointer: &str) -> Option<ErrorAnswer> {
     let value: Value = serde_json::from_slice(body).ok()?;
     let found = value.pointer(pointer)?;
-    is_set(found).then(|| format!("body {pointer} = {}", excerpt(found)))
+    is_set(found).then(|| ErrorAnswer {
+        seen: format!("body {pointer}"),
+        value: excerpt(found),
+    })
 }
 
 /// Not null, false, 0, "" or an empty array or object.
@@ -136,7 +187,7 @@ mod tests {
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .map(|(_, v)| *v)
         };
-        rule.judge(lookup, body.as_bytes())
+        rule.judge(lookup, body.as_bytes()).map(|a| a.to_string())
     }
 
     #[test]
@@ -145,22 +196,25 @@ mod tests {
         let cases = [
             (
                 r#"{"error": "not authenticated"}"#,
-                "body {\"error\": \"not authenticated\"}",
+                "body \"error\": \"not authenticated\"",
             ),
             (
                 r#"{"jsonrpc": "2.0", "error": {"code": -32001}, "id": 1}"#,
-                "body {\"error\": {\"code\":-32001}}",
+                "body \"error\": {\"code\":-32001}",
             ),
             (
                 r#" {"data": null, "errors": [{"message": "forbidden"}]}"#,
-                "body {\"errors\": [{\"message\":\"forbidden\"}]}",
+                "body \"errors\": [{\"message\":\"forbidden\"}]",
             ),
         ];
         for (body, seen) in cases {
             assert_eq!(judge(&rule, &[], body).as_deref(), Some(seen), "{body}");
         }
         let wiki = judge(&rule, &[("MediaWiki-API-Error", "readapidenied")], "{}");
-        assert_eq!(wiki.as_deref(), Some("header mediawiki-api-error"));
+        assert_eq!(
+            wiki.as_deref(),
+            Some("header mediawiki-api-error: \"readapidenied\"")
+        );
     }
 
     #[test]
@@ -185,15 +239,18 @@ mod tests {
         let rule = ErrorRule::with(&["X-App-Error".into()], Some("/status/failed".into()));
         assert_eq!(
             judge(&rule, &[("x-app-error", "1")], "{}").as_deref(),
-            Some("header x-app-error")
+            Some("header x-app-error: \"1\"")
         );
         assert_eq!(
             judge(&rule, &[], r#"{"status": {"failed": true}}"#).as_deref(),
-            Some("body /status/failed = true")
+            Some("body /status/failed: true")
         );
         // The pointer replaces the built-in body rule.
         assert_eq!(judge(&rule, &[], r#"{"status": {"failed": false}}"#), None);
         assert_eq!(judge(&rule, &[], r#"{"error": "x"}"#), None);
         assert!(ErrorRule::applies_to(200) && !ErrorRule::applies_to(302));
+        assert_eq!(rule.header_index(b"X-APP-ERROR"), Some(1));
+        assert_eq!(rule.header_index(b"content-type"), None);
+        assert!(rule.may_judge(b'[') && !ErrorRule::default().may_judge(b'['));
     }
 }

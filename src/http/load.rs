@@ -19,7 +19,7 @@ use indicatif::ProgressBar;
 use tokio::time::Sleep;
 
 use crate::cost::load::{LoadResult, PGCOST_SOURCE, new_histogram};
-use crate::http::connection::{Driver, Failure};
+use crate::http::connection::{Answer, Driver, Failure};
 
 /// What one worker saw, merged into the burst's [`LoadResult`] at the end.
 pub(crate) struct WorkerTally {
@@ -28,11 +28,14 @@ pub(crate) struct WorkerTally {
     status: Vec<(u16, u64)>,
     errors: BTreeMap<String, u64>,
     first_error: Option<String>,
+    /// 2xx responses that were error answers, by what was seen, and the first one whole.
+    error_answers: BTreeMap<String, u64>,
+    first_error_answer: Option<String>,
 }
 
-/// One exchange as the worker awaited it: a status code, a failure, or `None` when the
+/// One exchange as the worker awaited it: a response, a failure, or `None` when the
 /// timeout ran out first.
-pub(crate) type Outcome = Option<Result<u16, Failure>>;
+pub(crate) type Outcome = Option<Result<Answer, Failure>>;
 
 impl WorkerTally {
     pub(crate) fn new() -> WorkerTally {
@@ -41,6 +44,8 @@ impl WorkerTally {
             status: Vec::new(),
             errors: BTreeMap::new(),
             first_error: None,
+            error_answers: BTreeMap::new(),
+            first_error_answer: None,
         }
     }
 
@@ -49,12 +54,20 @@ impl WorkerTally {
     /// failure, so that the next request must open a new one.
     pub(crate) fn record(&mut self, outcome: Outcome, since: Instant, timeout: Duration) -> bool {
         let failure = match outcome {
-            Some(Ok(code)) => {
+            Some(Ok(Answer {
+                status: code,
+                error,
+            })) => {
                 let us = since.elapsed().as_micros().max(1) as u64;
                 self.latency_us.saturating_record(us);
                 match self.status.iter_mut().find(|(c, _)| *c == code) {
                     Some((_, n)) => *n += 1,
                     None => self.status.push((code, 1)),
+                }
+                if let Some(error) = error {
+                    self.first_error_answer
+                        .get_or_insert_with(|| error.to_string());
+                    *self.error_answers.entry(error.seen).or_default() += 1;
                 }
                 return false;
             }
@@ -84,6 +97,12 @@ impl WorkerTally {
         if result.first_error.is_none() {
             result.first_error = self.first_error.clone();
         }
+        for (seen, n) in &self.error_answers {
+            *result.error_answers.entry(seen.clone()).or_default() += n;
+        }
+        if result.first_error_answer.is_none() {
+            result.first_error_answer = self.first_error_answer.clone();
+        }
     }
 }
 
@@ -97,6 +116,8 @@ pub(crate) fn empty_result(workers: u32) -> LoadResult {
         status: BTreeMap::new(),
         errors: BTreeMap::new(),
         first_error: None,
+        error_answers: BTreeMap::new(),
+        first_error_answer: None,
         interrupted: false,
         source: PGCOST_SOURCE,
         command_exit: None,

@@ -7,13 +7,24 @@ use std::mem::MaybeUninit;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::http::error_answer::{ErrorAnswer, ErrorRule};
+
 /// Where a response's head and body are read: one per connection, allocated once.
 pub(crate) struct Buffer {
     bytes: Vec<u8>,
     /// The unread bytes are `bytes[start..end]`.
     start: usize,
     end: usize,
+    /// The body of a 2xx response kept for the error rule while it may be a JSON error
+    /// answer; reused from one response to the next.
+    kept: Vec<u8>,
+    /// Whether body bytes are still being kept.
+    keeping: bool,
 }
+
+/// A body kept for the error rule is at most this long: an error answer is short, and a
+/// longer body is a real answer.
+const MAX_KEPT: usize = 1024 * 1024;
 
 /// Room for a usual response head in one read; a longer head grows the buffer up to
 /// [`MAX_HEAD`].
@@ -28,7 +39,36 @@ impl Buffer {
             bytes: vec![0; INITIAL],
             start: 0,
             end: 0,
+            kept: Vec::new(),
+            keeping: false,
         }
+    }
+
+    /// Keeps the body bytes `bytes[start..start + n]` for the error rule, while they can
+    /// still be a JSON error answer: the first byte that is not white space decides.
+    fn keep(&mut self, n: usize, rule: &ErrorRule) {
+        if !self.keeping {
+            return;
+        }
+        let Buffer {
+            bytes, start, kept, ..
+        } = self;
+        let part = &bytes[*start..*start + n];
+        if kept.is_empty() {
+            match part.iter().find(|b| !b.is_ascii_whitespace()) {
+                None => return,
+                Some(&first) if rule.may_judge(first) => {}
+                Some(_) => {
+                    self.keeping = false;
+                    return;
+                }
+            }
+        }
+        if kept.len() + part.len() > MAX_KEPT {
+            (self.keeping, self.kept) = (false, Vec::new());
+            return;
+        }
+        kept.extend_from_slice(part);
     }
 
     fn unread(&self) -> &[u8] {
@@ -69,6 +109,8 @@ pub(crate) enum Ended {
 pub(crate) struct Response {
     pub status: u16,
     pub ended: Ended,
+    /// A 2xx response that the error rule recognised as an error answer.
+    pub error: Option<ErrorAnswer>,
 }
 
 /// Why a response could not be read: the `load.errors` kind (`request` before the head
@@ -101,11 +143,17 @@ struct Head {
     status: u16,
     framing: Framing,
     keep_alive: bool,
+    /// A header of the error rule, found on a 2xx response.
+    error: Option<ErrorAnswer>,
 }
 
 /// Parses a complete head out of `bytes`: the head and its length, or `None` for a
 /// partial one.
-fn parse_head(bytes: &[u8], head_only: bool) -> Result<Option<(Head, usize)>, Failed> {
+fn parse_head(
+    bytes: &[u8],
+    head_only: bool,
+    rule: &ErrorRule,
+) -> Result<Option<(Head, usize)>, Failed> {
     let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
@@ -123,9 +171,13 @@ fn parse_head(bytes: &[u8], head_only: bool) -> Result<Option<(Head, usize)>, Fa
     let mut keep_alive_token = false;
     let mut length_header = None;
     let mut chunked = None;
-    // The place for a check of the headers (issue #23's error header): they are all here.
+    let mut error = None;
+    let judged = ErrorRule::applies_to(status);
     for header in response.headers.iter() {
         let (name, value) = (header.name, header.value);
+        if judged && error.is_none() {
+            error = (rule.header_index(name.as_bytes())).map(|i| rule.header_answer(i, value));
+        }
         // By length first: most headers are none of the three.
         if !matches!(name.len(), 10 | 14 | 17) {
             continue;
@@ -163,6 +215,7 @@ fn parse_head(bytes: &[u8], head_only: bool) -> Result<Option<(Head, usize)>, Fa
         status,
         framing,
         keep_alive: keep_alive && framing != Framing::UntilClose && status != 101,
+        error,
     };
     Ok(Some((head, length)))
 }
@@ -178,13 +231,14 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
     stream: &mut S,
     buffer: &mut Buffer,
     head_only: bool,
+    rule: &ErrorRule,
 ) -> Result<Response, Failed> {
     (buffer.start, buffer.end) = (0, 0);
     let mut received = false;
     let head = loop {
         let unread = buffer.unread();
         if let Some((head, length)) = (!unread.is_empty())
-            .then(|| parse_head(unread, head_only))
+            .then(|| parse_head(unread, head_only, rule))
             .transpose()?
             .flatten()
         {
@@ -213,18 +267,26 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
             }
         }
     };
+    buffer.kept.clear();
+    buffer.keeping = ErrorRule::applies_to(head.status) && head.error.is_none();
     let complete = match head.framing {
-        Framing::Length(n) => skip(stream, buffer, n).await?,
-        Framing::Chunked => chunks(stream, buffer).await?,
+        Framing::Length(n) => skip(stream, buffer, n, rule).await?,
+        Framing::Chunked => chunks(stream, buffer, rule).await?,
         Framing::UntilClose => {
-            until_close(stream, buffer).await?;
+            until_close(stream, buffer, rule).await?;
             false
         }
+    };
+    let error = match head.error {
+        Some(error) => Some(error),
+        None if buffer.keeping && !buffer.kept.is_empty() => rule.judge_body(&buffer.kept),
+        None => None,
     };
     // Bytes beyond the response were not asked for: the connection is out of step.
     let reusable = head.keep_alive && complete && buffer.start == buffer.end;
     Ok(Response {
         status: head.status,
+        error,
         ended: if reusable {
             Ended::KeepAlive
         } else {
@@ -250,10 +312,11 @@ async fn skip<S: AsyncRead + Unpin>(
     stream: &mut S,
     buffer: &mut Buffer,
     mut n: u64,
+    rule: &ErrorRule,
 ) -> Result<bool, Failed> {
     loop {
         let take = n.min((buffer.end - buffer.start) as u64) as usize;
-        // The place for a check of the body (issue #23): `buffer.bytes[start..start + take]`.
+        buffer.keep(take, rule);
         buffer.start += take;
         n -= take as u64;
         if n == 0 {
@@ -264,7 +327,11 @@ async fn skip<S: AsyncRead + Unpin>(
 }
 
 /// Consumes a chunked body to its last chunk and trailers. Returns true.
-async fn chunks<S: AsyncRead + Unpin>(stream: &mut S, buffer: &mut Buffer) -> Result<bool, Failed> {
+async fn chunks<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buffer: &mut Buffer,
+    rule: &ErrorRule,
+) -> Result<bool, Failed> {
     loop {
         let size = loop {
             match httparse::parse_chunk_size(buffer.unread()) {
@@ -279,7 +346,7 @@ async fn chunks<S: AsyncRead + Unpin>(stream: &mut S, buffer: &mut Buffer) -> Re
         if size == 0 {
             return trailers(stream, buffer).await;
         }
-        skip(stream, buffer, size).await?;
+        skip(stream, buffer, size, rule).await?;
         while buffer.end - buffer.start < 2 {
             more(stream, buffer).await?;
         }
@@ -311,8 +378,10 @@ async fn trailers<S: AsyncRead + Unpin>(
 async fn until_close<S: AsyncRead + Unpin>(
     stream: &mut S,
     buffer: &mut Buffer,
+    rule: &ErrorRule,
 ) -> Result<(), Failed> {
     loop {
+        buffer.keep(buffer.end - buffer.start, rule);
         buffer.start = buffer.end;
         match buffer.fill(stream).await {
             Ok(0) => return Ok(()),
@@ -327,7 +396,10 @@ mod tests {
     use super::*;
 
     fn head(bytes: &[u8], head_only: bool) -> Head {
-        parse_head(bytes, head_only).unwrap().unwrap().0
+        parse_head(bytes, head_only, &ErrorRule::default())
+            .unwrap()
+            .unwrap()
+            .0
     }
 
     #[test]
@@ -368,18 +440,28 @@ mod tests {
     #[test]
     fn partial_and_invalid_heads() {
         assert!(
-            parse_head(b"HTTP/1.1 200 OK\r\nContent-Le", false)
-                .unwrap()
-                .is_none()
+            parse_head(
+                b"HTTP/1.1 200 OK\r\nContent-Le",
+                false,
+                &ErrorRule::default()
+            )
+            .unwrap()
+            .is_none()
         );
-        let err = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false);
+        let rule = ErrorRule::default();
+        let err = parse_head(
+            b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+            false,
+            &rule,
+        );
         assert_eq!(err.err().unwrap().kind, "request");
         let err = parse_head(
             b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
             false,
+            &rule,
         );
         assert_eq!(err.err().unwrap().kind, "request");
-        let err = parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", false);
+        let err = parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", false, &rule);
         assert_eq!(err.err().unwrap().kind, "request");
     }
 
@@ -402,7 +484,52 @@ mod tests {
 
     async fn read_all(bytes: &[u8], step: usize) -> Result<Response, Failed> {
         let mut stream = Trickle(bytes.to_vec(), step);
-        read(&mut stream, &mut Buffer::new(), false).await
+        read(
+            &mut stream,
+            &mut Buffer::new(),
+            false,
+            &ErrorRule::default(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn error_answers_are_read_off_headers_and_json_bodies_in_any_pieces() {
+        let error = |body: &str| {
+            format!(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+        };
+        let graphql = error(r#"  {"data": null, "errors": [{"message": "login"}]}"#);
+        let answer = error(r#"{"data": {"n": 1}}"#);
+        let html = error("<p>error</p>");
+        for step in [1, 5, 1 << 20] {
+            let r = read_all(graphql.as_bytes(), step).await.unwrap();
+            let seen = r.error.map(|e| e.seen);
+            assert_eq!(seen.as_deref(), Some("body \"errors\""), "step {step}");
+            assert!(
+                read_all(answer.as_bytes(), step)
+                    .await
+                    .unwrap()
+                    .error
+                    .is_none()
+            );
+            assert!(
+                read_all(html.as_bytes(), step)
+                    .await
+                    .unwrap()
+                    .error
+                    .is_none()
+            );
+        }
+        let wiki =
+            b"HTTP/1.1 200 OK\r\nMediaWiki-API-Error: readapidenied\r\nContent-Length: 2\r\n\r\n{}";
+        let r = read_all(wiki, 3).await.unwrap();
+        assert_eq!(r.error.unwrap().seen, "header mediawiki-api-error");
+        // Not a 2xx: the status already counts it.
+        let denied = b"HTTP/1.1 401 No\r\nContent-Length: 15\r\n\r\n{\"error\": \"no\"}";
+        assert!(read_all(denied, 4).await.unwrap().error.is_none());
     }
 
     #[tokio::test]

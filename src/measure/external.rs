@@ -189,6 +189,8 @@ fn load_result(ran: &Ran, counted: ToolCount, count: &CountSource) -> LoadResult
         status: Default::default(),
         errors: Default::default(),
         first_error: None,
+        error_answers: Default::default(),
+        first_error_answer: None,
         interrupted: false,
         source: count.name(),
         command_exit: Some(ran.exit),

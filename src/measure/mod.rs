@@ -95,6 +95,18 @@ pub async fn warm_up(
              and --url; --allow-status CODE accepts a status on purpose",
         ));
     }
+    if let Some(seen) = warm.all_error_answers() {
+        return Err(Error::untrustworthy(format!(
+            "every warm-up response to {} {} was an error answered with a 2xx status ({seen}): \
+             the burst would measure the error path, not the endpoint",
+            config.request.method,
+            auth::redact::url(&config.request.url)
+        ))
+        .with_hint(
+            "check the credentials (-H 'Authorization: ...', --bearer, --cookie, --login-url); \
+             an API that answers errors with 200 is read by its body and --error-header",
+        ));
+    }
     Ok(())
 }
 

@@ -89,6 +89,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             rps: REQUESTS as f64,
             status: [("200".to_string(), REQUESTS)].into(),
             errors: BTreeMap::new(),
+            error_answers: BTreeMap::new(),
             latency_ms: LatencySummary::default(),
             latency_percentiles_ms: Vec::new(),
             source: "pgcost".into(),

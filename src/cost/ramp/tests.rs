@@ -147,6 +147,8 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
         status: [(200, 180), (503, 10)].into(),
         errors: [("timeout".to_string(), 10)].into(),
         first_error: None,
+        error_answers: Default::default(),
+        first_error_answer: None,
         interrupted: false,
         source: crate::cost::load::PGCOST_SOURCE,
         command_exit: None,

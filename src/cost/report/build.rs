@@ -51,6 +51,15 @@ pub struct Context {
 /// code path was measured, which matters more than anything else.
 pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<String> {
     let mut reasons = Vec::new();
+    if !load.error_answers.is_empty() {
+        let count: u64 = load.error_answers.values().sum();
+        let first = load.first_error_answer.as_deref().unwrap_or_default();
+        reasons.push(format!(
+            "{count} of {requested} responses were 2xx with an error in them ({first}): \
+             these numbers measure the error path, not the endpoint; check the credentials, \
+             or name the app's error marker with --error-header or --error-body-pointer"
+        ));
+    }
     let rejected = |code: u16| matches!(code, 401 | 403);
     let statuses = load
         .status
@@ -281,6 +290,7 @@ impl Load {
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             errors: load.errors.clone(),
+            error_answers: load.error_answers.clone(),
             latency_ms: latency_ms(&load.latency_us),
             latency_percentiles_ms: latency_curve_ms(&load.latency_us),
             source: load.source.into(),

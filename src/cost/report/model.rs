@@ -113,6 +113,10 @@ pub struct Load {
     pub status: BTreeMap<String, u64>,
     /// Transport errors per kind: timeout, connect, body, redirect, request, other.
     pub errors: BTreeMap<String, u64>,
+    /// 2xx responses that held an error all the same (in the body or a header), by what
+    /// was seen: `body "errors"`, `header mediawiki-api-error`, `body /POINTER`.
+    #[serde(default)]
+    pub error_answers: BTreeMap<String, u64>,
     pub latency_ms: LatencySummary,
     /// The latency curve: the latency at each percentile of
     /// [`CURVE_PERCENTILES`](crate::cost::load::CURVE_PERCENTILES), in ms. Empty in reports

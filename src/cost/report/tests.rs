@@ -26,6 +26,8 @@ pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
         status: status.iter().copied().collect(),
         errors: BTreeMap::new(),
         first_error: None,
+        error_answers: Default::default(),
+        first_error_answer: None,
         interrupted: false,
         source: crate::cost::load::PGCOST_SOURCE,
         command_exit: None,
@@ -283,4 +285,22 @@ fn writes_per_request_sum_the_top_level_statements() {
     let r = Report::build(&old, &load(200, &[(200, 200)]), context(200));
     let w = r.per_request.writes.unwrap();
     assert_eq!((w.wal_bytes, w.blocks_dirtied), (None, 1.0));
+}
+
+#[test]
+fn error_answers_make_the_report_not_valid_and_say_what_was_seen() {
+    let mut burst = load(40, &[(200, 40)]);
+    burst.error_answers.insert("body \"errors\"".into(), 12);
+    burst.first_error_answer = Some("body \"errors\": [{\"message\":\"expired\"}]".into());
+    let r = Report::build(&WindowDelta::default(), &burst, context(40));
+    assert!(!r.valid);
+    assert!(
+        r.invalid_reasons[0].starts_with(
+            "12 of 40 responses were 2xx with an error in them (body \"errors\": [{\"message\":\"expired\"}])"
+        ),
+        "{:?}",
+        r.invalid_reasons
+    );
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["load"]["error_answers"]["body \"errors\""], 12);
 }
