@@ -15,6 +15,7 @@ use tokio_postgres::NoTls;
 pub mod corpus;
 pub mod nodes;
 pub mod pgbouncer;
+pub mod php_like;
 pub mod replica;
 
 #[derive(Clone)]
@@ -321,6 +322,7 @@ impl Fixture {
             .merge(corpus::routes())
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
+            .merge(php_like::routes())
             .merge(replica::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -130,14 +130,22 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
 
 pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    let per_request = report.per_request.statements?;
+    // A new connection's set-up is `connection_per_request`'s saving, not this one's.
+    let setup = (report.per_request.setup.as_ref()).map_or(0.0, |s| s.statements_per_request);
+    let setup_utility = (report.per_request.setup.as_ref()).map_or(0.0, |s| {
+        (s.statements.iter())
+            .filter(|st| st.kind != crate::cost::setup::SetupKind::Catalog)
+            .map(|st| st.calls_per_request)
+            .sum()
+    });
+    let per_request = report.per_request.statements? - setup;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
     let utility = report
         .per_request
         .statements_excluding_utility
-        .map(|non_utility| (per_request - non_utility).max(0.0));
+        .map(|non_utility| (per_request + setup - setup_utility - non_utility).max(0.0));
     let once: Vec<&Statement> = statements
         .iter()
         .filter(|s| s.runs_once_per_request(t))
@@ -157,6 +165,9 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
         "Each request makes {} round trips to Postgres",
         amount(per_request)
     );
+    if setup > 0.0 {
+        suggestion.push_str(" besides its new connections' set-up");
+    }
     if let Some(utility) = utility.filter(|u| *u > 0.0) {
         suggestion.push_str(&format!(
             " ({} of them BEGIN, COMMIT, SET and the like)",
@@ -197,6 +208,9 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
     if let Some(utility) = utility {
         figures.push(("utility_statements_per_request", utility));
     }
+    if setup > 0.0 {
+        figures.push(("setup_statements_per_request", setup));
+    }
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: saved,
@@ -205,45 +219,6 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             ..Saving::default()
         },
         ..Finding::new(FindingKind::RoundTrips, suggestion)
-    })
-}
-
-pub(super) fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
-    let pool = &report.pool;
-    let new_sessions = report.per_request.new_sessions?;
-    if new_sessions < t.connection_min_new_sessions_per_request {
-        return None;
-    }
-    let mut figures = vec![("new_sessions_per_request", new_sessions)];
-    let mut suggestion = format!(
-        "The app opened {} per request. Each one costs Postgres a new \
-         backend process, authentication and cold catalog caches before its first query, \
-         and all of it is billed to this endpoint. Create one connection pool per process, \
-         at start-up, and borrow a connection from it for each request.",
-        counted(new_sessions, "new connection", "new connections")
-    );
-    if let Some(peak) = pool.peak_backends {
-        figures.push(("peak_backends", peak as f64));
-    }
-    if let Some(max) = pool.max_connections {
-        figures.push(("max_connections", f64::from(max)));
-    }
-    if let (Some(peak), Some(max)) = (pool.peak_backends.filter(|p| *p > 0), pool.max_connections) {
-        let processes = i64::from(max) / peak;
-        figures.push(("processes_supported", processes as f64));
-        suggestion.push_str(&format!(
-            " At its peak the app held {peak} backends; with max_connections = {max}, the \
-             server can take at most {processes} such processes."
-        ));
-    }
-    Some(Finding {
-        evidence: evidence(&figures),
-        round_trips_per_request: new_sessions,
-        saves_per_request: Saving {
-            statements: new_sessions,
-            ..Saving::default()
-        },
-        ..Finding::new(FindingKind::ConnectionPerRequest, suggestion)
     })
 }
 

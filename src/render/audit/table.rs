@@ -30,6 +30,9 @@ impl Exporter for TableExporter {
                 .map(|grid| titled("PgBouncer", &grid))
                 .unwrap_or_default(),
             baseline(r),
+            sections::setup(r, 60)
+                .map(|(title, grid)| titled(&title, &grid))
+                .unwrap_or_default(),
             statements(r),
             sections::statement_writes(r, 40)
                 .map(|grid| titled("Statements that wrote (per request)", &grid))
