@@ -467,9 +467,9 @@ fn suggestion_paragraph(paragraph: &str, width: usize) -> String {
     }
 }
 
-/// The set-up of a connection-per-request app, apart: a title line with its figures per
-/// new connection and per request, and its statements; `None` when there is none.
-pub fn setup(report: &Report, width: usize) -> Option<(String, Grid)> {
+/// The set-up of a connection-per-request app, apart: its title with the figures per new
+/// connection, a line with them per request, and its statements; `None` when there is none.
+pub fn setup(report: &Report, width: usize) -> Option<(String, String, Grid)> {
     let s = report.per_request.setup.as_ref()?;
     let short = |v: f64| {
         if (v - v.round()).abs() < 0.005 {
@@ -479,15 +479,17 @@ pub fn setup(report: &Report, width: usize) -> Option<(String, Grid)> {
         }
     };
     let title = format!(
-        "Set-up per new connection: {} statements, {} rows read \
-         (per request: {} new connections, {} statements, {} rows read; \
-         {:.0}% of the statements, {:.0}% of the rows read)",
+        "Set-up per new connection: {} statements, {} rows read",
         short(s.statements_per_connection),
         short(s.rows_read_per_connection),
+    );
+    let detail = format!(
+        "Per request: {} new connections, {} set-up statements ({:.0}% of the statements), \
+         {} rows read ({:.0}%)",
         short(s.new_connections_per_request),
         short(s.statements_per_request),
-        short(s.rows_read_per_request),
         s.share_of_statements * 100.0,
+        short(s.rows_read_per_request),
         s.share_of_rows_read * 100.0,
     );
     let rows = (s.statements.iter())
@@ -505,5 +507,5 @@ pub fn setup(report: &Report, width: usize) -> Option<(String, Grid)> {
         rows,
         0..2,
     );
-    Some((title, grid))
+    Some((title, detail, grid))
 }

@@ -299,8 +299,8 @@ pub struct Finding {
     pub unparsed: bool,
     /// Rows Postgres reads or sends that the fix would save, per request.
     pub avoidable_rows_per_request: f64,
-    /// Round trips to Postgres the fix would save, per request (a new connection counts
-    /// as one, though its set-up takes several).
+    /// Round trips to Postgres the fix would save, per request (for a new connection, its
+    /// set-up statements; one per connection when none was recognised).
     pub round_trips_per_request: f64,
     /// The plan Postgres would use for `query`, as `EXPLAIN` prints it; null when not
     /// fetched (`--no-plans`, no `query`, or a role that may not read the tables).

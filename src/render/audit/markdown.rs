@@ -26,7 +26,9 @@ impl Exporter for MarkdownExporter {
             credentials(r),
             baseline(r),
             sections::setup(r, 80)
-                .map(|(title, grid)| format!("**{title}**\n\n{}\n\n", markdown_table(&grid)))
+                .map(|(title, detail, grid)| {
+                    format!("**{title}**\n\n{detail}\n\n{}\n\n", markdown_table(&grid))
+                })
                 .unwrap_or_default(),
             statements(r),
             sections::statement_writes(r, 60)

@@ -30,8 +30,8 @@ impl Exporter for TableExporter {
                 .map(|grid| titled("PgBouncer", &grid))
                 .unwrap_or_default(),
             baseline(r),
-            sections::setup(r, 60)
-                .map(|(title, grid)| titled(&title, &grid))
+            sections::setup(r, 48)
+                .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid))
                 .unwrap_or_default(),
             statements(r),
             sections::statement_writes(r, 40)
