@@ -45,6 +45,17 @@ pub struct Setup {
     pub statements: Vec<SetupStatement>,
 }
 
+impl Setup {
+    /// Its session statements and transaction control per request: all but its catalog
+    /// reads, which pg_stat_statements counts as no utility statements.
+    pub fn utility_per_request(&self) -> f64 {
+        (self.statements.iter())
+            .filter(|s| s.kind != SetupKind::Catalog)
+            .map(|s| s.calls_per_request)
+            .sum()
+    }
+}
+
 /// One statement of the set-up.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SetupStatement {
@@ -227,65 +238,29 @@ pub fn is_setup(setup: Option<&Setup>, query: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::report::model::Writes;
-
-    fn row(query: &str, calls_per_request: f64, rows_per_request: f64) -> StatementRow {
-        StatementRow {
-            query: query.to_string(),
-            queryid: "1".to_string(),
-            toplevel: true,
-            utility: crate::cost::report::model::is_utility(query),
-            calls: 0,
-            rows: 0,
-            calls_per_request,
-            rows_per_call: rows_per_request / calls_per_request,
-            rows_per_request,
-            mean_exec_ms: 0.0,
-            blocks_per_request: 0.0,
-            writes_per_request: Writes::default(),
-            share_of_rows_returned: 0.0,
-            plan: None,
-            database: None,
-        }
-    }
-
-    fn table(name: &str, seq: f64, idx: f64) -> TableRow {
-        TableRow {
-            table: name.to_string(),
-            seq_scans: 1.0,
-            seq_rows_read: seq,
-            idx_scans: 0.0,
-            idx_rows_fetched: idx,
-            rows_inserted: 0.0,
-            rows_updated: 0.0,
-            rows_deleted: 0.0,
-            pages: 1,
-            live_rows: 50,
-            database: None,
-        }
-    }
+    use crate::cost::findings::tests::{stmt, table};
 
     /// Two connections per request, each with the PHP-like set-up, then one handler query.
     fn php_like() -> Vec<StatementRow> {
         vec![
-            row("SET client_encoding TO 'UTF8'", 2.0, 0.0),
-            row("SET TIME ZONE 'UTC'", 2.0, 0.0),
-            row("SHOW server_version_num", 2.0, 2.0),
-            row("BEGIN", 2.0, 0.0),
-            row(
+            stmt("SET client_encoding TO 'UTF8'", 2.0, 0.0),
+            stmt("SET TIME ZONE 'UTC'", 2.0, 0.0),
+            stmt("SHOW server_version_num", 2.0, 1.0),
+            stmt("BEGIN", 2.0, 0.0),
+            stmt(
                 "SELECT oid, typname FROM pg_type WHERE typname = ANY($1)",
                 2.0,
-                6.0,
+                3.0,
             ),
-            row("COMMIT", 2.0, 0.0),
-            row("SELECT version()", 2.0, 2.0),
-            row(
+            stmt("COMMIT", 2.0, 0.0),
+            stmt("SELECT version()", 2.0, 1.0),
+            stmt(
                 "SELECT id, name FROM items WHERE owner = $1 LIMIT $2",
                 1.0,
                 5.0,
             ),
-            row("SELECT count(*) FROM items WHERE owner = $1", 1.0, 1.0),
-            row("SET search_path TO public", 1.0, 0.0),
+            stmt("SELECT count(*) FROM items WHERE owner = $1", 1.0, 1.0),
+            stmt("SET search_path TO public", 1.0, 0.0),
         ]
     }
 
@@ -306,7 +281,9 @@ mod tests {
     #[test]
     fn the_set_up_of_two_connections_per_request_is_recognised() {
         let rows = php_like();
-        let tables = [table("public.items", 50.0, 10.0)];
+        let mut items = table("public.items", 1);
+        (items.seq_rows_read, items.idx_rows_fetched) = (50.0, 10.0);
+        let tables = [items];
         let setup = recognise(&inputs(2.0, &rows, &tables)).unwrap();
         let queries: Vec<&str> = setup.statements.iter().map(|s| s.query.as_str()).collect();
         // The handler's queries are not set-up; nor is a SET run once per request (half a
@@ -343,9 +320,9 @@ mod tests {
     #[test]
     fn a_handler_transaction_alone_is_no_set_up() {
         let rows = vec![
-            row("BEGIN", 1.0, 0.0),
-            row("SELECT name FROM items WHERE id = $1", 1.0, 1.0),
-            row("COMMIT", 1.0, 0.0),
+            stmt("BEGIN", 1.0, 0.0),
+            stmt("SELECT name FROM items WHERE id = $1", 1.0, 1.0),
+            stmt("COMMIT", 1.0, 0.0),
         ];
         assert_eq!(recognise(&inputs(1.0, &rows, &[])), None);
     }
@@ -353,9 +330,9 @@ mod tests {
     #[test]
     fn calls_that_are_no_whole_multiple_of_the_connections_are_not_set_up() {
         let rows = vec![
-            row("SHOW server_version_num", 1.5, 1.5),
-            row("SELECT version()", 5.0, 5.0),
-            row("SET TIME ZONE 'UTC'", 1.0, 0.0),
+            stmt("SHOW server_version_num", 1.5, 1.0),
+            stmt("SELECT version()", 5.0, 1.0),
+            stmt("SET TIME ZONE 'UTC'", 1.0, 0.0),
         ];
         let setup = recognise(&inputs(1.0, &rows, &[])).unwrap();
         let queries: Vec<&str> = setup.statements.iter().map(|s| s.query.as_str()).collect();

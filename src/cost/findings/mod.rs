@@ -17,7 +17,7 @@ mod rules;
 mod saving;
 mod sql;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod writes;
 
 use std::collections::BTreeMap;

@@ -128,24 +128,44 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
     })
 }
 
+/// Top-level statements per request besides the set-up of new connections (which is
+/// `connection_per_request`'s saving), the utility statements among them, and the set-up's.
+fn handler_statements(report: &Report) -> Option<(f64, Option<f64>, f64)> {
+    let p = &report.per_request;
+    let setup = p.setup.as_ref();
+    let setup_statements = setup.map_or(0.0, |s| s.statements_per_request);
+    let setup_utility = setup.map_or(0.0, |s| s.utility_per_request());
+    let all = p.statements?;
+    let utility = (p.statements_excluding_utility)
+        .map(|non_utility| (all - setup_utility - non_utility).max(0.0));
+    Some((all - setup_statements, utility, setup_statements))
+}
+
+/// The suggestion's first sentence.
+fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> String {
+    let mut opening = format!(
+        "Each request makes {} round trips to Postgres",
+        amount(per_request)
+    );
+    if setup > 0.0 {
+        opening.push_str(" besides its new connections' set-up");
+    }
+    if let Some(utility) = utility.filter(|u| *u > 0.0) {
+        opening.push_str(&format!(
+            " ({} of them BEGIN, COMMIT, SET and the like)",
+            amount(utility)
+        ));
+    }
+    opening.push_str(", and each one waits for the network and the server in turn.");
+    opening
+}
+
 pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    // A new connection's set-up is `connection_per_request`'s saving, not this one's.
-    let setup = (report.per_request.setup.as_ref()).map_or(0.0, |s| s.statements_per_request);
-    let setup_utility = (report.per_request.setup.as_ref()).map_or(0.0, |s| {
-        (s.statements.iter())
-            .filter(|st| st.kind != crate::cost::setup::SetupKind::Catalog)
-            .map(|st| st.calls_per_request)
-            .sum()
-    });
-    let per_request = report.per_request.statements? - setup;
+    let (per_request, utility, setup) = handler_statements(report)?;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
-    let utility = report
-        .per_request
-        .statements_excluding_utility
-        .map(|non_utility| (per_request + setup - setup_utility - non_utility).max(0.0));
     let once: Vec<&Statement> = statements
         .iter()
         .filter(|s| s.runs_once_per_request(t))
@@ -161,20 +181,7 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             .map(|s| s.calls_per_request - 1.0)
             .sum::<f64>();
 
-    let mut suggestion = format!(
-        "Each request makes {} round trips to Postgres",
-        amount(per_request)
-    );
-    if setup > 0.0 {
-        suggestion.push_str(" besides its new connections' set-up");
-    }
-    if let Some(utility) = utility.filter(|u| *u > 0.0) {
-        suggestion.push_str(&format!(
-            " ({} of them BEGIN, COMMIT, SET and the like)",
-            amount(utility)
-        ));
-    }
-    suggestion.push_str(", and each one waits for the network and the server in turn.");
+    let mut suggestion = round_trips_opening(per_request, utility, setup);
     if !once.is_empty() {
         suggestion.push_str(
             "\n\nThese statements run exactly once per request; such statements are \

@@ -12,7 +12,7 @@ use crate::cost::report::{
 const REQUESTS: u64 = 100;
 
 /// A top-level statement measured over `REQUESTS` requests.
-fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow {
+pub(crate) fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow {
     let calls = (calls_per_request * REQUESTS as f64).round() as i64;
     let rows = (calls as f64 * rows_per_call).round() as i64;
     StatementRow {
@@ -35,7 +35,7 @@ fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow
 }
 
 /// A table with no counter movement but its size.
-fn table(name: &str, pages: i64) -> TableRow {
+pub(crate) fn table(name: &str, pages: i64) -> TableRow {
     TableRow {
         table: name.to_string(),
         seq_scans: 0.0,
