@@ -11,19 +11,19 @@ use pgcost::cost::findings::FindingKind;
 use pgcost::cost::report::Report;
 use support::fixture::Fixture;
 use support::fixture::php_like::{self, APP_NAME, PAGE_SIZE, SETUP_STATEMENTS};
-use support::{TestDb, assert_valid, audit};
+use support::{ITEMS, TestDb, assert_valid, audit, table};
 
 /// What the statement log says the endpoint ran: per backend (one per connection), the
 /// statements in order.
 struct Logged {
-    by_backend: BTreeMap<String, Vec<String>>,
+    by_backend: BTreeMap<String, Vec<(String, bool)>>,
 }
 
 impl Logged {
     /// Reads the lines `APP:PID:LOG:  statement: TEXT` (simple protocol) and `APP:PID:LOG:
     /// execute NAME: TEXT` (extended protocol) of the endpoint's connections.
     fn read(log: &str) -> Logged {
-        let mut by_backend: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut by_backend: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
         for line in log.lines() {
             let Some(rest) = line.strip_prefix(&format!("{APP_NAME}:")) else {
                 continue;
@@ -31,17 +31,17 @@ impl Logged {
             let Some((pid, message)) = rest.split_once(':') else {
                 continue;
             };
-            let text = if let Some(text) = message.strip_prefix("LOG:  statement: ") {
-                text
+            let (text, extended) = if let Some(text) = message.strip_prefix("LOG:  statement: ") {
+                (text, false)
             } else if let Some(named) = message.strip_prefix("LOG:  execute ") {
-                named.split_once(": ").map_or(named, |(_, text)| text)
+                (named.split_once(": ").map_or(named, |(_, text)| text), true)
             } else {
                 continue;
             };
             by_backend
                 .entry(pid.to_string())
                 .or_default()
-                .push(text.to_string());
+                .push((text.to_string(), extended));
         }
         Logged { by_backend }
     }
@@ -54,10 +54,34 @@ impl Logged {
         self.by_backend.values().map(Vec::len).sum()
     }
 
+    /// Transactions (`xact_commit`): each statement outside BEGIN ... COMMIT is one, and so
+    /// is each block; a statement of the extended protocol outside a block is one more (the
+    /// Sync after the driver's Parse, which the log does not show); and each connection is
+    /// one more (the backend's start-up transaction, which reads the catalog).
+    fn transactions(&self) -> usize {
+        let mut count = 0;
+        for statements in self.by_backend.values() {
+            count += 1;
+            let mut open = false;
+            for (text, extended) in statements {
+                match text.as_str() {
+                    "BEGIN" => open = true,
+                    "COMMIT" => {
+                        open = false;
+                        count += 1;
+                    }
+                    _ if !open => count += 1 + usize::from(*extended),
+                    _ => {}
+                }
+            }
+        }
+        count
+    }
+
     /// The set-up: every statement of a connection before its last (the handler's).
     fn setup_texts(&self) -> BTreeSet<&str> {
         (self.by_backend.values())
-            .flat_map(|s| s[..s.len() - 1].iter().map(String::as_str))
+            .flat_map(|s| s[..s.len() - 1].iter().map(|(text, _)| text.as_str()))
             .collect()
     }
 }
@@ -91,6 +115,13 @@ async fn a_connection_per_request_app_is_exact_against_the_statement_log() {
     let p = &r.per_request;
     assert_eq!(p.new_sessions, Some(2.0), "{p:?}");
     assert_eq!(p.statements, Some(statements), "{p:?}");
+    assert_eq!(
+        p.transactions,
+        logged.transactions() as f64 / requests,
+        "{p:?}"
+    );
+    // The handler's page and total each scan all of `items` (no index).
+    assert_eq!(table(&r, "public.items").seq_rows_read, 2.0 * ITEMS as f64);
     let setup = p.setup.as_ref().expect("the set-up is recognised");
     assert_eq!(setup.new_connections_per_request, 2.0);
     assert_eq!(setup.statements_per_request, setup_statements);
