@@ -39,6 +39,7 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
         "/corpus/connection-per-request",
         Some(FindingKind::ConnectionPerRequest),
     ),
+    ("GET", "/php-like", Some(FindingKind::ConnectionPerRequest)),
     (
         "GET",
         "/corpus/seven-lookups",
@@ -188,6 +189,15 @@ fn check_evidence(reports: &[Report]) {
     assert_eq!(twice.saves_per_request.statements, 1.0);
     assert_eq!(twice.evidence["parameters"], 0.0);
     assert!(twice.suggestion.contains("paginator"));
+    // Two new connections per request, each with its set-up of seven statements: the
+    // finding saves all of them, and the set-up gets no finding of its own.
+    let php = at("/php-like");
+    assert_eq!(kinds(php), [FindingKind::ConnectionPerRequest]);
+    let setup_statements = 2.0 * support::fixture::php_like::SETUP_STATEMENTS as f64;
+    assert_eq!(
+        php.findings[0].saves_per_request.statements,
+        setup_statements
+    );
     let lookups = &at("/corpus/seven-lookups").findings[0];
     assert_eq!(lookups.saves_per_request.statements, 6.0);
     let loop_ = &at("/n-plus-one").findings[0];

@@ -6,7 +6,7 @@
 //! them, their deltas, the per-request `Report` and its headline figures, the report's
 //! typed notes (caveats with stable codes), the databases of one request (nodes) and its
 //! read replicas, the unauthenticated comparison, window churn, whether credentials count,
-//! background traffic and its subtraction, PgBouncer's figures and own statements, the
+//! background traffic and its subtraction, the set-up of new connections, PgBouncer's figures and own statements, the
 //! findings, what the statements' plans say, the reading of a ramp, check's verdict
 //! (`check/`) and the demo's comparison (`demo.rs`).
 
@@ -28,6 +28,7 @@ pub mod plan;
 pub mod ramp;
 pub mod replica;
 pub mod report;
+pub mod setup;
 pub mod snapshot;
 pub mod text;
 pub mod unauthenticated;

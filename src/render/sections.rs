@@ -466,3 +466,46 @@ fn suggestion_paragraph(paragraph: &str, width: usize) -> String {
         textwrap::fill(paragraph, &options)
     }
 }
+
+/// The set-up of a connection-per-request app, apart: its title with the figures per new
+/// connection, a line with them per request, and its statements; `None` when there is none.
+pub fn setup(report: &Report, width: usize) -> Option<(String, String, Grid)> {
+    let s = report.per_request.setup.as_ref()?;
+    let short = |v: f64| {
+        if (v - v.round()).abs() < 0.005 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let title = format!(
+        "Set-up per new connection: {} statements, {} rows read",
+        short(s.statements_per_connection),
+        short(s.rows_read_per_connection),
+    );
+    let detail = format!(
+        "Per request: {} new connections, {} set-up statements ({:.0}% of the statements), \
+         {} rows read ({:.0}%)",
+        short(s.new_connections_per_request),
+        short(s.statements_per_request),
+        s.share_of_statements * 100.0,
+        short(s.rows_read_per_request),
+        s.share_of_rows_read * 100.0,
+    );
+    let rows = (s.statements.iter())
+        .map(|st| {
+            vec![
+                short(st.calls_per_connection),
+                short(st.calls_per_request),
+                st.kind.as_str().to_string(),
+                one_line(&st.query, width),
+            ]
+        })
+        .collect();
+    let grid = Grid::new(
+        &["per connection", "per request", "kind", "statement"],
+        rows,
+        0..2,
+    );
+    Some((title, detail, grid))
+}

@@ -16,6 +16,7 @@ pub mod corpus;
 pub mod error_answers;
 pub mod nodes;
 pub mod pgbouncer;
+pub mod php_like;
 pub mod replica;
 
 #[derive(Clone)]
@@ -323,6 +324,7 @@ impl Fixture {
             .merge(error_answers::routes())
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
+            .merge(php_like::routes())
             .merge(replica::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

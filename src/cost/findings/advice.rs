@@ -24,8 +24,8 @@ pub fn summary(kind: FindingKind) -> &'static str {
              independent lookups keyed by the same user or tenant into one statement."
         }
         FindingKind::ConnectionPerRequest => {
-            "The app opens a connection per request: a backend start and authentication \
-             each time. Create one pool per process at start-up and borrow from it."
+            "The app opens a connection per request and runs its set-up on each. Keep \
+             connections: a pool per process, persistent connections or PgBouncer."
         }
         FindingKind::CacheCandidate => {
             "A keyed read of small tables nothing wrote in the window: a candidate for an \
@@ -132,12 +132,21 @@ const CONNECTION_PER_REQUEST: &str = "\
 Fires at 0.5 new connections per request or more (PostgreSQL 14+).
 
 Each new connection costs a backend process, authentication and cold catalog caches
-before its first query. The fix: one connection pool per process, created at start-up;
-borrow a connection from it for each request. pgcost also reports the peak backends
-against max_connections: how many processes like this one the server can take.
+before its first query, and the set-up the app runs on it: its SETs, SHOWs, start-up
+transaction and catalog lookups (pgcost lists them apart, as the set-up per new
+connection). The fix depends on the stack, which pgcost cannot see:
+  - with a pool: create one pool per process at start-up, and borrow a connection from
+    it for each request;
+  - without one (PHP, CGI, serverless functions): keep connections across requests with
+    persistent connections (PHP: PDO::ATTR_PERSISTENT or pg_pconnect), or put a pooler
+    such as PgBouncer in front of Postgres;
+  - either way, move the SETs into the connection's start-up parameters (options=-c ...)
+    or the role's defaults (ALTER ROLE ... SET), so that a connection runs none.
+pgcost also reports the peak backends against max_connections: how many processes like
+this one the server can take.
 
-Saves per request: one round trip per new connection (its set-up takes several). Always
-high.";
+Saves per request: the whole set-up (its statements, rows read and rows returned), or one
+round trip per new connection when no set-up statement was recognised. Always high.";
 
 const CACHE_CANDIDATE: &str = "\
 Fires for a reference-like read: it runs once per request or more, returns at most 5 rows

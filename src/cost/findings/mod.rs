@@ -10,13 +10,14 @@
 //! findings that depend on it say so with `unparsed: true`.
 
 mod advice;
+mod connection;
 mod identity;
 mod repeated;
 mod rules;
 mod saving;
 mod sql;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod writes;
 
 use std::collections::BTreeMap;
@@ -28,10 +29,8 @@ use serde::{Deserialize, Serialize};
 use crate::cost::report::model::{Report, TableRow};
 use crate::cost::text::one_line;
 pub use advice::{explain, summary};
-use rules::{
-    cache_candidate, collection_to_boolean, connection_per_request, n_plus_one, round_trips,
-    seq_scan_heavy,
-};
+use connection::connection_per_request;
+use rules::{cache_candidate, collection_to_boolean, n_plus_one, round_trips, seq_scan_heavy};
 pub use saving::{Saving, rank, severity};
 use sql::{Access, Shape};
 
@@ -300,8 +299,8 @@ pub struct Finding {
     pub unparsed: bool,
     /// Rows Postgres reads or sends that the fix would save, per request.
     pub avoidable_rows_per_request: f64,
-    /// Round trips to Postgres the fix would save, per request (a new connection counts
-    /// as one, though its set-up takes several).
+    /// Round trips to Postgres the fix would save, per request (for a new connection, its
+    /// set-up statements; one per connection when none was recognised).
     pub round_trips_per_request: f64,
     /// The plan Postgres would use for `query`, as `EXPLAIN` prints it; null when not
     /// fetched (`--no-plans`, no `query`, or a role that may not read the tables).
@@ -358,7 +357,8 @@ pub fn parse_rate(report: &Report) -> (usize, usize) {
 /// measurement is the caller's decision.
 ///
 /// Only top-level statements other than BEGIN, COMMIT, SET and the like are read, and
-/// rows with the same text (other users, other query ids) count as one statement.
+/// rows with the same text (other users, other query ids) count as one statement; a new
+/// connection's set-up is read by `connection_per_request` alone.
 /// Statements nested in functions are left out: their cost shows in the caller.
 pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
     let statements = statements(report);
@@ -482,13 +482,15 @@ impl Statement<'_> {
 }
 
 /// The top-level, non-utility statements, with rows of the same text (other users,
-/// other query ids) added together.
+/// other query ids) added together. A new connection's set-up is left out: it runs once
+/// per connection, and `connection_per_request` names it.
 fn statements(report: &Report) -> Vec<Statement<'_>> {
+    let setup = report.per_request.setup.as_ref();
     let mut texts: Vec<&str> = Vec::new();
     for row in report
         .statements
         .iter()
-        .filter(|s| s.toplevel && !s.utility)
+        .filter(|s| s.toplevel && !s.utility && !crate::cost::setup::is_setup(setup, &s.query))
     {
         if !texts.contains(&row.query.as_str()) {
             texts.push(&row.query);

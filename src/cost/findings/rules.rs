@@ -128,16 +128,44 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
     })
 }
 
+/// Top-level statements per request besides the set-up of new connections (which is
+/// `connection_per_request`'s saving), the utility statements among them, and the set-up's.
+fn handler_statements(report: &Report) -> Option<(f64, Option<f64>, f64)> {
+    let p = &report.per_request;
+    let setup = p.setup.as_ref();
+    let setup_statements = setup.map_or(0.0, |s| s.statements_per_request);
+    let setup_utility = setup.map_or(0.0, |s| s.utility_per_request());
+    let all = p.statements?;
+    let utility = (p.statements_excluding_utility)
+        .map(|non_utility| (all - setup_utility - non_utility).max(0.0));
+    Some((all - setup_statements, utility, setup_statements))
+}
+
+/// The suggestion's first sentence.
+fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> String {
+    let mut opening = format!(
+        "Each request makes {} round trips to Postgres",
+        amount(per_request)
+    );
+    if setup > 0.0 {
+        opening.push_str(" besides its new connections' set-up");
+    }
+    if let Some(utility) = utility.filter(|u| *u > 0.0) {
+        opening.push_str(&format!(
+            " ({} of them BEGIN, COMMIT, SET and the like)",
+            amount(utility)
+        ));
+    }
+    opening.push_str(", and each one waits for the network and the server in turn.");
+    opening
+}
+
 pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    let per_request = report.per_request.statements?;
+    let (per_request, utility, setup) = handler_statements(report)?;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
-    let utility = report
-        .per_request
-        .statements_excluding_utility
-        .map(|non_utility| (per_request - non_utility).max(0.0));
     let once: Vec<&Statement> = statements
         .iter()
         .filter(|s| s.runs_once_per_request(t))
@@ -153,17 +181,7 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             .map(|s| s.calls_per_request - 1.0)
             .sum::<f64>();
 
-    let mut suggestion = format!(
-        "Each request makes {} round trips to Postgres",
-        amount(per_request)
-    );
-    if let Some(utility) = utility.filter(|u| *u > 0.0) {
-        suggestion.push_str(&format!(
-            " ({} of them BEGIN, COMMIT, SET and the like)",
-            amount(utility)
-        ));
-    }
-    suggestion.push_str(", and each one waits for the network and the server in turn.");
+    let mut suggestion = round_trips_opening(per_request, utility, setup);
     if !once.is_empty() {
         suggestion.push_str(
             "\n\nThese statements run exactly once per request; such statements are \
@@ -197,6 +215,9 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
     if let Some(utility) = utility {
         figures.push(("utility_statements_per_request", utility));
     }
+    if setup > 0.0 {
+        figures.push(("setup_statements_per_request", setup));
+    }
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: saved,
@@ -205,45 +226,6 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             ..Saving::default()
         },
         ..Finding::new(FindingKind::RoundTrips, suggestion)
-    })
-}
-
-pub(super) fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
-    let pool = &report.pool;
-    let new_sessions = report.per_request.new_sessions?;
-    if new_sessions < t.connection_min_new_sessions_per_request {
-        return None;
-    }
-    let mut figures = vec![("new_sessions_per_request", new_sessions)];
-    let mut suggestion = format!(
-        "The app opened {} per request. Each one costs Postgres a new \
-         backend process, authentication and cold catalog caches before its first query, \
-         and all of it is billed to this endpoint. Create one connection pool per process, \
-         at start-up, and borrow a connection from it for each request.",
-        counted(new_sessions, "new connection", "new connections")
-    );
-    if let Some(peak) = pool.peak_backends {
-        figures.push(("peak_backends", peak as f64));
-    }
-    if let Some(max) = pool.max_connections {
-        figures.push(("max_connections", f64::from(max)));
-    }
-    if let (Some(peak), Some(max)) = (pool.peak_backends.filter(|p| *p > 0), pool.max_connections) {
-        let processes = i64::from(max) / peak;
-        figures.push(("processes_supported", processes as f64));
-        suggestion.push_str(&format!(
-            " At its peak the app held {peak} backends; with max_connections = {max}, the \
-             server can take at most {processes} such processes."
-        ));
-    }
-    Some(Finding {
-        evidence: evidence(&figures),
-        round_trips_per_request: new_sessions,
-        saves_per_request: Saving {
-            statements: new_sessions,
-            ..Saving::default()
-        },
-        ..Finding::new(FindingKind::ConnectionPerRequest, suggestion)
     })
 }
 

@@ -12,7 +12,7 @@ use crate::cost::report::{
 const REQUESTS: u64 = 100;
 
 /// A top-level statement measured over `REQUESTS` requests.
-fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow {
+pub(crate) fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow {
     let calls = (calls_per_request * REQUESTS as f64).round() as i64;
     let rows = (calls as f64 * rows_per_call).round() as i64;
     StatementRow {
@@ -35,7 +35,7 @@ fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> StatementRow
 }
 
 /// A table with no counter movement but its size.
-fn table(name: &str, pages: i64) -> TableRow {
+pub(crate) fn table(name: &str, pages: i64) -> TableRow {
     TableRow {
         table: name.to_string(),
         seq_scans: 0.0,
@@ -113,6 +113,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             db_time_ms: Some(1.0),
             new_sessions: Some(0.0),
             writes: None,
+            setup: None,
         },
         totals: Totals {
             database: DatabaseCounters {
@@ -385,12 +386,134 @@ fn a_connection_per_request_is_named_with_the_server_limit() {
     assert_eq!(f.evidence["peak_backends"], 8.0);
     assert_eq!(f.evidence["max_connections"], 100.0);
     assert_eq!(f.evidence["processes_supported"], 12.0);
-    assert!(f.suggestion.contains("one connection pool per process"));
+    assert!(f.suggestion.contains("one pool per process"));
+    assert!(f.suggestion.contains("pg_pconnect"));
+    assert!(f.suggestion.contains("PgBouncer"));
+    assert_eq!(
+        f.saves_per_request.statements, 1.0,
+        "no set-up: one per connection"
+    );
     assert!(f.suggestion.contains("at most 12 such processes"));
 
     r.pool = Pool::default();
     let without_pool = analyze(&r, &Thresholds::default());
     assert!(!without_pool[0].evidence.contains_key("processes_supported"));
+}
+
+/// `r` with `sessions` new connections per request and the set-up they imply.
+fn with_setup(mut r: Report, sessions: f64, rows_read: f64) -> Report {
+    r.per_request.new_sessions = Some(sessions);
+    r.per_request.rows_read = rows_read;
+    r.per_request.setup = crate::cost::setup::recognise(&crate::cost::setup::Inputs {
+        new_sessions_per_request: r.per_request.new_sessions,
+        statements_per_request: r.per_request.statements,
+        rows_read_per_request: rows_read,
+        statements: &r.statements,
+        tables: &r.tables,
+    });
+    r
+}
+
+/// A PHP-like request: one new connection with its set-up (three type lookups by name
+/// among it), then two keyed reads.
+fn php_like() -> Report {
+    let mut small = table("public.small", 1);
+    small.idx_rows_fetched = 1.0;
+    let mut items = table("public.items", 1);
+    items.idx_rows_fetched = 1.0;
+    let r = report(
+        vec![
+            stmt("SET client_encoding TO $1", 1.0, 0.0),
+            stmt("SET TIME ZONE $1", 1.0, 0.0),
+            stmt("SHOW server_version_num", 1.0, 1.0),
+            stmt("BEGIN", 1.0, 0.0),
+            stmt(
+                "SELECT oid, typname FROM pg_type WHERE typname = $1",
+                3.0,
+                1.0,
+            ),
+            stmt("COMMIT", 1.0, 0.0),
+            stmt("SELECT version()", 1.0, 1.0),
+            stmt("SELECT current_setting($1)", 1.0, 1.0),
+            stmt("SELECT label FROM small WHERE id = $1", 1.0, 1.0),
+            stmt("SELECT name FROM items WHERE id = $1", 1.0, 1.0),
+        ],
+        vec![small, items],
+    );
+    with_setup(r, 1.0, 102.0)
+}
+
+#[test]
+fn a_connection_per_request_saves_its_whole_set_up() {
+    let r = php_like();
+    let setup = r.per_request.setup.as_ref().unwrap();
+    assert_eq!(setup.statements.len(), 8);
+    assert_eq!(setup.statements_per_request, 10.0);
+    assert_eq!(setup.rows_read_per_request, 100.0);
+    let found = findings(&r);
+    let f = &found[0];
+    assert_eq!(f.kind, FindingKind::ConnectionPerRequest, "{found:?}");
+    assert_eq!(f.saves_per_request.statements, 10.0);
+    assert_eq!(f.saves_per_request.rows_read, 100.0);
+    assert_eq!(f.saves_per_request.rows_returned, 6.0);
+    assert_eq!(f.evidence["setup_statements_per_request"], 10.0);
+    assert!(
+        f.suggestion
+            .contains("10 statements and 100 rows read per new connection")
+    );
+    assert!(f.suggestion.contains("SELECT version()"));
+    assert!(f.suggestion.contains("pg_pconnect") && f.suggestion.contains("PgBouncer"));
+    assert!(f.suggestion.contains("one pool per process"));
+}
+
+#[test]
+fn the_set_up_gets_no_finding_of_its_own() {
+    let r = php_like();
+    let found = findings(&r);
+    // The type lookups run three times on one connection: no N+1, no repeated statement;
+    // version() runs once per request: no round trips of "auth lookups" (the handler's two
+    // statements are too few); no set-up statement is a cache candidate.
+    for kind in [
+        FindingKind::NPlusOne,
+        FindingKind::RepeatedStatement,
+        FindingKind::RoundTrips,
+    ] {
+        assert!(of_kind(&r, kind).is_empty(), "{kind}: {found:?}");
+    }
+    let setup = r.per_request.setup.as_ref().unwrap();
+    for f in &found {
+        let query = f.query.as_deref().unwrap_or("");
+        assert!(!setup.statements.iter().any(|s| s.query == query), "{f:?}");
+    }
+    // Without the set-up recognised, the same statements would be read as waste.
+    let mut pooled = r.clone();
+    pooled.per_request.setup = None;
+    assert!(!of_kind(&pooled, FindingKind::NPlusOne).is_empty());
+    assert!(!of_kind(&pooled, FindingKind::RoundTrips).is_empty());
+}
+
+#[test]
+fn round_trips_count_the_handler_statements_beside_the_set_up() {
+    let mut statements: Vec<StatementRow> = (0..6)
+        .map(|i| {
+            stmt(
+                &format!("SELECT name FROM items WHERE id = $1 AND owner = {i}"),
+                1.0,
+                1.0,
+            )
+        })
+        .collect();
+    statements.push(stmt("SET TIME ZONE $1", 1.0, 0.0));
+    statements.push(stmt("SHOW server_version_num", 1.0, 1.0));
+    let r = with_setup(report(statements, vec![]), 1.0, 10.0);
+    let found = of_kind(&r, FindingKind::RoundTrips);
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.evidence["statements_per_request"], 6.0);
+    assert_eq!(f.evidence["setup_statements_per_request"], 2.0);
+    assert_eq!(f.evidence["utility_statements_per_request"], 0.0);
+    assert!(f.suggestion.contains("besides its new connections' set-up"));
+    assert!(!f.suggestion.contains("SHOW"));
 }
 
 #[test]

@@ -10,6 +10,7 @@ use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
+use crate::cost::setup;
 use crate::cost::unauthenticated;
 
 use super::model::{
@@ -133,7 +134,7 @@ impl Report {
             warnings.extend(comparison.warnings);
             comparison.baseline
         });
-        let report = Report {
+        let mut report = Report {
             schema_version: SCHEMA_VERSION,
             valid: invalid_reasons.is_empty(),
             invalid_reasons,
@@ -159,6 +160,13 @@ impl Report {
             background: background.flatten(),
             pgbouncer: None,
         };
+        report.per_request.setup = setup::recognise(&setup::Inputs {
+            new_sessions_per_request: report.per_request.new_sessions,
+            statements_per_request: report.per_request.statements,
+            rows_read_per_request: report.per_request.rows_read,
+            statements: &report.statements,
+            tables: &report.tables,
+        });
         let mut report = match &context.findings {
             Some(thresholds) => Report {
                 findings: findings::analyze(&report, thresholds),
@@ -253,6 +261,7 @@ impl PerRequest {
             db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
             new_sessions: d.sessions.map(|s| per_request(s, n)),
             writes: available.then(|| writes_per_request(&top.writes, n)),
+            setup: None,
         }
     }
 }

@@ -174,6 +174,11 @@ pub struct PerRequest {
     /// pg_stat_statements, and in reports written before it existed.
     #[serde(default)]
     pub writes: Option<Writes>,
+    /// The set-up of the new connections (SETs, SHOWs, start-up transaction, catalog
+    /// reads), when the app opens connections per request; absent otherwise. Its figures
+    /// are part of the ones above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<crate::cost::setup::Setup>,
 }
 
 /// What statements wrote, per request (`pg_stat_statements`). Reads can write too: hint

@@ -52,7 +52,11 @@ fn fleet(r: &Report) -> Markup {
     let background = crate::render::background::section(r);
     let pgbouncer = crate::render::pgbouncer::grid(r);
     let writes = sections::statement_writes(r, 120);
+    let setup = sections::setup(r, 120);
     html! {
+        @if let Some((title, detail, grid)) = setup {
+            section { h2 { (title) } p { (detail) } (grid_table(&grid)) }
+        }
         @if let Some(grid) = nodes {
             section { h2 { "Per database (per request)" } (grid_table(&grid)) }
         }

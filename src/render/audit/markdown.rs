@@ -25,6 +25,11 @@ impl Exporter for MarkdownExporter {
                 .unwrap_or_default(),
             credentials(r),
             baseline(r),
+            sections::setup(r, 80)
+                .map(|(title, detail, grid)| {
+                    format!("**{title}**\n\n{detail}\n\n{}\n\n", markdown_table(&grid))
+                })
+                .unwrap_or_default(),
             statements(r),
             sections::statement_writes(r, 60)
                 .map(|grid| {

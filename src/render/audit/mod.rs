@@ -5,6 +5,8 @@ pub mod html;
 mod json;
 mod markdown;
 mod table;
+#[cfg(test)]
+mod tests;
 
 pub use html::HtmlExporter;
 pub use json::JsonExporter;

@@ -30,6 +30,9 @@ impl Exporter for TableExporter {
                 .map(|grid| titled("PgBouncer", &grid))
                 .unwrap_or_default(),
             baseline(r),
+            sections::setup(r, 48)
+                .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid))
+                .unwrap_or_default(),
             statements(r),
             sections::statement_writes(r, 40)
                 .map(|grid| titled("Statements that wrote (per request)", &grid))

@@ -1,0 +1,199 @@
+//! A connection-per-request app (two new connections per request, each with its set-up, as
+//! a PHP app without persistent connections has) is measured exactly: pgcost's statements
+//! per request, set-up and handler statements equal an independent count from the server's
+//! statement log, and the findings read the set-up as the connections' cost.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pgcost::cost::findings::FindingKind;
+use pgcost::cost::report::Report;
+use support::fixture::Fixture;
+use support::fixture::php_like::{self, APP_NAME, PAGE_SIZE, SETUP_STATEMENTS};
+use support::{ITEMS, TestDb, assert_valid, audit, table};
+
+/// What the statement log says the endpoint ran: per backend (one per connection), the
+/// statements in order.
+struct Logged {
+    by_backend: BTreeMap<String, Vec<(String, bool)>>,
+}
+
+impl Logged {
+    /// Reads the lines `APP:PID:LOG:  statement: TEXT` (simple protocol) and `APP:PID:LOG:
+    /// execute NAME: TEXT` (extended protocol) of the endpoint's connections.
+    fn read(log: &str) -> Logged {
+        let mut by_backend: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
+        for line in log.lines() {
+            let Some(rest) = line.strip_prefix(&format!("{APP_NAME}:")) else {
+                continue;
+            };
+            let Some((pid, message)) = rest.split_once(':') else {
+                continue;
+            };
+            let (text, extended) = if let Some(text) = message.strip_prefix("LOG:  statement: ") {
+                (text, false)
+            } else if let Some(named) = message.strip_prefix("LOG:  execute ") {
+                (named.split_once(": ").map_or(named, |(_, text)| text), true)
+            } else {
+                continue;
+            };
+            by_backend
+                .entry(pid.to_string())
+                .or_default()
+                .push((text.to_string(), extended));
+        }
+        Logged { by_backend }
+    }
+
+    fn connections(&self) -> usize {
+        self.by_backend.len()
+    }
+
+    fn statements(&self) -> usize {
+        self.by_backend.values().map(Vec::len).sum()
+    }
+
+    /// Transactions (`xact_commit`): each statement outside BEGIN ... COMMIT is one, and so
+    /// is each block; a statement of the extended protocol outside a block is one more (the
+    /// Sync after the driver's Parse, which the log does not show); and each connection is
+    /// one more (the backend's start-up transaction, which reads the catalog).
+    fn transactions(&self) -> usize {
+        let mut count = 0;
+        for statements in self.by_backend.values() {
+            count += 1;
+            let mut open = false;
+            for (text, extended) in statements {
+                match text.as_str() {
+                    "BEGIN" => open = true,
+                    "COMMIT" => {
+                        open = false;
+                        count += 1;
+                    }
+                    _ if !open => count += 1 + usize::from(*extended),
+                    _ => {}
+                }
+            }
+        }
+        count
+    }
+
+    /// The set-up: every statement of a connection before its last (the handler's).
+    fn setup_texts(&self) -> BTreeSet<&str> {
+        (self.by_backend.values())
+            .flat_map(|s| s[..s.len() - 1].iter().map(|(text, _)| text.as_str()))
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_per_request_app_is_exact_against_the_statement_log() {
+    let db = TestDb::start_with(&[("log_statement", "all"), ("log_line_prefix", "%a:%p:")]).await;
+    let app = Fixture::start(&db.url(), 2).await;
+    let r = audit(
+        &db,
+        app.url("/php-like"),
+        &["-n", "40", "-c", "2", "--warmup", "4"],
+    )
+    .await;
+    assert_valid(&r);
+    let log = std::fs::read_to_string(db.cluster.dir().join("server.log")).unwrap();
+    let logged = Logged::read(&log);
+
+    // The log's requests: every request opened two connections and ran one handler
+    // query on each (warm-up and window alike, so the log's per-request figures are the
+    // window's).
+    let connections = logged.connections();
+    assert_eq!(connections % 2, 0, "{connections} connections");
+    let requests = (connections / 2) as f64;
+    assert_eq!(requests, (r.load.requests + r.load.warmup) as f64);
+    let statements = logged.statements() as f64 / requests;
+    let handler = connections as f64 / requests;
+    let setup_statements = statements - handler;
+    assert_eq!(setup_statements, 2.0 * SETUP_STATEMENTS as f64);
+
+    let p = &r.per_request;
+    assert_eq!(p.new_sessions, Some(2.0), "{p:?}");
+    assert_eq!(p.statements, Some(statements), "{p:?}");
+    assert_eq!(
+        p.transactions,
+        logged.transactions() as f64 / requests,
+        "{p:?}"
+    );
+    // The handler's page and total each scan all of `items` (no index).
+    assert_eq!(table(&r, "public.items").seq_rows_read, 2.0 * ITEMS as f64);
+    let setup = p.setup.as_ref().expect("the set-up is recognised");
+    assert_eq!(setup.new_connections_per_request, 2.0);
+    assert_eq!(setup.statements_per_request, setup_statements);
+    assert_eq!(
+        setup.statements_per_connection,
+        setup_statements / 2.0,
+        "{setup:?}"
+    );
+    assert_eq!(
+        p.statements.unwrap() - setup.statements_per_request,
+        handler
+    );
+    assert_eq!(setup.share_of_statements, setup_statements / statements);
+    assert_eq!(setup.statements.len(), logged.setup_texts().len());
+    assert!(
+        (setup.statements.iter()).all(|s| !s.query.contains("items")),
+        "{setup:?}"
+    );
+    // The handler's rows: the page and its total.
+    assert_eq!(
+        p.rows_returned.unwrap() - setup.rows_returned_per_request,
+        PAGE_SIZE as f64 + 1.0
+    );
+    assert!(setup.rows_read_per_request > 0.0, "{setup:?}");
+    findings_read_the_set_up_right(&r);
+    eprintln!(
+        "php-like: {statements} statements per request, {setup_statements} of them set-up; \
+         rows read {} per request, {} of them set-up ({:.0}%)",
+        p.rows_read,
+        setup.rows_read_per_request,
+        setup.share_of_rows_read * 100.0
+    );
+}
+
+/// `connection_per_request` first, saving the whole set-up; nothing else on it.
+fn findings_read_the_set_up_right(r: &Report) {
+    let setup = r.per_request.setup.as_ref().unwrap();
+    let first = &r.findings[0];
+    assert_eq!(
+        first.kind,
+        FindingKind::ConnectionPerRequest,
+        "{:?}",
+        r.findings
+    );
+    assert_eq!(
+        first.saves_per_request.statements,
+        setup.statements_per_request
+    );
+    assert_eq!(
+        first.saves_per_request.rows_read,
+        setup.rows_read_per_request
+    );
+    assert!(
+        first.suggestion.contains("PgBouncer"),
+        "{}",
+        first.suggestion
+    );
+    assert!(
+        first.suggestion.contains(php_like::TYPES),
+        "{}",
+        first.suggestion
+    );
+    for f in &r.findings {
+        assert!(
+            !matches!(
+                f.kind,
+                FindingKind::RepeatedStatement
+                    | FindingKind::NPlusOne
+                    | FindingKind::CacheCandidate
+                    | FindingKind::RoundTrips
+            ),
+            "{f:?}"
+        );
+    }
+}
