@@ -1,7 +1,8 @@
 //! Background traffic: a writer of another role, a steady stream of small transactions on
 //! its own persistent connection, runs during audits of the fixture app. Without flags the
 //! report warns; `--app-role` makes statements exact; `--control` subtracts the background
-//! within its stated uncertainty; a background louder than the signal is refused (exit 3).
+//! within its stated uncertainty; a background too uncertain beside the signal is refused
+//! (exit 3).
 //! The four cases share one cluster, each in its own database (pg_stat_database and
 //! pg_stat_statements are per database), and run at once.
 
@@ -188,7 +189,7 @@ async fn control(db: &TestDb) {
     assert!(u.statements.unwrap() <= 0.05, "{report}");
 }
 
-/// A background louder than the signal: not valid, exit 3.
+/// A background louder than the signal, too uncertain beside it: not valid, exit 3.
 async fn too_loud(db: &TestDb) {
     database(db, "bg_loud").await;
     let app = Fixture::start(&db.cluster.url("bg_loud"), 8).await;
@@ -212,8 +213,8 @@ async fn too_loud(db: &TestDb) {
     assert_eq!(json["valid"], false);
     let reasons = json["invalid_reasons"].to_string();
     assert!(
-        reasons.contains("of the signal in transactions")
-            && reasons.contains("--max-background 5%"),
+        reasons.contains("the background leaves transactions uncertain by")
+            && reasons.contains("more than 15%"),
         "{reasons}"
     );
     assert!(

@@ -11,10 +11,16 @@ use serde::{Deserialize, Serialize};
 use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
 
+pub mod series;
+
 /// `--max-background` by default: 5% of the signal.
 pub const DEFAULT_MAX_SHARE: f64 = 0.05;
 /// The counting noise of the control window is given at this many standard deviations.
 pub const NOISE_SIGMAS: f64 = 3.0;
+/// With `--control`, a corrected figure whose uncertainty is more than this share of it
+/// is not an answer: the report is not valid, and says how long a control window would
+/// give one.
+pub const UNCERTAINTY_TARGET: f64 = 0.15;
 
 /// The options of background traffic, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +85,7 @@ pub fn split_by_role(
 }
 
 /// The three figures the background is subtracted from, over a window.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counts {
     pub transactions: i64,
     pub rows_read: i64,
@@ -105,11 +111,26 @@ impl Counts {
 }
 
 /// What the control window counted, with no request from pgcost.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Control {
     /// Its length, between its two snapshots.
     pub seconds: f64,
     pub counts: Counts,
+    /// Top-level statements (after `--app-role`) in each of its consecutive sub-windows,
+    /// `pg_stat_statements` read about once a second; empty without it.
+    pub series: Vec<i64>,
+}
+
+impl Control {
+    /// The mean length of a sub-window of [`Control::series`].
+    pub fn sub_seconds(&self) -> f64 {
+        self.seconds / self.series.len().max(1) as f64
+    }
+
+    /// The background's period, from the sub-windows; `None` when it has none.
+    pub fn period_seconds(&self) -> Option<f64> {
+        series::period(&self.series).map(|p| p as f64 * self.sub_seconds())
+    }
 }
 
 /// Everything the report needs about other traffic, gathered by the measurement.
@@ -168,6 +189,9 @@ pub struct Background {
     pub uncertainty: Option<PerFigure>,
     /// The subtracted background over the corrected signal.
     pub share: Option<Shares>,
+    /// The background's period, read from the control window's one-second sub-windows of
+    /// statements; `null` when it has none (or without `--control`).
+    pub period_seconds: Option<f64>,
     /// `--max-background`, as a fraction.
     pub max_background: f64,
 }
@@ -240,6 +264,8 @@ struct Figure {
     measured: i64,
     subtracted: f64,
     uncertainty: f64,
+    /// The part of `uncertainty` a longer control window does not shrink.
+    fixed: f64,
 }
 
 /// Assesses the background of a window whose counts were `measured`, over `requests`.
@@ -265,6 +291,7 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         subtracted: None,
         uncertainty: None,
         share: None,
+        period_seconds: None,
         max_background: options.max_share,
     });
     let (Some(control), Some(section)) = (&input.control, background.as_mut()) else {
@@ -295,9 +322,10 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         rows_read: share(figures[1].subtracted, signal(&figures[1])),
         statements: figures.get(2).and_then(|f| share(f.subtracted, signal(f))),
     });
+    section.period_seconds = control.period_seconds();
     let invalid_reasons = (figures.iter())
-        .filter(|f| too_loud(f.subtracted, signal(f), options.max_share))
-        .map(|f| too_loud_reason(f, control, options.max_share))
+        .filter(|f| too_uncertain(f.uncertainty, signal(f)))
+        .map(|f| too_uncertain_reason(f, control))
         .collect();
     Assessed {
         corrected: Some(per(signal)),
@@ -311,11 +339,12 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
 fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
     let held = Some(input.flush_interval_seconds);
-    let figure = |name, measured, count, events, held| Figure {
+    let figure = |name, measured, count, events, held: Option<f64>| Figure {
         name,
         measured,
         subtracted: rate(count, seconds) * window,
         uncertainty: uncertainty(count, events, seconds, window, held),
+        fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
     };
     let mut figures = vec![
         figure(
@@ -334,27 +363,59 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
         ),
     ];
     if let (Some(m), Some(s)) = (measured.statements, c.statements) {
-        // pg_stat_statements counts at once: nothing is held back at the edges.
-        figures.push(figure("statements", m, s, s, None));
+        // pg_stat_statements counts at once: nothing is held back at the edges. A
+        // background in bursts varies more than a Poisson stream of its statements: its
+        // sub-windows say how much.
+        let mut statements = figure("statements", m, s, s, None);
+        let sub = control.sub_seconds();
+        let edges = series::edge_spread(&control.series, (window / sub).ceil() as usize);
+        let bursts = series::uncertainty(&control.series, sub, window, NOISE_SIGMAS);
+        if bursts > statements.uncertainty {
+            statements.uncertainty = bursts;
+            statements.fixed = edges;
+        }
+        figures.push(statements);
     }
     figures
 }
 
-fn too_loud_reason(f: &Figure, control: &Control, max_share: f64) -> String {
-    let signal = f.measured as f64 - f.subtracted;
+/// True when an uncertainty is more than [`UNCERTAINTY_TARGET`] of the corrected signal.
+pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
+    uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
+}
+
+fn too_uncertain_reason(f: &Figure, control: &Control) -> String {
+    let signal = (f.measured as f64 - f.subtracted).max(0.0);
+    let needed = series::control_seconds_for(
+        f.uncertainty,
+        f.fixed,
+        UNCERTAINTY_TARGET * signal,
+        control.seconds,
+    );
+    let period = control
+        .period_seconds()
+        .map(|p| format!(", a period of {p:.1} s"))
+        .unwrap_or_default();
     format!(
-        "the background is {} of the signal in {} ({:.1} expected from the {:.1} s control \
-         window, against {:.1} from the requests): more than --max-background {}; stop the \
-         other traffic, or send more requests (-n) so that the signal outweighs it",
-        match share(f.subtracted, signal) {
-            Some(s) => format!("{:.0}%", s * 100.0),
-            None => "all".into(),
-        },
+        "the background leaves {} uncertain by ± {:.1} against {:.1} from the requests (more \
+         than {}): {:.1} expected from the {:.1} s control window{period}; {}",
         f.name,
+        f.uncertainty,
+        signal,
+        percent(UNCERTAINTY_TARGET),
         f.subtracted,
         control.seconds,
-        signal.max(0.0),
-        percent(max_share),
+        match needed {
+            Some(seconds) => format!(
+                "a control window of about {:.0} s would give an answer (--control {:.0}s), \
+                 or stop the other traffic",
+                seconds.ceil(),
+                seconds.ceil()
+            ),
+            None => "its edges alone are too uncertain beside the signal: send more \
+                     requests (-n), or stop the other traffic"
+                .into(),
+        },
     )
 }
 

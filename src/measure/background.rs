@@ -94,7 +94,7 @@ impl Watch {
         Input {
             options: self.options.clone(),
             other_roles,
-            control: self.control,
+            control: self.control.clone(),
             window_seconds,
             flush_interval_seconds: if version_num >= 150000 { 1.0 } else { 0.5 },
             other_backends: seen

@@ -14,6 +14,7 @@ use tokio_postgres::NoTls;
 
 pub mod corpus;
 pub mod nodes;
+pub mod periodic;
 pub mod pgbouncer;
 pub mod replica;
 
