@@ -92,13 +92,23 @@ async fn audit_db(
         .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
 }
 
-/// No flags: the figures include the writer's work, and the report says so, naming it.
+/// No flags: the figures include the writer's work, and the report says so, naming it;
+/// far above --max-background, it is not valid.
 async fn without_flags(db: &TestDb) {
     database(db, "bg_plain").await;
     let app = Fixture::start(&db.cluster.url("bg_plain"), 8).await;
     let writer = Writer::start(db, "bg_plain", Duration::from_millis(20)).await;
     let r = audit_db(db, "bg_plain", &app, &scan_args("200")).await;
-    assert_valid(&r);
+    // 50 statements a second after the burst, while pgcost sent nothing: far above 5%.
+    assert!(!r.valid, "{:?}", r.per_request);
+    let reason = (r.invalid_reasons.iter())
+        .find(|w| w.starts_with("background in the window"))
+        .unwrap_or_else(|| panic!("no background reason in {:?}", r.invalid_reasons));
+    assert!(
+        reason.contains("more than --max-background 5%") && reason.contains("--control"),
+        "{reason}"
+    );
+    assert_eq!(r.invalid_reasons.len(), 1, "{:?}", r.invalid_reasons);
     assert!(r.background.is_none(), "no flag, no section");
     let warning = (r.notes.iter().map(Note::message))
         .find(|w| w.contains("other client backend(s) were active in the window"))

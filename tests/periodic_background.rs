@@ -1,7 +1,7 @@
 //! A periodic job in the app's own process and role (every 2 s, 30 scans of `small`):
 //! `--app-role` cannot tell it apart. With `--control` the figures are within their stated
 //! uncertainty of the truth measured with the job stopped, and the job's period is found;
-//! without it, the report names the background.
+//! without it, the report names the background and is not valid (above --max-background).
 
 mod support;
 
@@ -75,7 +75,8 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     assert!((period - 2.0).abs() < 0.3, "{report}");
     let control = b.window_seconds.unwrap();
     assert!(control >= 10.0, "{report}");
-    // Whole periods: 10 or 12 one-second sub-windows, each a little over a second.
+    // Before and after the burst, each of whole periods (one-second sub-windows, each a
+    // little over a second).
     assert!(
         (control / period).fract() < 0.2 || (control / period).fract() > 0.8,
         "{report}"
@@ -95,6 +96,15 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     );
     assert!((p.rows_read - t.rows_read).abs() <= u.rows_read, "{report}");
     assert!((t.rows_read - ITEMS as f64).abs() < 1.0, "{t:?}");
+    // Louder than --max-background (5%), so said, with its period.
+    let loud = (r.notes.iter())
+        .find(|n| n.code() == "background_subtracted")
+        .unwrap_or_else(|| panic!("no background_subtracted note: {:#?}", r.notes));
+    assert!(
+        loud.message().contains("it runs every 2.0 s"),
+        "{}",
+        loud.message()
+    );
     // An answer, not a shrug: each within 15% of the figure.
     assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
     assert!(u.transactions <= 0.15 * p.transactions, "{report}");
@@ -110,6 +120,13 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
         codes.contains(&"background_not_subtracted") || codes.contains(&"background_while_idle"),
         "{codes:?}"
     );
+    // 15 statements a second against 1000 requests in about 12 s: 15-20%, not valid.
+    assert!(!plain.valid);
+    let reason = (plain.invalid_reasons.iter())
+        .find(|w| w.starts_with("background in the window"))
+        .unwrap_or_else(|| panic!("no background reason: {:?}", plain.invalid_reasons));
+    println!("{reason}");
+    assert!(reason.contains("--control"), "{reason}");
     assert!(plain.per_request.statements.unwrap() > 1.0);
     assert!(job.runs() >= 10, "{}", job.runs());
     job.stop().await;

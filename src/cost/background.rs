@@ -22,6 +22,9 @@ pub const NOISE_SIGMAS: f64 = 3.0;
 /// give one.
 pub const UNCERTAINTY_TARGET: f64 = 0.15;
 
+/// `--max-duration` by default: the control windows are sized within this.
+pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(180);
+
 /// The options of background traffic, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -31,6 +34,9 @@ pub struct Options {
     pub control: Option<Duration>,
     /// `--max-background`, as a fraction of the signal.
     pub max_share: f64,
+    /// `--max-duration`: the control window after the burst is sized (for an uncertainty
+    /// within [`UNCERTAINTY_TARGET`]) only as long as the run stays within this.
+    pub max_duration: Duration,
 }
 
 impl Default for Options {
@@ -39,6 +45,7 @@ impl Default for Options {
             app_roles: Vec::new(),
             control: None,
             max_share: DEFAULT_MAX_SHARE,
+            max_duration: DEFAULT_MAX_DURATION,
         }
     }
 }
@@ -131,6 +138,45 @@ impl Control {
     pub fn period_seconds(&self) -> Option<f64> {
         series::period(&self.series).map(|p| p as f64 * self.sub_seconds())
     }
+
+    /// This window and `after` (the one after the burst) as one: lengths and counts
+    /// summed, sub-windows one after the other.
+    pub fn merged(&self, after: &Control) -> Control {
+        let (a, b) = (self.counts, after.counts);
+        Control {
+            seconds: self.seconds + after.seconds,
+            counts: Counts {
+                transactions: a.transactions + b.transactions,
+                rows_read: a.rows_read + b.rows_read,
+                statements: a.statements.zip(b.statements).map(|(a, b)| a + b),
+            },
+            series: [self.series.as_slice(), &after.series].concat(),
+        }
+    }
+}
+
+/// How long the control windows must be, together, for every corrected figure of a window
+/// that counted `measured` to be within [`UNCERTAINTY_TARGET`]: the
+/// longest any figure needs (the length it has when all already are). `None` when a
+/// figure's edges alone are too uncertain: only more requests help then.
+pub fn control_needed(input: &Input, measured: Counts) -> Option<f64> {
+    let control = input.control.as_ref()?;
+    let mut needed = control.seconds;
+    for f in figures(input, control, measured) {
+        let signal = (f.measured as f64 - f.subtracted).max(0.0);
+        let target = UNCERTAINTY_TARGET * signal;
+        let seconds = series::control_seconds_for(f.uncertainty, f.fixed, target, control.seconds)?;
+        needed = needed.max(seconds);
+    }
+    Some(needed)
+}
+
+/// The app roles' statements between a snapshot read after the last response and the
+/// window's closing one: background, counted while pgcost sent nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tail {
+    pub seconds: f64,
+    pub statements: i64,
 }
 
 /// Everything the report needs about other traffic, gathered by the measurement.
@@ -147,6 +193,8 @@ pub struct Input {
     /// Client backends that did something in the window while pgcost sent nothing, or
     /// that belong to a role outside `--app-role`, each as `pid 123 (role x)`.
     pub other_backends: Vec<String>,
+    /// The window's tail after the burst (admin mode); `None` where not read.
+    pub tail: Option<Tail>,
 }
 
 /// Per-request values of the figures the background is subtracted from.
@@ -298,7 +346,7 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         return Assessed {
             background,
             corrected: None,
-            invalid_reasons: Vec::new(),
+            invalid_reasons: plain_reasons(input, measured),
             warnings,
         };
     };
@@ -323,6 +371,17 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         statements: figures.get(2).and_then(|f| share(f.subtracted, signal(f))),
     });
     section.period_seconds = control.period_seconds();
+    let loudest = (figures.iter())
+        .filter_map(|f| share(f.subtracted, signal(f)).map(|s| (f.name, s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((figure, loudest)) = loudest.filter(|(_, s)| *s > options.max_share) {
+        warnings.push(Note::BackgroundSubtracted {
+            figure: figure.into(),
+            share: loudest,
+            max_share: options.max_share,
+            period_seconds: section.period_seconds,
+        });
+    }
     let invalid_reasons = (figures.iter())
         .filter(|f| too_uncertain(f.uncertainty, signal(f)))
         .map(|f| too_uncertain_reason(f, control))
@@ -379,6 +438,35 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
     figures
 }
 
+/// Without `--control`: the background statements the window holds, estimated from its
+/// tail's rate over the whole window, when more than `--max-background` of the rest.
+fn plain_reasons(input: &Input, measured: Counts) -> Vec<String> {
+    let (Some(tail), Some(statements), None) = (input.tail, measured.statements, &input.control)
+    else {
+        return Vec::new();
+    };
+    let background = rate(tail.statements, tail.seconds) * input.window_seconds;
+    let signal = statements as f64 - background;
+    if !too_loud(background, signal, input.options.max_share) {
+        return Vec::new();
+    }
+    vec![format!(
+        "background in the window: {} statement(s) ran in the {:.1} s after the last response, \
+         while pgcost sent nothing, so about {:.0} of the window's {} statements are not the \
+         requests' ({}, more than --max-background {}); measure it and subtract it with \
+         --control 10s (give --app-role ROLE too when it runs as another role)",
+        tail.statements,
+        tail.seconds,
+        background,
+        statements,
+        match share(background, signal) {
+            Some(s) => format!("{:.0}% of the rest", s * 100.0),
+            None => "all of them".into(),
+        },
+        percent(input.options.max_share),
+    )]
+}
+
 /// True when an uncertainty is more than [`UNCERTAINTY_TARGET`] of the corrected signal.
 pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
     uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
@@ -407,10 +495,12 @@ fn too_uncertain_reason(f: &Figure, control: &Control) -> String {
         control.seconds,
         match needed {
             Some(seconds) => format!(
-                "a control window of about {:.0} s would give an answer (--control {:.0}s), \
-                 or stop the other traffic",
+                "control windows of about {:.0} s in all would give an answer (these had \
+                 {:.1} s before and after the burst, within --max-duration): raise \
+                 --max-duration by about {:.0} s, or stop the other traffic",
                 seconds.ceil(),
-                seconds.ceil()
+                control.seconds,
+                (seconds - control.seconds).max(0.0).ceil()
             ),
             None => "its edges alone are too uncertain beside the signal: send more \
                      requests (-n), or stop the other traffic"

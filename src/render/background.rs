@@ -109,6 +109,7 @@ mod tests {
             window_seconds: 20.0,
             flush_interval_seconds: 1.0,
             other_backends: vec!["pid 7 (role cron)".into()],
+            tail: None,
         });
         Report::build(&delta, &load(200, &[(200, 200)]), ctx)
     }

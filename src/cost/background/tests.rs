@@ -289,3 +289,71 @@ fn without_control_other_backends_are_warned_about() {
         "12 statement call(s) of roles outside --app-role ran in the window (cron 12)"
     ));
 }
+
+#[test]
+fn the_control_windows_are_sized_for_an_uncertainty_within_fifteen_percent() {
+    // 1000 statements in 10 s, none in bursts, 20 s window of 1000 requests: 2000
+    // expected, ± 3 * 1000 / sqrt(1000) * 2 = 189.7 beside 1000, 15% is 150. Noise shrinks
+    // as one over the root of the control window: (189.7 / 150)^2 * 10 = 16 s.
+    let input = input(Some(control(10.0, 0, 0, 1000)));
+    let measured = Counts {
+        transactions: 1000,
+        rows_read: 1000,
+        statements: Some(3000),
+    };
+    let needed = control_needed(&input, measured).unwrap();
+    assert!((needed - 16.0).abs() < 1e-9, "{needed}");
+    let a = assess(&input, measured, 1000);
+    let reason = &a.invalid_reasons[0];
+    assert!(
+        reason.contains("control windows of about 16 s in all")
+            && reason.contains("raise --max-duration by about 6 s"),
+        "{reason}"
+    );
+    // Twice the control window: 1 / sqrt(2) of the noise, within 15%.
+    let twice = control(10.0, 0, 0, 1000).merged(&control(10.0, 0, 0, 1000));
+    assert_eq!((twice.seconds, twice.counts.statements), (20.0, Some(2000)));
+    let input = Input {
+        control: Some(twice),
+        ..input
+    };
+    assert_eq!(control_needed(&input, measured), Some(20.0));
+    assert!(assess(&input, measured, 1000).invalid_reasons.is_empty());
+}
+
+#[test]
+fn without_control_a_window_holding_background_above_the_threshold_is_not_valid() {
+    // 24 statements in the 8 s after the burst: 3 a second, 60 over a 20 s window, against
+    // 1060 counted: 6% of the 1000 left, above 5%.
+    let mut input = input(None);
+    input.tail = Some(Tail {
+        seconds: 8.0,
+        statements: 24,
+    });
+    let measured = Counts {
+        transactions: 1060,
+        rows_read: 1060,
+        statements: Some(1060),
+    };
+    let a = assess(&input, measured, 1000);
+    assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
+    assert_eq!(
+        a.invalid_reasons[0],
+        "background in the window: 24 statement(s) ran in the 8.0 s after the last response, \
+         while pgcost sent nothing, so about 60 of the window's 1060 statements are not the \
+         requests' (6% of the rest, more than --max-background 5%); measure it and subtract \
+         it with --control 10s (give --app-role ROLE too when it runs as another role)"
+    );
+    // 2 a second: 40, 4% of the rest.
+    input.tail = Some(Tail {
+        seconds: 8.0,
+        statements: 16,
+    });
+    let measured = Counts {
+        statements: Some(1040),
+        ..measured
+    };
+    assert!(assess(&input, measured, 1000).invalid_reasons.is_empty());
+    input.tail = None;
+    assert!(assess(&input, measured, 1000).invalid_reasons.is_empty());
+}
