@@ -74,8 +74,13 @@ impl Meter {
         if length < SUB_WINDOW.as_secs_f64() || stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let (after, reasons) =
-            (self.quiet_window(Duration::from_secs_f64(length), progress, stop)).await?;
+        let after = self.quiet_window(Duration::from_secs_f64(length), progress, stop);
+        let (after, reasons) = match after.await {
+            Ok(after) => after,
+            // Interrupted: the windows stand with the first control window alone.
+            Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
+            Err(e) => return Err(e),
+        };
         let merged = before.merged(&after);
         for window in windows.iter_mut() {
             let context = &mut window.context;
