@@ -166,7 +166,7 @@ impl AuditConfig {
     }
 }
 
-/// `--app-role`, `--control` and `--max-background`, checked.
+/// `--app-role`, `--control`, `--max-background` and `--max-duration`, checked.
 pub fn background_from_args(args: &BackgroundArgs) -> Result<background::Options> {
     let mut app_roles = Vec::new();
     for role in &args.app_roles {
@@ -187,10 +187,12 @@ pub fn background_from_args(args: &BackgroundArgs) -> Result<background::Options
         ))
         .with_hint("e.g. --max-background 5%")
     })?;
+    let max_duration = parse_positive_duration("--max-duration", &args.max_duration)?;
     Ok(background::Options {
         app_roles,
         control,
         max_share: max_share / 100.0,
+        max_duration,
     })
 }
 
@@ -389,10 +391,20 @@ mod tests {
         assert_eq!(options.app_roles, vec!["app".to_string()]);
         assert_eq!(options.control, Some(std::time::Duration::from_secs(10)));
         assert_eq!(options.max_share, 0.05);
+        assert_eq!(options.max_duration, std::time::Duration::from_secs(180));
         let c = config(&["--control", "5s", "--max-background", "12.5%"], &[]);
         assert_eq!(c.unwrap().background.max_share, 0.125);
+        let c = config(&["--control", "5s", "--max-duration", "90s"], &[]);
+        assert_eq!(
+            c.unwrap().background.max_duration,
+            std::time::Duration::from_secs(90)
+        );
         for (extra, message) in [
             (&["--control", "0s"][..], "--control"),
+            (
+                &["--control", "5s", "--max-duration", "0s"],
+                "--max-duration",
+            ),
             (
                 &["--control", "5s", "--max-background", "lots"],
                 "--max-background",

@@ -11,10 +11,19 @@ use serde::{Deserialize, Serialize};
 use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
 
+pub mod series;
+
 /// `--max-background` by default: 5% of the signal.
 pub const DEFAULT_MAX_SHARE: f64 = 0.05;
 /// The counting noise of the control window is given at this many standard deviations.
 pub const NOISE_SIGMAS: f64 = 3.0;
+/// With `--control`, a corrected figure whose uncertainty is more than this share of it
+/// is not an answer: the report is not valid, and says how long a control window would
+/// give one.
+pub const UNCERTAINTY_TARGET: f64 = 0.15;
+
+/// `--max-duration` by default: the control windows are sized within this.
+pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(180);
 
 /// The options of background traffic, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +34,9 @@ pub struct Options {
     pub control: Option<Duration>,
     /// `--max-background`, as a fraction of the signal.
     pub max_share: f64,
+    /// `--max-duration`: the control window after the burst is sized (for an uncertainty
+    /// within [`UNCERTAINTY_TARGET`]) only as long as the run stays within this.
+    pub max_duration: Duration,
 }
 
 impl Default for Options {
@@ -33,6 +45,7 @@ impl Default for Options {
             app_roles: Vec::new(),
             control: None,
             max_share: DEFAULT_MAX_SHARE,
+            max_duration: DEFAULT_MAX_DURATION,
         }
     }
 }
@@ -79,7 +92,7 @@ pub fn split_by_role(
 }
 
 /// The three figures the background is subtracted from, over a window.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counts {
     pub transactions: i64,
     pub rows_read: i64,
@@ -105,11 +118,65 @@ impl Counts {
 }
 
 /// What the control window counted, with no request from pgcost.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Control {
     /// Its length, between its two snapshots.
     pub seconds: f64,
     pub counts: Counts,
+    /// Top-level statements (after `--app-role`) in each of its consecutive sub-windows,
+    /// `pg_stat_statements` read about once a second; empty without it.
+    pub series: Vec<i64>,
+}
+
+impl Control {
+    /// The mean length of a sub-window of [`Control::series`].
+    pub fn sub_seconds(&self) -> f64 {
+        self.seconds / self.series.len().max(1) as f64
+    }
+
+    /// The background's period, from the sub-windows; `None` when it has none.
+    pub fn period_seconds(&self) -> Option<f64> {
+        series::period(&self.series).map(|p| p as f64 * self.sub_seconds())
+    }
+
+    /// This window and `after` (the one after the burst) as one: lengths and counts
+    /// summed, sub-windows one after the other.
+    pub fn merged(&self, after: &Control) -> Control {
+        let (a, b) = (self.counts, after.counts);
+        Control {
+            seconds: self.seconds + after.seconds,
+            counts: Counts {
+                transactions: a.transactions + b.transactions,
+                rows_read: a.rows_read + b.rows_read,
+                statements: a.statements.zip(b.statements).map(|(a, b)| a + b),
+            },
+            series: [self.series.as_slice(), &after.series].concat(),
+        }
+    }
+}
+
+/// How long the control windows must be, together, for every corrected figure of a window
+/// that counted `measured` to be within [`UNCERTAINTY_TARGET`]: the
+/// longest any figure needs (the length it has when all already are). `None` when a
+/// figure's edges alone are too uncertain: only more requests help then.
+pub fn control_needed(input: &Input, measured: Counts) -> Option<f64> {
+    let control = input.control.as_ref()?;
+    let mut needed = control.seconds;
+    for f in figures(input, control, measured) {
+        let signal = (f.measured as f64 - f.subtracted).max(0.0);
+        let target = UNCERTAINTY_TARGET * signal;
+        let seconds = series::control_seconds_for(f.uncertainty, f.fixed, target, control.seconds)?;
+        needed = needed.max(seconds);
+    }
+    Some(needed)
+}
+
+/// The app roles' statements between a snapshot read after the last response and the
+/// window's closing one: background, counted while pgcost sent nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tail {
+    pub seconds: f64,
+    pub statements: i64,
 }
 
 /// Everything the report needs about other traffic, gathered by the measurement.
@@ -126,6 +193,8 @@ pub struct Input {
     /// Client backends that did something in the window while pgcost sent nothing, or
     /// that belong to a role outside `--app-role`, each as `pid 123 (role x)`.
     pub other_backends: Vec<String>,
+    /// The window's tail after the burst (admin mode); `None` where not read.
+    pub tail: Option<Tail>,
 }
 
 /// Per-request values of the figures the background is subtracted from.
@@ -168,6 +237,9 @@ pub struct Background {
     pub uncertainty: Option<PerFigure>,
     /// The subtracted background over the corrected signal.
     pub share: Option<Shares>,
+    /// The background's period, read from the control window's one-second sub-windows of
+    /// statements; `null` when it has none (or without `--control`).
+    pub period_seconds: Option<f64>,
     /// `--max-background`, as a fraction.
     pub max_background: f64,
 }
@@ -240,6 +312,8 @@ struct Figure {
     measured: i64,
     subtracted: f64,
     uncertainty: f64,
+    /// The part of `uncertainty` a longer control window does not shrink.
+    fixed: f64,
 }
 
 /// Assesses the background of a window whose counts were `measured`, over `requests`.
@@ -265,13 +339,14 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         subtracted: None,
         uncertainty: None,
         share: None,
+        period_seconds: None,
         max_background: options.max_share,
     });
     let (Some(control), Some(section)) = (&input.control, background.as_mut()) else {
         return Assessed {
             background,
             corrected: None,
-            invalid_reasons: Vec::new(),
+            invalid_reasons: plain_reasons(input, measured),
             warnings,
         };
     };
@@ -295,9 +370,21 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         rows_read: share(figures[1].subtracted, signal(&figures[1])),
         statements: figures.get(2).and_then(|f| share(f.subtracted, signal(f))),
     });
+    section.period_seconds = control.period_seconds();
+    let loudest = (figures.iter())
+        .filter_map(|f| share(f.subtracted, signal(f)).map(|s| (f.name, s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((figure, loudest)) = loudest.filter(|(_, s)| *s > options.max_share) {
+        warnings.push(Note::BackgroundSubtracted {
+            figure: figure.into(),
+            share: loudest,
+            max_share: options.max_share,
+            period_seconds: section.period_seconds,
+        });
+    }
     let invalid_reasons = (figures.iter())
-        .filter(|f| too_loud(f.subtracted, signal(f), options.max_share))
-        .map(|f| too_loud_reason(f, control, options.max_share))
+        .filter(|f| too_uncertain(f.uncertainty, signal(f)))
+        .map(|f| too_uncertain_reason(f, control))
         .collect();
     Assessed {
         corrected: Some(per(signal)),
@@ -311,11 +398,12 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
 fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
     let held = Some(input.flush_interval_seconds);
-    let figure = |name, measured, count, events, held| Figure {
+    let figure = |name, measured, count, events, held: Option<f64>| Figure {
         name,
         measured,
         subtracted: rate(count, seconds) * window,
         uncertainty: uncertainty(count, events, seconds, window, held),
+        fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
     };
     let mut figures = vec![
         figure(
@@ -334,27 +422,90 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
         ),
     ];
     if let (Some(m), Some(s)) = (measured.statements, c.statements) {
-        // pg_stat_statements counts at once: nothing is held back at the edges.
-        figures.push(figure("statements", m, s, s, None));
+        // pg_stat_statements counts at once: nothing is held back at the edges. A
+        // background in bursts varies more than a Poisson stream of its statements: its
+        // sub-windows say how much.
+        let mut statements = figure("statements", m, s, s, None);
+        let sub = control.sub_seconds();
+        let edges = series::edge_spread(&control.series, (window / sub).ceil() as usize);
+        let bursts = series::uncertainty(&control.series, sub, window, NOISE_SIGMAS);
+        if bursts > statements.uncertainty {
+            statements.uncertainty = bursts;
+            statements.fixed = edges;
+        }
+        figures.push(statements);
     }
     figures
 }
 
-fn too_loud_reason(f: &Figure, control: &Control, max_share: f64) -> String {
-    let signal = f.measured as f64 - f.subtracted;
-    format!(
-        "the background is {} of the signal in {} ({:.1} expected from the {:.1} s control \
-         window, against {:.1} from the requests): more than --max-background {}; stop the \
-         other traffic, or send more requests (-n) so that the signal outweighs it",
-        match share(f.subtracted, signal) {
-            Some(s) => format!("{:.0}%", s * 100.0),
-            None => "all".into(),
+/// Without `--control`: the background statements the window holds, estimated from its
+/// tail's rate over the whole window, when more than `--max-background` of the rest.
+fn plain_reasons(input: &Input, measured: Counts) -> Vec<String> {
+    let (Some(tail), Some(statements), None) = (input.tail, measured.statements, &input.control)
+    else {
+        return Vec::new();
+    };
+    let background = rate(tail.statements, tail.seconds) * input.window_seconds;
+    let signal = statements as f64 - background;
+    if !too_loud(background, signal, input.options.max_share) {
+        return Vec::new();
+    }
+    vec![format!(
+        "background in the window: {} statement(s) ran in the {:.1} s after the last response, \
+         while pgcost sent nothing, so about {:.0} of the window's {} statements are not the \
+         requests' ({}, more than --max-background {}); measure it and subtract it with \
+         --control 10s (give --app-role ROLE too when it runs as another role)",
+        tail.statements,
+        tail.seconds,
+        background,
+        statements,
+        match share(background, signal) {
+            Some(s) => format!("{:.0}% of the rest", s * 100.0),
+            None => "all of them".into(),
         },
+        percent(input.options.max_share),
+    )]
+}
+
+/// True when an uncertainty is more than [`UNCERTAINTY_TARGET`] of the corrected signal.
+pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
+    uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
+}
+
+fn too_uncertain_reason(f: &Figure, control: &Control) -> String {
+    let signal = (f.measured as f64 - f.subtracted).max(0.0);
+    let needed = series::control_seconds_for(
+        f.uncertainty,
+        f.fixed,
+        UNCERTAINTY_TARGET * signal,
+        control.seconds,
+    );
+    let period = control
+        .period_seconds()
+        .map(|p| format!(", a period of {p:.1} s"))
+        .unwrap_or_default();
+    format!(
+        "the background leaves {} uncertain by ± {:.1} against {:.1} from the requests (more \
+         than {}): {:.1} expected from the {:.1} s control window{period}; {}",
         f.name,
+        f.uncertainty,
+        signal,
+        percent(UNCERTAINTY_TARGET),
         f.subtracted,
         control.seconds,
-        signal.max(0.0),
-        percent(max_share),
+        match needed {
+            Some(seconds) => format!(
+                "control windows of about {:.0} s in all would give an answer (these had \
+                 {:.1} s before and after the burst, within --max-duration): raise \
+                 --max-duration by about {:.0} s, or stop the other traffic",
+                seconds.ceil(),
+                control.seconds,
+                (seconds - control.seconds).max(0.0).ceil()
+            ),
+            None => "its edges alone are too uncertain beside the signal: send more \
+                     requests (-n), or stop the other traffic"
+                .into(),
+        },
     )
 }
 

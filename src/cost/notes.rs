@@ -143,10 +143,18 @@ pub enum Note {
     },
     /// The USL fits the ramp's curve poorly.
     UslPoorFit { r_squared: f64 },
+    /// With --control: the background subtracted was above --max-background of the signal
+    /// in some figure; the figures stand, within their stated uncertainty.
+    BackgroundSubtracted {
+        figure: String,
+        share: f64,
+        max_share: f64,
+        period_seconds: Option<f64>,
+    },
 }
 
 /// Every code, once: docs/json.md lists them all.
-pub const CODES: [&str; 33] = [
+pub const CODES: [&str; 34] = [
     "allow_status_rejection",
     "token_expires_soon",
     "tls_insecure",
@@ -180,6 +188,7 @@ pub const CODES: [&str; 33] = [
     "plans_skipped_connection",
     "plans_skipped_privilege",
     "usl_poor_fit",
+    "background_subtracted",
 ];
 
 impl Note {
@@ -225,6 +234,7 @@ impl Note {
             PlansSkippedConnection { .. } => 30,
             PlansSkippedPrivilege { .. } => 31,
             UslPoorFit { .. } => 32,
+            BackgroundSubtracted { .. } => 33,
         }
     }
 
@@ -548,6 +558,21 @@ fn traffic_message(note: &Note) -> Option<String> {
             backends,
             app_roles,
         } => background_not_subtracted(backends, *app_roles),
+        Note::BackgroundSubtracted {
+            figure,
+            share,
+            max_share,
+            period_seconds,
+        } => format!(
+            "the background subtracted was {:.0}% of the signal in {figure} (more than \
+             --max-background {:.0}%){}: the figures are corrected within their stated \
+             uncertainty, which holds only while the background keeps its pace",
+            share * 100.0,
+            max_share * 100.0,
+            period_seconds
+                .map(|p| format!("; it runs every {p:.1} s"))
+                .unwrap_or_default()
+        ),
         Note::OtherRolesStatements { roles } => {
             let calls: i64 = roles.iter().map(|o| o.calls).sum();
             let each: Vec<String> = (roles.iter())

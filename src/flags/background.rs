@@ -18,13 +18,21 @@ pub struct BackgroundArgs {
     #[arg(long, value_name = "DURATION")]
     pub control: Option<String>,
 
-    /// With --control: the report is not valid when the background subtracted is more
-    /// than this share of the signal, in any figure.
+    /// Without --control: the report is not valid when the background statements in the
+    /// window (their rate after the burst, over the window) are more than this share of
+    /// the rest. With --control: above it, a note says so; the figures stand when their
+    /// uncertainty is within 15%.
+    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    pub max_background: String,
+
+    /// With --control: the longest the run may take, from the first control window to the
+    /// end of the second (after the burst), which is lengthened until every corrected
+    /// figure is within ±15% or this runs out.
     #[arg(
         long,
-        value_name = "PERCENT",
-        default_value = "5%",
+        value_name = "DURATION",
+        default_value = "3m",
         requires = "control"
     )]
-    pub max_background: String,
+    pub max_duration: String,
 }

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::background::{self, Control, Input, Options, OtherRole};
+use crate::cost::background::{self, Control, Input, Options, OtherRole, Tail};
 use crate::cost::delta::WindowDelta;
+use crate::cost::snapshot::{Snapshot, StatementKey};
 use crate::error::{Error, Result};
 use crate::postgres::settle::Others;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
@@ -16,6 +17,9 @@ use crate::postgres::views::{Activity, Backend};
 
 /// How often the control window and the burst read `pg_stat_activity`.
 pub(super) const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+/// Each statement's calls once the last response came in, and when they were read.
+pub type TailStart = (Instant, BTreeMap<StatementKey, i64>);
 
 /// What one target's meter knows of other traffic.
 #[derive(Debug, Clone)]
@@ -82,6 +86,27 @@ impl Watch {
         others
     }
 
+    /// The app roles' statements from the `tail` snapshot (read after the burst) to the
+    /// window's closing one, `end` read at `end_at`: background, with pgcost quiet.
+    pub fn tail(
+        &self,
+        tail: Option<&TailStart>,
+        end: Option<&Snapshot>,
+        end_at: Option<Instant>,
+    ) -> Option<Tail> {
+        let ((at, tail), end, end_at) = (tail?, end?, end_at?);
+        let app =
+            |key: &StatementKey| self.app_oids.is_empty() || self.app_oids.contains(&key.userid);
+        let statements = (end.statements.iter())
+            .filter(|(key, _)| key.toplevel != Some(false) && app(key))
+            .map(|(key, s)| (s.calls - tail.get(key).copied().unwrap_or(0)).max(0))
+            .sum();
+        Some(Tail {
+            seconds: end_at.saturating_duration_since(*at).as_secs_f64(),
+            statements,
+        })
+    }
+
     /// What the report's background section is built from, for a window of
     /// `window_seconds` in which the backends `seen` did something of their own.
     pub fn input(
@@ -90,11 +115,13 @@ impl Watch {
         seen: &BTreeMap<i32, Backend>,
         other_roles: Vec<OtherRole>,
         version_num: i32,
+        tail: Option<Tail>,
     ) -> Input {
         Input {
+            tail,
             options: self.options.clone(),
             other_roles,
-            control: self.control,
+            control: self.control.clone(),
             window_seconds,
             flush_interval_seconds: if version_num >= 150000 { 1.0 } else { 0.5 },
             other_backends: seen
@@ -117,15 +144,17 @@ pub(super) fn active_since(activity: &Activity, since: f64) -> Vec<i32> {
 
 /// Samples the target's client backends while the burst runs (admin mode only: in target
 /// mode every sample would land in the measured counters): the most connected at once,
-/// and the busy backends of roles outside `--app-role`.
+/// the busy backends of roles outside `--app-role`, and a snapshot read once the last
+/// response came in (the tail: `pg_stat_statements` counts at once, so every statement
+/// it gains before the window closes is background).
 pub async fn sample_burst(
     source: &StatsConnection,
     done: &AtomicBool,
     others: &Others,
-) -> (Option<i64>, BTreeMap<i32, Backend>) {
+) -> (Option<i64>, BTreeMap<i32, Backend>, Option<TailStart>) {
     let mut seen = BTreeMap::new();
     if source.mode != Mode::Admin {
-        return (None, seen);
+        return (None, seen, None);
     }
     let mut peak = None;
     while !done.load(Ordering::Relaxed) {
@@ -137,7 +166,12 @@ pub async fn sample_burst(
         }
         tokio::time::sleep(SAMPLE_EVERY).await;
     }
-    (peak, seen)
+    let tail = source
+        .statement_calls()
+        .await
+        .ok()
+        .map(|s| (Instant::now(), s));
+    (peak, seen, tail)
 }
 
 #[cfg(test)]

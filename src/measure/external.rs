@@ -92,6 +92,7 @@ pub async fn measure(
         ended: ran.ended,
         peak_backends: None,
         others: Default::default(),
+        tail: None,
     };
     let mut window = meter.measured(
         &config,

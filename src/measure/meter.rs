@@ -96,6 +96,8 @@ pub struct Burst {
     pub peak_backends: Option<i64>,
     /// Busy backends of roles outside `--app-role` seen while it ran, by pid.
     pub others: BTreeMap<i32, Backend>,
+    /// A snapshot read after the last response, and when (admin mode only).
+    pub tail: Option<background::TailStart>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -402,13 +404,14 @@ impl Meter {
             result
         };
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
-        let (load, (peak_backends, others)) = tokio::join!(burst, sampling);
+        let (load, (peak_backends, others, tail)) = tokio::join!(burst, sampling);
         bar.finish_and_clear();
         Burst {
             load,
             ended: Instant::now(),
             peak_backends,
             others,
+            tail,
         }
     }
 
@@ -434,11 +437,13 @@ impl Meter {
         };
         let mut seen = closed.settle.others.clone();
         seen.extend(burst.others.clone());
+        let tail = (self.watch).tail(burst.tail.as_ref(), closed.end.as_ref(), closed.end_at);
         let background = (self.watch).input(
             window_seconds,
             &seen,
             other_roles,
             source.server.version_num,
+            tail,
         );
         let mut warnings = self.warnings(config);
         warnings.extend(clock_warning(opened, closed));

@@ -355,5 +355,9 @@ async fn sequence(
             .await?;
         opened = measured.closed;
     }
+    // After the last closing settle wait: the second control window, sized to the figures.
+    if !stop.load(Ordering::Relaxed) {
+        meter.control_after(&mut windows, progress, stop).await?;
+    }
     Ok(windows)
 }

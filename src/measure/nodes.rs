@@ -86,6 +86,16 @@ impl Meters {
         self.meters[0].control(progress, stop).await
     }
 
+    /// [`Meter::control_after`], over the first database.
+    pub async fn control_after(
+        &mut self,
+        windows: &mut [super::Window],
+        progress: &Progress,
+        stop: &AtomicBool,
+    ) -> Result<()> {
+        self.meters[0].control_after(windows, progress, stop).await
+    }
+
     /// [`Meter::boundary`] for every database: all close, then all open.
     pub async fn boundary(
         &mut self,

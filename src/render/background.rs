@@ -10,9 +10,12 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
     if let (Some(subtracted), Some(uncertainty), Some(share)) =
         (b.subtracted, b.uncertainty, b.share)
     {
+        let period = (b.period_seconds)
+            .map(|p| format!(", a period of {p:.1} s"))
+            .unwrap_or_default();
         let title = format!(
-            "Background (control window {:.1} s, measured window {:.1} s): subtracted from \
-             transactions, rows read and statements above",
+            "Background (control window {:.1} s, measured window {:.1} s{period}): subtracted \
+             from transactions, rows read and statements above",
             b.window_seconds.unwrap_or_default(),
             b.measured_window_seconds
         );
@@ -106,6 +109,7 @@ mod tests {
             window_seconds: 20.0,
             flush_interval_seconds: 1.0,
             other_backends: vec!["pid 7 (role cron)".into()],
+            tail: None,
         });
         Report::build(&delta, &load(200, &[(200, 200)]), ctx)
     }
@@ -119,6 +123,7 @@ mod tests {
                 rows_read: 5,
                 statements: Some(0),
             },
+            series: vec![0; 10],
         };
         let r = report(Some(control));
         assert!(r.valid, "{:?}", r.invalid_reasons);

@@ -15,6 +15,7 @@ use tokio_postgres::NoTls;
 pub mod corpus;
 pub mod error_answers;
 pub mod nodes;
+pub mod periodic;
 pub mod pgbouncer;
 pub mod php_like;
 pub mod replica;

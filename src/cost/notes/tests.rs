@@ -118,6 +118,12 @@ fn one_of_each() -> Vec<Note> {
             pg_read_all_data: true,
         },
         Note::UslPoorFit { r_squared: 0.42 },
+        Note::BackgroundSubtracted {
+            figure: "statements".into(),
+            share: 0.18,
+            max_share: 0.05,
+            period_seconds: Some(2.0),
+        },
     ]
 }
 

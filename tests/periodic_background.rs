@@ -1,0 +1,133 @@
+//! A periodic job in the app's own process and role (every 2 s, 30 scans of `small`):
+//! `--app-role` cannot tell it apart. With `--control` the figures are within their stated
+//! uncertainty of the truth measured with the job stopped, and the job's period is found;
+//! without it, the report names the background and is not valid (above --max-background).
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pgcost::cost::report::Report;
+use support::fixture::Fixture;
+use support::fixture::periodic::Periodic;
+use support::{ITEMS, TestDb, assert_valid};
+
+const DB: &str = "periodic";
+const PERIOD: Duration = Duration::from_secs(2);
+const STATEMENTS: usize = 30;
+
+async fn audit(db: &TestDb, app: &Fixture, extra: &[&str]) -> Report {
+    let mut args = vec!["-n", "1000", "-c", "8", "--warmup", "80"];
+    args.extend(extra);
+    let config = support::audit_config_of(&db.cluster.url(DB), &app.url("/scan"), &args);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
+        .await
+        .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() {
+    let db = TestDb::start().await;
+    db.create_seeded_database(DB).await;
+    let app = Fixture::start(&db.cluster.url(DB), 8).await;
+
+    // The truth, with the job stopped: the same endpoint, the same control window.
+    let truth = audit(&db, &app, &["--control", "6s"]).await;
+    assert_valid(&truth);
+    let t = truth.per_request.clone();
+    println!(
+        "job off: {:.4} statements, {:.4} transactions, {:.3} rows read per request",
+        t.statements.unwrap(),
+        t.transactions,
+        t.rows_read
+    );
+    assert_eq!(t.statements, Some(1.0), "{t:?}");
+    let quiet = truth.background.as_ref().unwrap();
+    assert_eq!(quiet.period_seconds, None, "{quiet:?}");
+
+    let job = Periodic::start(&db.cluster.url(DB), PERIOD, STATEMENTS).await;
+    let r = audit(&db, &app, &["--control", "10s"]).await;
+    assert_valid(&r);
+    let b = r.background.as_ref().expect("a background section");
+    let (u, s, p) = (
+        b.uncertainty.unwrap(),
+        b.subtracted.unwrap(),
+        &r.per_request,
+    );
+    println!(
+        "job on, --control: period {:?} s, control {:.1} s, window {:.1} s; statements {:.4} ± \
+         {:.4} (subtracted {:.4}), transactions {:.4} ± {:.4}, rows read {:.3} ± {:.3}",
+        b.period_seconds,
+        b.window_seconds.unwrap(),
+        b.measured_window_seconds,
+        p.statements.unwrap(),
+        u.statements.unwrap(),
+        s.statements.unwrap(),
+        p.transactions,
+        u.transactions,
+        p.rows_read,
+        u.rows_read
+    );
+    let report = format!("{p:?}\n{b:#?}");
+    let period = b.period_seconds.expect("the job's period");
+    assert!((period - 2.0).abs() < 0.3, "{report}");
+    let control = b.window_seconds.unwrap();
+    assert!(control >= 10.0, "{report}");
+    // Before and after the burst, each of whole periods (one-second sub-windows, each a
+    // little over a second).
+    assert!(
+        (control / period).fract() < 0.2 || (control / period).fract() > 0.8,
+        "{report}"
+    );
+    assert!(
+        s.statements.unwrap() > 0.05,
+        "the job was subtracted: {report}"
+    );
+    let statements = p.statements.unwrap();
+    assert!(
+        (statements - t.statements.unwrap()).abs() <= u.statements.unwrap(),
+        "{report}"
+    );
+    assert!(
+        (p.transactions - t.transactions).abs() <= u.transactions,
+        "{report}"
+    );
+    assert!((p.rows_read - t.rows_read).abs() <= u.rows_read, "{report}");
+    assert!((t.rows_read - ITEMS as f64).abs() < 1.0, "{t:?}");
+    // Louder than --max-background (5%), so said, with its period.
+    let loud = (r.notes.iter())
+        .find(|n| n.code() == "background_subtracted")
+        .unwrap_or_else(|| panic!("no background_subtracted note: {:#?}", r.notes));
+    assert!(
+        loud.message().contains("it runs every 2.0 s"),
+        "{}",
+        loud.message()
+    );
+    // An answer, not a shrug: each within 15% of the figure.
+    assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
+    assert!(u.transactions <= 0.15 * p.transactions, "{report}");
+
+    // Without --control the job's work is in the figures, and the report names it.
+    let plain = audit(&db, &app, &[]).await;
+    let codes: Vec<&str> = plain.notes.iter().map(|n| n.code()).collect();
+    println!(
+        "job on, no flags: {:.4} statements per request, notes {codes:?}",
+        plain.per_request.statements.unwrap()
+    );
+    assert!(
+        codes.contains(&"background_not_subtracted") || codes.contains(&"background_while_idle"),
+        "{codes:?}"
+    );
+    // 15 statements a second against 1000 requests in about 12 s: 15-20%, not valid.
+    assert!(!plain.valid);
+    let reason = (plain.invalid_reasons.iter())
+        .find(|w| w.starts_with("background in the window"))
+        .unwrap_or_else(|| panic!("no background reason: {:?}", plain.invalid_reasons));
+    println!("{reason}");
+    assert!(reason.contains("--control"), "{reason}");
+    assert!(plain.per_request.statements.unwrap() > 1.0);
+    assert!(job.runs() >= 10, "{}", job.runs());
+    job.stop().await;
+}
