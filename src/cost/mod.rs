@@ -29,5 +29,6 @@ pub mod ramp;
 pub mod replica;
 pub mod report;
 pub mod snapshot;
+pub mod steady;
 pub mod text;
 pub mod unauthenticated;

@@ -81,6 +81,7 @@ pub async fn measure(
             .collect(),
         warnings: Vec::new(),
         windows: Windows::default(),
+        warmed: None,
     };
     if let ChurnVerdict::Churned(churned) =
         churn::judge(meter.churn(&opened, &closed), counted.requests)
@@ -92,6 +93,7 @@ pub async fn measure(
         ended: ran.ended,
         peak_backends: None,
         others: Default::default(),
+        mid: None,
     };
     let mut window = meter.measured(
         &config,

@@ -84,6 +84,8 @@ pub struct Notes {
     pub warnings: Vec<Note>,
     /// Windows discarded before the reported one.
     pub windows: Windows,
+    /// The warm-up before the reported window, when it went on to a steady state.
+    pub warmed: Option<crate::cost::steady::Warmed>,
 }
 
 /// What one burst produced.
@@ -96,6 +98,8 @@ pub struct Burst {
     pub peak_backends: Option<i64>,
     /// Busy backends of roles outside `--app-role` seen while it ran, by pid.
     pub others: BTreeMap<i32, Backend>,
+    /// pg_stat_statements read once half the requests were done (`measure::steady`).
+    pub mid: Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -402,13 +406,16 @@ impl Meter {
             result
         };
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
-        let (load, (peak_backends, others)) = tokio::join!(burst, sampling);
+        let half = config.requests / 2;
+        let mid = crate::measure::steady::read_at_half(&self.source, &bar, half, &burst_done);
+        let (load, (peak_backends, others), mid) = tokio::join!(burst, sampling, mid);
         bar.finish_and_clear();
         Burst {
             load,
             ended: Instant::now(),
             peak_backends,
             others,
+            mid,
         }
     }
 
@@ -440,7 +447,14 @@ impl Meter {
             other_roles,
             source.server.version_num,
         );
+        let warmed = notes.warmed.clone();
         let mut warnings = self.warnings(config);
+        if let Some(w) = warmed.as_ref().filter(|w| !w.steady) {
+            warnings.push(Note::WarmupNotSteady {
+                requests: w.requests,
+                seconds: w.seconds,
+            });
+        }
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
         warnings.extend(notes.warnings);
@@ -482,6 +496,7 @@ impl Meter {
             windows: notes.windows,
             plans: Plans::default(),
             background: Some(background),
+            warmed,
         };
         Window {
             delta: window,

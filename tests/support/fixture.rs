@@ -15,6 +15,7 @@ use tokio_postgres::NoTls;
 pub mod corpus;
 pub mod nodes;
 pub mod pgbouncer;
+pub mod plan_switch;
 pub mod replica;
 
 #[derive(Clone)]
@@ -322,6 +323,7 @@ impl Fixture {
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
             .merge(replica::routes())
+            .merge(plan_switch::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -118,6 +118,17 @@ fn one_of_each() -> Vec<Note> {
             pg_read_all_data: true,
         },
         Note::UslPoorFit { r_squared: 0.42 },
+        Note::WarmupNotSteady {
+            requests: 2000,
+            seconds: 30.0,
+        },
+        Note::PlanChanged {
+            statement: "SELECT id FROM t WHERE kind = $1".into(),
+            rows_per_call: [1.0, 1.0],
+            blocks_per_call: [3.0, 45.0],
+            seq_scanned: vec!["public.t".into()],
+            retries: 2,
+        },
     ]
 }
 
