@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cost::notes::Note;
 use crate::cost::snapshot::{StatementKey, StatementStats};
 
 /// Fewer calls than this in either stretch, and a statement's per-call figures are not
@@ -141,6 +142,16 @@ pub struct Warmed {
     /// App connections to the target at the end of the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
+}
+
+impl Warmed {
+    /// The note when the cap stopped the warm-up before a steady state.
+    pub fn note(&self) -> Option<Note> {
+        (!self.steady).then_some(Note::WarmupNotSteady {
+            requests: self.requests,
+            seconds: self.seconds,
+        })
+    }
 }
 
 #[cfg(test)]

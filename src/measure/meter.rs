@@ -449,12 +449,7 @@ impl Meter {
         );
         let warmed = notes.warmed.clone();
         let mut warnings = self.warnings(config);
-        if let Some(w) = warmed.as_ref().filter(|w| !w.steady) {
-            warnings.push(Note::WarmupNotSteady {
-                requests: w.requests,
-                seconds: w.seconds,
-            });
-        }
+        warnings.extend(warmed.as_ref().and_then(crate::cost::steady::Warmed::note));
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
         warnings.extend(notes.warnings);

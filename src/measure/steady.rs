@@ -16,9 +16,8 @@ use crate::config::AuditConfig;
 use crate::cost::notes::Note;
 use crate::cost::snapshot::{StatementKey, StatementStats};
 use crate::cost::steady::{self, Change, PerCall, Warmed};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::connection::Driver;
-use crate::http::load;
 use crate::measure::{Boundaries, Burst, Meter, Meters, Notes};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
@@ -73,8 +72,11 @@ pub async fn warm_up(
             break;
         }
         let size = slice_size(config.concurrency, connections);
-        let label = format!("warm-up to a steady state (slice {})", warmed.slices + 1);
-        send(driver, config, size, &progress.counter(&label, size), stop).await?;
+        let slice_config = AuditConfig {
+            warmup: size,
+            ..config.clone()
+        };
+        crate::measure::warm_up(&slice_config, driver, progress, stop).await?;
         warmed.requests += size;
         warmed.slices += 1;
         let now = meter.source.statements_now().await?.unwrap_or_default();
@@ -128,31 +130,6 @@ fn slice_size(concurrency: u32, connections: u64) -> u64 {
 async fn app_connections(meter: &Meter) -> Result<u64> {
     let pids = meter.source.app_pids(&meter.watch.others).await?;
     Ok(pids.len() as u64)
-}
-
-async fn send(
-    driver: &Arc<Driver>,
-    config: &AuditConfig,
-    size: u64,
-    bar: &ProgressBar,
-    stop: &Arc<AtomicBool>,
-) -> Result<()> {
-    let concurrency = config.concurrency.min(size as u32);
-    let result = load::burst(driver, size, concurrency, bar, stop.clone()).await;
-    bar.finish_and_clear();
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::interrupted());
-    }
-    if result.errors.contains_key("connect") {
-        return Err(Error::target(format!(
-            "the app refused connections during the warm-up: {}",
-            result
-                .first_error
-                .as_deref()
-                .unwrap_or("connection refused")
-        )));
-    }
-    Ok(())
 }
 
 /// pg_stat_statements once `bar` has counted `half` requests, read while the burst goes
