@@ -101,10 +101,16 @@ async fn three_pipelines_cost_what_their_code_says() {
         assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
     let [(_, n), (_, e), (_, c)] = report.all();
-    assert!(
-        n.per_request.rows_read > e.per_request.rows_read
-            && e.per_request.rows_read > c.per_request.rows_read
-    );
+    // Rows read are the plans' reads of the seeded data (tup_returned: rows from sequential
+    // scans and index entries), one plan per statement once the warm-up is steady: a plan
+    // that switches inside the window (issue 23: exists read 39.0, 43.6, 66.75) shows here.
+    let reads = [n, e, c].map(|r| r.per_request.rows_read);
+    eprintln!("rows read per request: {reads:?}");
+    for r in [n, e, c] {
+        let warmed = r.load.warmup_done.as_ref().expect("a steady warm-up");
+        assert!(warmed.steady, "{warmed:?}");
+    }
+    assert_eq!(reads, [889.0, 39.0, 30.0]);
     let kinds = |r: &pgcost::cost::report::Report| {
         r.findings
             .iter()

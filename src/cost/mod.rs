@@ -30,5 +30,6 @@ pub mod replica;
 pub mod report;
 pub mod setup;
 pub mod snapshot;
+pub mod steady;
 pub mod text;
 pub mod unauthenticated;

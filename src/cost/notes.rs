@@ -151,10 +151,23 @@ pub enum Note {
         max_share: f64,
         period_seconds: Option<f64>,
     },
+    /// The warm-up reached its cap before two slices agreed.
+    WarmupNotSteady { requests: u64, seconds: f64 },
+    /// A statement's rows or blocks per call changed between the halves of every window
+    /// within --retries: a plan change (a prepared statement gone generic) in the window.
+    PlanChanged {
+        statement: String,
+        rows_per_call: [f64; 2],
+        blocks_per_call: [f64; 2],
+        /// Tables whose sequential scans moved in the window, when any did.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        seq_scanned: Vec<String>,
+        retries: u32,
+    },
 }
 
 /// Every code, once: docs/json.md lists them all.
-pub const CODES: [&str; 34] = [
+pub const CODES: [&str; 36] = [
     "allow_status_rejection",
     "token_expires_soon",
     "tls_insecure",
@@ -189,6 +202,8 @@ pub const CODES: [&str; 34] = [
     "plans_skipped_privilege",
     "usl_poor_fit",
     "background_subtracted",
+    "warmup_not_steady",
+    "plan_changed",
 ];
 
 impl Note {
@@ -235,6 +250,8 @@ impl Note {
             PlansSkippedPrivilege { .. } => 31,
             UslPoorFit { .. } => 32,
             BackgroundSubtracted { .. } => 33,
+            WarmupNotSteady { .. } => 34,
+            PlanChanged { .. } => 35,
         }
     }
 
@@ -509,6 +526,24 @@ fn churn_message(note: &Note) -> Option<String> {
             "{discarded} window(s) discarded and measured again: {}",
             reasons.join("; ")
         ),
+        Note::WarmupNotSteady { requests, seconds } => format!(
+            "the warm-up stopped at its cap ({requests} requests, {seconds:.0} s) before two \
+             slices agreed on every statement's rows and blocks per call: plans or caches may \
+             still have been changing when the window opened"
+        ),
+        Note::PlanChanged {
+            statement,
+            rows_per_call,
+            blocks_per_call,
+            seq_scanned,
+            retries,
+        } => plan_changed(
+            statement,
+            *rows_per_call,
+            *blocks_per_call,
+            seq_scanned,
+            *retries,
+        ),
         Note::UncountedTransactions {
             transactions,
             statements,
@@ -549,6 +584,30 @@ fn churn_message(note: &Note) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+fn plan_changed(
+    statement: &str,
+    rows: [f64; 2],
+    blocks: [f64; 2],
+    seq_scanned: &[String],
+    retries: u32,
+) -> String {
+    let mut text = format!(
+        "plan change inside the window, in every window within --retries {retries}: {statement} \
+         went from {:.1} to {:.1} blocks and {:.1} to {:.1} rows per call between the halves \
+         of the burst (a prepared statement switching to a generic plan, or a cache filling); \
+         the figures mix both plans",
+        blocks[0], blocks[1], rows[0], rows[1]
+    );
+    if !seq_scanned.is_empty() {
+        text.push_str(&format!(
+            "; tables scanned sequentially in the window: {}",
+            seq_scanned.join(", ")
+        ));
+    }
+    text.push_str("; a longer --warmup, or plan_cache_mode set for the app's role, gives one plan");
+    text
 }
 
 /// The notes about other traffic: other backends and roles, PgBouncer's own statements.

@@ -37,7 +37,8 @@ pub struct LoadArgs {
     #[command(flatten)]
     pub burst: BurstArgs,
 
-    /// Unmeasured requests sent first, to open the app's pool and prime its caches.
+    /// Unmeasured requests sent first, to open the app's pool and prime its caches; a floor:
+    /// the warm-up goes on until every statement's figures are steady.
     #[arg(long, default_value_t = DEFAULT_WARMUP)]
     pub warmup: u64,
 

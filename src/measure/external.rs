@@ -81,6 +81,7 @@ pub async fn measure(
             .collect(),
         warnings: Vec::new(),
         windows: Windows::default(),
+        warmed: None,
     };
     if let ChurnVerdict::Churned(churned) =
         churn::judge(meter.churn(&opened, &closed), counted.requests)
@@ -93,6 +94,7 @@ pub async fn measure(
         peak_backends: None,
         others: Default::default(),
         tail: None,
+        mid: None,
     };
     let mut window = meter.measured(
         &config,

@@ -84,6 +84,8 @@ pub struct Notes {
     pub warnings: Vec<Note>,
     /// Windows discarded before the reported one.
     pub windows: Windows,
+    /// The warm-up before the reported window, when it went on to a steady state.
+    pub warmed: Option<crate::cost::steady::Warmed>,
 }
 
 /// What one burst produced.
@@ -98,6 +100,8 @@ pub struct Burst {
     pub others: BTreeMap<i32, Backend>,
     /// A snapshot read after the last response, and when (admin mode only).
     pub tail: Option<background::TailStart>,
+    /// pg_stat_statements read once half the requests were done (`measure::steady`).
+    pub mid: Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -404,7 +408,9 @@ impl Meter {
             result
         };
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
-        let (load, (peak_backends, others, tail)) = tokio::join!(burst, sampling);
+        let half = config.requests / 2;
+        let mid = crate::measure::steady::read_at_half(&self.source, &bar, half, &burst_done);
+        let (load, (peak_backends, others, tail), mid) = tokio::join!(burst, sampling, mid);
         bar.finish_and_clear();
         Burst {
             load,
@@ -412,6 +418,7 @@ impl Meter {
             peak_backends,
             others,
             tail,
+            mid,
         }
     }
 
@@ -445,7 +452,9 @@ impl Meter {
             source.server.version_num,
             tail,
         );
+        let warmed = notes.warmed.clone();
         let mut warnings = self.warnings(config);
+        warnings.extend(warmed.as_ref().and_then(crate::cost::steady::Warmed::note));
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
         warnings.extend(notes.warnings);
@@ -487,6 +496,7 @@ impl Meter {
             windows: notes.windows,
             plans: Plans::default(),
             background: Some(background),
+            warmed,
         };
         Window {
             delta: window,

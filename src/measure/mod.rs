@@ -21,6 +21,7 @@ mod nodes;
 pub mod pgbouncer;
 pub mod ramp;
 pub mod retry;
+mod steady;
 
 pub use meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
 pub use nodes::{Boundaries, Meters};
@@ -324,10 +325,11 @@ async fn sequence(
                 .collect(),
             warnings: note.warning.into_iter().collect(),
             windows: Windows::default(),
+            warmed: None,
         });
     }
-    for (config, driver) in configs.iter().zip(&drivers) {
-        warm_up(config, driver, progress, stop).await?;
+    for ((config, driver), notes) in configs.iter().zip(&drivers).zip(&mut notes) {
+        notes.warmed = steady::warm_up(&meter, config, driver, progress, stop).await?;
     }
 
     let mut windows = Vec::with_capacity(configs.len());

@@ -75,6 +75,11 @@ impl Meters {
         Ok(Meters { meters, bouncer })
     }
 
+    /// The first database's meter.
+    pub fn first(&self) -> &Meter {
+        &self.meters[0]
+    }
+
     /// PgBouncer, when `--pgbouncer` names its console.
     pub fn bouncer(&self) -> Option<&Bouncer> {
         self.bouncer.as_ref()

@@ -1,18 +1,20 @@
-//! Windows without churn: one endpoint measured from an open window, and measured again
-//! (warm-up, opening boundary, burst, closing boundary) when an app connection opened or
-//! closed inside it, up to `--retries` times. The rules are `cost::churn`'s.
+//! Windows without churn or plan changes: one endpoint measured from an open window, and
+//! measured again (warm-up, opening boundary, burst, closing boundary) when an app
+//! connection opened or closed inside it, or a statement's plan changed between the halves
+//! of its burst, up to `--retries` times. The rules are `cost::churn`'s and `cost::steady`'s.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, Churn, ChurnVerdict, Windows};
+use crate::cost::churn::{self, Churn, ChurnVerdict};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::error::Result;
 use crate::http::connection::Driver;
-use crate::measure::{Boundaries, Meters, Notes, Window, warm_up};
+use crate::measure::steady;
+use crate::measure::{Boundaries, Meters, Notes, Window};
 use crate::progress::Progress;
 
 /// One endpoint of a sequence, ready for its burst.
@@ -34,10 +36,19 @@ pub struct Measured {
     pub quiet_since: Instant,
 }
 
+/// Why a window is measured again.
+enum Discard {
+    Churn(Churn),
+    /// Statements whose rows or blocks per call changed between the burst's halves.
+    Plans(Vec<crate::cost::steady::Change>),
+}
+
 /// Measures `endpoint` from the window `opened` opened. A window in which app connections
-/// opened or closed is discarded and measured again, when its report is otherwise valid
-/// and retries are left; when none are left, the last window stands, and its report says
-/// what the churn added. A connection per request is the endpoint's cost, never retried.
+/// opened or closed, or in which a statement's plan changed between the halves of the
+/// burst, is discarded and measured again (after a new warm-up), when its report is
+/// otherwise valid and retries are left; when none are left, the last window stands, and
+/// its report says what the churn added, or names the statements whose plans changed. A
+/// connection per request is the endpoint's cost, never retried.
 pub async fn measure(
     meter: &mut Meters,
     endpoint: Endpoint<'_>,
@@ -46,57 +57,55 @@ pub async fn measure(
     stop: &Arc<AtomicBool>,
 ) -> Result<Measured> {
     let config = endpoint.config;
-    let mut windows = Windows::default();
+    let mut base = endpoint.notes.clone();
     loop {
         let burst = meter.burst(config, endpoint.driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let closed = meter
             .close(true, interrupted, progress, stop, burst.ended)
             .await?;
-        let verdict = churn::judge(meter.churn(&opened, &closed), config.requests);
-        let notes = Notes {
-            windows: windows.clone(),
-            ..endpoint.notes.clone()
-        };
+        let edges = (&opened, &closed);
         let report = |notes: Notes| {
             let unauthenticated = endpoint.unauthenticated.clone();
-            meter.measured(
-                config,
-                (&opened, &closed),
-                &burst,
-                interrupted,
-                unauthenticated,
-                notes,
-            )
+            meter.measured(config, edges, &burst, interrupted, unauthenticated, notes)
         };
-        let first = report(notes.clone());
-        let churned = match verdict {
-            ChurnVerdict::Churned(churned) => churned,
-            ChurnVerdict::Clean | ChurnVerdict::ConnectionPerRequest => {
-                return Ok(measured(first, closed, burst.ended));
-            }
+        let first = report(base.clone());
+        let discard = match churn::judge(meter.churn(&opened, &closed), config.requests) {
+            ChurnVerdict::Churned(churned) => Discard::Churn(churned),
+            ChurnVerdict::ConnectionPerRequest => return Ok(measured(first, closed, burst.ended)),
+            ChurnVerdict::Clean => match steady::plan_changes(&opened, &burst, &closed) {
+                changes if changes.is_empty() => return Ok(measured(first, closed, burst.ended)),
+                changes => Discard::Plans(changes),
+            },
         };
         // Plans are not fetched yet: they do not decide validity.
         let retry = first.report(&Plans::default()).valid
             && !interrupted
             && !stop.load(Ordering::Relaxed)
-            && windows.discarded < config.retries;
+            && base.windows.discarded < config.retries;
         if !retry {
-            let notes = with_unclean_warning(meter, config, (&opened, &closed), notes, churned);
-            let warned = report(notes);
-            return Ok(measured(warned, closed, burst.ended));
+            let notes = match &discard {
+                Discard::Churn(c) => with_unclean_warning(meter, config, edges, base, *c),
+                Discard::Plans(changes) => {
+                    steady::with_plan_warning(base, changes, edges, config.retries)
+                }
+            };
+            return Ok(measured(report(notes), closed, burst.ended));
         }
-        windows.discarded += 1;
-        windows.reasons.push(churn::discard_reason(churned));
+        let reason = match &discard {
+            Discard::Churn(churned) => churn::discard_reason(*churned),
+            Discard::Plans(changes) => steady::discard_reason(changes),
+        };
+        base.windows.discarded += 1;
+        base.windows.reasons.push(reason.clone());
         if !config.quiet {
             progress.status(&format!(
-                "{}: measuring the window again ({} of {})",
-                churn::discard_reason(churned),
-                windows.discarded,
-                config.retries
+                "{reason}: measuring the window again ({} of {})",
+                base.windows.discarded, config.retries
             ));
         }
-        warm_up(config, endpoint.driver, progress, stop).await?;
+        let meters = &*meter;
+        base.warmed = steady::warm_up(meters, config, endpoint.driver, progress, stop).await?;
         opened = meter
             .boundary((false, true, false), progress, stop, Instant::now())
             .await?;

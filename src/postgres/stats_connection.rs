@@ -463,6 +463,20 @@ impl StatsConnection {
         crate::postgres::recovery::read(&self.reader).await
     }
 
+    /// pg_stat_statements now, without texts, for comparisons that need no settle wait
+    /// (`measure::steady`); `None` without the extension. In target mode the read lands
+    /// in the target's counters: outside a window only.
+    pub async fn statements_now(
+        &self,
+    ) -> Result<Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>> {
+        match self.layout {
+            Some(layout) => views::read_statements(&self.reader, layout, self.oid, false)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
         views::count_client_backends(&self.reader, self.oid, self.own_target_pid()).await

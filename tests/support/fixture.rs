@@ -18,6 +18,7 @@ pub mod nodes;
 pub mod periodic;
 pub mod pgbouncer;
 pub mod php_like;
+pub mod plan_switch;
 pub mod replica;
 
 #[derive(Clone)]
@@ -327,6 +328,7 @@ impl Fixture {
             .merge(pgbouncer::routes())
             .merge(php_like::routes())
             .merge(replica::routes())
+            .merge(plan_switch::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -85,6 +85,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             requests: REQUESTS,
             concurrency: 8,
             warmup: 20,
+            warmup_done: None,
             wall_seconds: 1.0,
             rps: REQUESTS as f64,
             status: [("200".to_string(), REQUESTS)].into(),

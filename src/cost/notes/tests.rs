@@ -124,6 +124,17 @@ fn one_of_each() -> Vec<Note> {
             max_share: 0.05,
             period_seconds: Some(2.0),
         },
+        Note::WarmupNotSteady {
+            requests: 2000,
+            seconds: 30.0,
+        },
+        Note::PlanChanged {
+            statement: "SELECT id FROM t WHERE kind = $1".into(),
+            rows_per_call: [1.0, 1.0],
+            blocks_per_call: [3.0, 45.0],
+            seq_scanned: vec!["public.t".into()],
+            retries: 2,
+        },
     ]
 }
 

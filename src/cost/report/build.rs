@@ -45,6 +45,8 @@ pub struct Context {
     /// Other traffic on the database, as the measurement saw it; `None` where not looked
     /// at (target mode without flags, older reports).
     pub background: Option<crate::cost::background::Input>,
+    /// The warm-up actually sent before the window, when it went on to a steady state.
+    pub warmed: Option<crate::cost::steady::Warmed>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -116,7 +118,8 @@ impl Report {
         let top = TopLevel::of(&delta.statements);
         let available = context.statements_available;
         let mut per_request = PerRequest::of(&delta.database, &top, n, available);
-        let load_view = Load::of(load, n, context.warmup);
+        let mut load_view = Load::of(load, n, context.warmup);
+        load_view.warmup_done = context.warmed.clone();
         let mut invalid_reasons = invalid_reasons(delta, load, &context);
         let mut warnings = warnings(delta, load, &context);
         let background = (context.background.as_ref()).map(|input| {
@@ -287,6 +290,7 @@ impl Load {
             requests,
             concurrency: load.concurrency,
             warmup,
+            warmup_done: None,
             wall_seconds: wall,
             rps: if wall > 0.0 {
                 load.sent as f64 / wall

@@ -106,6 +106,9 @@ pub struct Load {
     pub requests: u64,
     pub concurrency: u32,
     pub warmup: u64,
+    /// The warm-up actually sent, when it went on to a steady state (`cost::steady`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_done: Option<crate::cost::steady::Warmed>,
     pub wall_seconds: f64,
     /// Requests per second over the burst's wall time.
     pub rps: f64,

@@ -63,6 +63,7 @@ pub fn context(n: u64) -> Context {
         plans: Plans::default(),
         windows: Default::default(),
         background: None,
+        warmed: None,
     }
 }
 

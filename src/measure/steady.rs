@@ -1,0 +1,228 @@
+//! The warm-up that goes on to a steady state, and plan changes inside a window. After the
+//! `--warmup` floor, slices of requests are sent until two in a row agree on every
+//! statement's rows and blocks per call (`cost::steady`) and the app's connections have
+//! each had the executions a prepared statement needs to go generic; a capped wait, shown.
+//! During the burst, pg_stat_statements is read once half the requests are done, so the
+//! two halves of the window can be compared.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+
+use crate::config::AuditConfig;
+use crate::cost::notes::Note;
+use crate::cost::snapshot::{StatementKey, StatementStats};
+use crate::cost::steady::{self, Change, PerCall, Warmed};
+use crate::error::Result;
+use crate::http::connection::Driver;
+use crate::measure::{Boundaries, Burst, Meter, Meters, Notes};
+use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::progress::Progress;
+
+/// The warm-up stops after this many slices past the floor...
+const MAX_SLICES: u32 = 20;
+/// ...or after this long (floor included), steady or not.
+const MAX_WARMUP: Duration = Duration::from_secs(60);
+/// The fewest requests in one slice.
+const MIN_SLICE: u64 = 20;
+
+type Statements = BTreeMap<StatementKey, StatementStats>;
+
+/// Warms the endpoint up: the `--warmup` floor, sent in two halves compared as the first
+/// two slices, then more slices until a steady state (see the module). `None` when no
+/// slice can be compared: a floor under 2 requests, or no pg_stat_statements.
+pub async fn warm_up(
+    meters: &Meters,
+    config: &AuditConfig,
+    driver: &Arc<Driver>,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<Warmed>> {
+    let started = Instant::now();
+    let meter = meters.first();
+    let before = match config.warmup {
+        0 | 1 => None,
+        _ => meter.source.statements_now().await?,
+    };
+    let Some(before) = before else {
+        crate::measure::warm_up(config, driver, progress, stop).await?;
+        return Ok(None);
+    };
+    let (mut last, mut previous, mut slice) =
+        floor_in_halves(meter, before, config, driver, progress, stop).await?;
+    let mut warmed = Warmed {
+        requests: config.warmup,
+        slices: 0,
+        steady: false,
+        seconds: 0.0,
+        connections: None,
+    };
+    loop {
+        let connections = app_connections(meter).await?;
+        warmed.connections = Some(connections);
+        let reached = warmed.requests >= steady::requests_to_reach(connections);
+        if reached && steady::steady(&previous, &slice) {
+            warmed.steady = true;
+            break;
+        }
+        if warmed.slices >= MAX_SLICES || started.elapsed() >= MAX_WARMUP {
+            break;
+        }
+        let size = slice_size(config.concurrency, connections);
+        let slice_config = AuditConfig {
+            warmup: size,
+            ..config.clone()
+        };
+        crate::measure::warm_up(&slice_config, driver, progress, stop).await?;
+        warmed.requests += size;
+        warmed.slices += 1;
+        let now = meter.source.statements_now().await?.unwrap_or_default();
+        previous = std::mem::replace(&mut slice, steady::per_call(&last, &now));
+        last = now;
+    }
+    warmed.seconds = started.elapsed().as_secs_f64();
+    if !warmed.steady && !config.quiet {
+        progress.status(&format!(
+            "the warm-up stopped at its cap ({} requests, {:.0} s) before a steady state",
+            warmed.requests, warmed.seconds
+        ));
+    }
+    Ok(Some(warmed))
+}
+
+type Slice = BTreeMap<StatementKey, PerCall>;
+
+/// The `--warmup` floor in two halves: the statements after it, and each half's figures.
+async fn floor_in_halves(
+    meter: &Meter,
+    mut last: Statements,
+    config: &AuditConfig,
+    driver: &Arc<Driver>,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Statements, Slice, Slice)> {
+    let half = config.warmup / 2;
+    let mut halves = Vec::with_capacity(2);
+    for part in [half, config.warmup - half] {
+        let part = AuditConfig {
+            warmup: part,
+            ..config.clone()
+        };
+        crate::measure::warm_up(&part, driver, progress, stop).await?;
+        let now = meter.source.statements_now().await?.unwrap_or_default();
+        halves.push(steady::per_call(&last, &now));
+        last = now;
+    }
+    let second = halves.pop().unwrap_or_default();
+    let first = halves.pop().unwrap_or_default();
+    Ok((last, first, second))
+}
+
+/// A slice gives every connection in play (the app's, or the burst's own when more) one
+/// execution past the custom plans, were the requests spread evenly.
+fn slice_size(concurrency: u32, connections: u64) -> u64 {
+    steady::requests_to_reach(connections.max(u64::from(concurrency))).max(MIN_SLICE)
+}
+
+async fn app_connections(meter: &Meter) -> Result<u64> {
+    let pids = meter.source.app_pids(&meter.watch.others).await?;
+    Ok(pids.len() as u64)
+}
+
+/// pg_stat_statements once `bar` has counted `half` requests, read while the burst goes
+/// on; `None` when the burst ended first, or in target mode, where the read would land in
+/// the measured counters.
+pub async fn read_at_half(
+    source: &StatsConnection,
+    bar: &ProgressBar,
+    half: u64,
+    done: &AtomicBool,
+) -> Option<Statements> {
+    if source.mode != Mode::Admin || half == 0 {
+        return None;
+    }
+    while bar.position() < half {
+        if done.load(Ordering::Relaxed) {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    source.statements_now().await.ok().flatten()
+}
+
+/// The statements of the first database whose rows or blocks per call differ between the
+/// two halves of the burst, when the burst was read at its middle.
+pub fn plan_changes(opened: &Boundaries, burst: &Burst, closed: &Boundaries) -> Vec<Change> {
+    let (Some(mid), Some(start), Some(end)) = (
+        burst.mid.as_ref(),
+        opened.first().and_then(|b| b.start.as_ref()),
+        closed.first().and_then(|b| b.end.as_ref()),
+    ) else {
+        return Vec::new();
+    };
+    let first = steady::per_call(&start.statements, mid);
+    let second = steady::per_call(mid, &end.statements);
+    steady::changes(&first, &second)
+}
+
+/// Why a window with plan changes was measured again, for the report.
+pub fn discard_reason(changes: &[Change]) -> String {
+    format!(
+        "the plan of {} statement(s) changed inside the window",
+        changes.len()
+    )
+}
+
+/// `notes` with a line naming each statement whose plan changed in every window, with the
+/// tables scanned sequentially in the last one.
+pub fn with_plan_warning(
+    mut notes: Notes,
+    changes: &[Change],
+    (opened, closed): (&Boundaries, &Boundaries),
+    retries: u32,
+) -> Notes {
+    let Some(end) = closed.first().and_then(|b| b.end.as_ref()) else {
+        return notes;
+    };
+    let seq_scanned = seq_scanned(opened, closed);
+    for change in changes {
+        let text = end.statements.get(&change.key).map(|s| s.query.clone());
+        notes.warnings.push(Note::PlanChanged {
+            statement: text.unwrap_or_else(|| format!("queryid {}", change.key.queryid)),
+            rows_per_call: [change.first.rows, change.second.rows],
+            blocks_per_call: [change.first.blocks, change.second.blocks],
+            seq_scanned: seq_scanned.clone(),
+            retries,
+        });
+    }
+    notes
+}
+
+/// The first database's tables with sequential scans between the two boundaries.
+fn seq_scanned(opened: &Boundaries, closed: &Boundaries) -> Vec<String> {
+    let (Some(before), Some(after)) = (opened.first(), closed.first()) else {
+        return Vec::new();
+    };
+    (after.tables.iter())
+        .filter(|(name, stats)| {
+            let start = before.tables.get(*name).map_or(0, |t| t.counters.seq_scan);
+            stats.counters.seq_scan > start
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_reaches_every_connection_six_times() {
+        assert_eq!(slice_size(8, 3), 48);
+        assert_eq!(slice_size(2, 12), 72);
+        assert_eq!(slice_size(1, 0), MIN_SLICE);
+    }
+}
