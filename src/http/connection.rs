@@ -244,6 +244,9 @@ impl Driver {
                 error,
             }) => {
                 link.reused = true;
+                if ended == Ended::KeepAlive {
+                    drained(&link.stream);
+                }
                 Ok((Answer { status, error }, ended == Ended::KeepAlive))
             }
             Err(failure) => {
@@ -251,6 +254,18 @@ impl Driver {
                 Err((failure.into(), reused && nothing))
             }
         }
+    }
+}
+
+/// Marks a plain connection's socket as read to its end after a whole response: nothing
+/// more comes before the next request is written, so the next response's first read waits
+/// for the socket to become readable instead of first trying a read that would find
+/// nothing (one system call per request saved). Pure bookkeeping in tokio: no system call.
+fn drained(stream: &Stream) {
+    if let Stream::Plain(tcp) = stream {
+        let _ = tcp.try_io(tokio::io::Interest::READABLE, || {
+            Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+        });
     }
 }
 
