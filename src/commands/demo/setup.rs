@@ -5,18 +5,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::{Config as PoolConfig, Runtime};
 use jsonwebtoken::{EncodingKey, Header};
-use reqwest::header::{HeaderMap, HeaderValue};
 use tokio_postgres::NoTls;
 
 use super::api::{Api, Claims, Pipeline};
 use crate::config::AuditConfig;
-use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
-use crate::http::request::RequestSpec;
+use crate::flags::spelling::defaults;
+use crate::flags::{AuditArgs, BurstArgs, CountArgs, LoadArgs, OutputArgs, TargetArgs};
 use crate::postgres::cluster::Cluster;
-use crate::postgres::conninfo;
 use crate::progress::Progress;
-use crate::render::format::Outputs;
 
 const SCHEMA: &str = include_str!("../../../sql/demo_schema.sql");
 const SEED: &str = include_str!("../../../sql/demo_seed.sql");
@@ -138,48 +135,43 @@ pub async fn setup(cache_ttl: Duration, progress: &Progress) -> Result<Environme
     })
 }
 
-/// The audit configuration for one pipeline of a running demo.
+/// The audit configuration for one pipeline of a running demo: the flags `pgcost audit`
+/// would take for it, checked by the same function.
 pub fn audit_config(
     env: &Environment,
     pipeline: Pipeline,
     requests: u64,
     concurrency: u32,
 ) -> Result<AuditConfig> {
-    let mut headers = HeaderMap::new();
-    let mut value = HeaderValue::from_str(&format!("Bearer {}", env.token))
-        .map_err(|e| setup_error("token", e))?;
-    value.set_sensitive(true);
-    headers.insert("authorization", value);
-    let url = crate::values::parse_url(&env.api.url(pipeline))?;
-    Ok(AuditConfig {
-        pgbouncer: None,
-        db: conninfo::resolve(Some(&env.db_url), &|_: &str| None)?,
-        more_dbs: Vec::new(),
-        replicas: Vec::new(),
-        admin_db: "postgres".into(),
-        request: RequestSpec {
-            url,
-            method: reqwest::Method::GET,
-            headers,
-            body: None,
-            timeout: Duration::from_secs(30),
-            error_rule: Default::default(),
+    let args = AuditArgs {
+        url: env.api.url(pipeline),
+        target: TargetArgs {
+            db: vec![env.db_url.clone()],
+            settle_timeout: "30s".into(),
+            ..defaults()
         },
-        requests,
-        concurrency,
-        // Ten requests per pooled connection: past the five executions after which Postgres
-        // may switch a prepared statement to its generic plan, so no plan change falls
-        // inside the measured window.
-        warmup: 80,
-        settle_timeout: Duration::from_secs(30),
-        outputs: Outputs::default(),
-        insecure: false,
-        cacert: None,
-        quiet: true,
-        findings: Some(Thresholds::default()),
-        plans: true,
-        auth: Default::default(),
-        retries: crate::flags::DEFAULT_RETRIES,
-        background: Default::default(),
-    })
+        load: LoadArgs {
+            burst: BurstArgs {
+                count: CountArgs {
+                    requests: Some(requests),
+                },
+                concurrency,
+            },
+            // Ten requests per pooled connection: past the five executions after which
+            // Postgres may switch a prepared statement to its generic plan (the warm-up then
+            // goes on to a steady state).
+            warmup: 80,
+            headers: vec![format!("Authorization: Bearer {}", env.token)],
+            timeout: "30s".into(),
+            ..defaults()
+        },
+        findings: defaults(),
+        output: OutputArgs {
+            quiet: true,
+            ..defaults()
+        },
+        auth: defaults(),
+        background: defaults(),
+    };
+    AuditConfig::from_args(&args, &|_: &str| None)
 }
