@@ -284,7 +284,8 @@ async fn every_credential_path_reaches_the_endpoint() {
     assert!(
         err.message
             .contains("every warm-up response to GET http://127.0.0.1:")
-            && err.message.contains("was rejected (401 x4)"),
+            // The warm-up floor goes out in two halves: the first, rejected whole, ends it.
+            && err.message.contains("was rejected (401 x2)"),
         "{}",
         err.message
     );
