@@ -338,6 +338,35 @@ rows_returned = {ITEMS}
     assert_eq!(report["target"]["url"], "sh load.sh");
 }
 
+/// `--control`: a control window before the command and one after it, sized within
+/// `--max-duration`, as audit has them; with no background, the figures are exact and
+/// nothing is subtracted.
+#[test]
+fn control_windows_before_and_after_the_command() {
+    let app = App::start("m_control");
+    let url = app.url("/scan");
+    let script = app.script(
+        "load.sh",
+        &format!("for i in $(seq 1 40); do curl -sf {url} > /dev/null || exit 9; done"),
+    );
+    let (code, _, report) = app.measure(&["--control", "2s", "--requests", "40", "--", &script]);
+    assert_eq!(code, 0, "{:#}", report["invalid_reasons"]);
+    assert_exact_scan(&report);
+    let background = &report["background"];
+    let seconds = background["window_seconds"].as_f64().unwrap();
+    println!("measure --control 2s: control windows of {seconds:.2} s in all");
+    // The window before (two one-second sub-windows), and the one after, sized to the
+    // figures: nothing counted in 2 s is taken as up to 3 events, too uncertain beside 40
+    // requests' statements, so it is lengthened until the ± is within 15%.
+    assert!(seconds > 4.0, "{background:#}");
+    assert_eq!(
+        background["subtracted"]["statements"], 0.0,
+        "{background:#}"
+    );
+    let uncertainty = background["uncertainty"]["statements"].as_f64().unwrap();
+    assert!(uncertainty <= 0.15, "{background:#}");
+}
+
 #[test]
 fn ctrl_c_is_forwarded_to_the_command() {
     let app = App::start("m_ctrl_c");

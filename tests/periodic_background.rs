@@ -18,7 +18,11 @@ const PERIOD: Duration = Duration::from_secs(2);
 const STATEMENTS: usize = 30;
 
 async fn audit(db: &TestDb, app: &Fixture, extra: &[&str]) -> Report {
-    let mut args = vec!["-n", "1000", "-c", "8", "--warmup", "80"];
+    audit_n(db, app, "1000", extra).await
+}
+
+async fn audit_n(db: &TestDb, app: &Fixture, requests: &str, extra: &[&str]) -> Report {
+    let mut args = vec!["-n", requests, "-c", "8", "--warmup", "80"];
     args.extend(extra);
     let config = support::audit_config_of(&db.cluster.url(DB), &app.url("/scan"), &args);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -108,6 +112,30 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     // An answer, not a shrug: each within 15% of the figure.
     assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
     assert!(u.transactions <= 0.15 * p.transactions, "{report}");
+
+    // A burst too small beside the job's edges (one run of 30 statements falls in or out
+    // of the window): pgcost raises it past -n 40, within --max-duration, to an answer.
+    let small = audit_n(&db, &app, "40", &["--control", "6s"]).await;
+    let b = small.background.as_ref().expect("a background section");
+    let (u, p) = (b.uncertainty.unwrap(), &small.per_request);
+    let sized = (small.notes.iter()).find(|n| n.code() == "burst_sized");
+    println!(
+        "-n 40 --control 6s: {} requests sent, statements {:.4} ± {:.4}; {:?}",
+        small.load.requests,
+        p.statements.unwrap(),
+        u.statements.unwrap(),
+        sized.map(|n| n.message())
+    );
+    let report = format!("{:?}\n{p:?}\n{b:#?}", small.invalid_reasons);
+    assert!(sized.is_some(), "no burst_sized note: {:#?}", small.notes);
+    assert!(small.load.requests > 80, "{report}");
+    assert_valid(&small);
+    let statements = p.statements.unwrap();
+    assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
+    assert!(
+        (statements - 1.0).abs() <= u.statements.unwrap(),
+        "{report}"
+    );
 
     // Without --control the job's work is in the figures, and the report names it.
     let plain = audit(&db, &app, &[]).await;

@@ -12,6 +12,7 @@ use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
 
 pub mod series;
+pub mod sizing;
 
 /// `--max-background` by default: 5% of the signal.
 pub const DEFAULT_MAX_SHARE: f64 = 0.05;
@@ -126,17 +127,28 @@ pub struct Control {
     /// Top-level statements (after `--app-role`) in each of its consecutive sub-windows,
     /// `pg_stat_statements` read about once a second; empty without it.
     pub series: Vec<i64>,
+    /// Transactions in the same sub-windows (`pg_stat_database`: a backend's counts may
+    /// land one sub-window late, which the held edges of [`uncertainty`] cover).
+    pub transactions_series: Vec<i64>,
+    /// Rows read in the same sub-windows.
+    pub rows_read_series: Vec<i64>,
 }
 
 impl Control {
     /// The mean length of a sub-window of [`Control::series`].
     pub fn sub_seconds(&self) -> f64 {
-        self.seconds / self.series.len().max(1) as f64
+        let subs = (self.series.len()).max(self.transactions_series.len());
+        self.seconds / subs.max(1) as f64
     }
 
     /// The background's period, from the sub-windows; `None` when it has none.
     pub fn period_seconds(&self) -> Option<f64> {
-        series::period(&self.series).map(|p| p as f64 * self.sub_seconds())
+        // Statements count at once; without pg_stat_statements, transactions say it.
+        let series = match self.series.is_empty() {
+            true => &self.transactions_series,
+            false => &self.series,
+        };
+        series::period(series).map(|p| p as f64 * self.sub_seconds())
     }
 
     /// This window and `after` (the one after the burst) as one: lengths and counts
@@ -151,6 +163,12 @@ impl Control {
                 statements: a.statements.zip(b.statements).map(|(a, b)| a + b),
             },
             series: [self.series.as_slice(), &after.series].concat(),
+            transactions_series: [
+                self.transactions_series.as_slice(),
+                &after.transactions_series,
+            ]
+            .concat(),
+            rows_read_series: [self.rows_read_series.as_slice(), &after.rows_read_series].concat(),
         }
     }
 }
@@ -242,6 +260,13 @@ pub struct Background {
     pub period_seconds: Option<f64>,
     /// `--max-background`, as a fraction.
     pub max_background: f64,
+}
+
+/// How long an active backend may hold its pg_stat_database counters on a server of
+/// `version_num`: `PGSTAT_MIN_INTERVAL`, 1 s on PG 15+ (0.5 s, the collector's interval,
+/// before).
+pub fn flush_interval_seconds(version_num: i32) -> f64 {
+    if version_num >= 150000 { 1.0 } else { 0.5 }
 }
 
 /// The rate of `count` over `seconds` (0 for an empty window).
@@ -384,7 +409,7 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     }
     let invalid_reasons = (figures.iter())
         .filter(|f| too_uncertain(f.uncertainty, signal(f)))
-        .map(|f| too_uncertain_reason(f, control))
+        .map(|f| too_uncertain_reason(f, control, requests))
         .collect();
     Assessed {
         corrected: Some(per(signal)),
@@ -405,37 +430,53 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
         uncertainty: uncertainty(count, events, seconds, window, held),
         fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
     };
-    let mut figures = vec![
-        figure(
-            "transactions",
-            measured.transactions,
-            c.transactions,
-            c.transactions,
-            held,
-        ),
-        figure(
-            "rows read",
-            measured.rows_read,
-            c.rows_read,
-            c.transactions,
-            held,
-        ),
-    ];
+    let mut transactions = figure(
+        "transactions",
+        measured.transactions,
+        c.transactions,
+        c.transactions,
+        held,
+    );
+    let mut rows_read = figure(
+        "rows read",
+        measured.rows_read,
+        c.rows_read,
+        c.transactions,
+        held,
+    );
+    in_bursts(
+        &mut transactions,
+        &control.transactions_series,
+        control,
+        window,
+    );
+    in_bursts(&mut rows_read, &control.rows_read_series, control, window);
+    let mut figures = vec![transactions, rows_read];
     if let (Some(m), Some(s)) = (measured.statements, c.statements) {
-        // pg_stat_statements counts at once: nothing is held back at the edges. A
-        // background in bursts varies more than a Poisson stream of its statements: its
-        // sub-windows say how much.
+        // pg_stat_statements counts at once: nothing is held back at the edges.
         let mut statements = figure("statements", m, s, s, None);
-        let sub = control.sub_seconds();
-        let edges = series::edge_spread(&control.series, (window / sub).ceil() as usize);
-        let bursts = series::uncertainty(&control.series, sub, window, NOISE_SIGMAS);
-        if bursts > statements.uncertainty {
-            statements.uncertainty = bursts;
-            statements.fixed = edges;
-        }
+        in_bursts(&mut statements, &control.series, control, window);
         figures.push(statements);
     }
     figures
+}
+
+/// A background in bursts varies more than a Poisson stream of its events: the control
+/// window's sub-windows of the figure (`series`) say how much, when they say more. The
+/// part held back at the edges (pg_stat_database) stays on top.
+fn in_bursts(figure: &mut Figure, series: &[i64], control: &Control, window: f64) {
+    let sub = control.sub_seconds();
+    if series.is_empty() || sub <= 0.0 {
+        return;
+    }
+    let edges = series::edge_spread(series, (window / sub).ceil() as usize);
+    let bursts = series::uncertainty(series, sub, window, NOISE_SIGMAS);
+    let held = figure.fixed * (1.0 + window / control.seconds.max(f64::MIN_POSITIVE));
+    let noise = figure.uncertainty - held;
+    if bursts > noise {
+        figure.uncertainty = bursts + held;
+        figure.fixed += edges;
+    }
 }
 
 /// Without `--control`: the background statements the window holds, estimated from its
@@ -472,7 +513,7 @@ pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
     uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
 }
 
-fn too_uncertain_reason(f: &Figure, control: &Control) -> String {
+fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> String {
     let signal = (f.measured as f64 - f.subtracted).max(0.0);
     let needed = series::control_seconds_for(
         f.uncertainty,
@@ -502,9 +543,16 @@ fn too_uncertain_reason(f: &Figure, control: &Control) -> String {
                 control.seconds,
                 (seconds - control.seconds).max(0.0).ceil()
             ),
-            None => "its edges alone are too uncertain beside the signal: send more \
-                     requests (-n), or stop the other traffic"
-                .into(),
+            None => match sizing::requests_needed(f.fixed, signal, requests) {
+                Some(n) => format!(
+                    "its edges alone are too uncertain beside the signal of {requests} \
+                     requests: about {n} requests would give an answer (pgcost sizes the burst \
+                     within --max-duration: raise it, or give -n {n}), or stop the other traffic"
+                ),
+                None => "its edges alone are too uncertain beside the signal: send more \
+                         requests (-n), or stop the other traffic"
+                    .into(),
+            },
         },
     )
 }

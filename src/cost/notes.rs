@@ -164,10 +164,18 @@ pub enum Note {
         seq_scanned: Vec<String>,
         retries: u32,
     },
+    /// With --control: the burst was raised past -n, so that the background leaves every
+    /// corrected figure within 15%.
+    BurstSized {
+        requested: u64,
+        sent: u64,
+        /// The app roles' statements a second in the control window.
+        background_per_second: f64,
+    },
 }
 
 /// Every code, once: docs/json.md lists them all.
-pub const CODES: [&str; 36] = [
+pub const CODES: [&str; 37] = [
     "allow_status_rejection",
     "token_expires_soon",
     "tls_insecure",
@@ -204,6 +212,7 @@ pub const CODES: [&str; 36] = [
     "background_subtracted",
     "warmup_not_steady",
     "plan_changed",
+    "burst_sized",
 ];
 
 impl Note {
@@ -252,6 +261,7 @@ impl Note {
             BackgroundSubtracted { .. } => 33,
             WarmupNotSteady { .. } => 34,
             PlanChanged { .. } => 35,
+            BurstSized { .. } => 36,
         }
     }
 
@@ -613,6 +623,16 @@ fn plan_changed(
 /// The notes about other traffic: other backends and roles, PgBouncer's own statements.
 fn traffic_message(note: &Note) -> Option<String> {
     Some(match note {
+        Note::BurstSized {
+            requested,
+            sent,
+            background_per_second,
+        } => format!(
+            "the burst sent {sent} requests, not -n {requested}: beside a background of \
+             {background_per_second:.1} statements a second in the app's roles, which comes in \
+             bursts, {requested} requests would have left their figures uncertain by more than \
+             15% (the time --max-duration leaves bounds the burst)"
+        ),
         Note::BackgroundNotSubtracted {
             backends,
             app_roles,

@@ -26,8 +26,8 @@ pub struct BackgroundArgs {
     pub max_background: String,
 
     /// With --control: the longest the run may take, from the first control window to the
-    /// end of the second (after the burst), which is lengthened until every corrected
-    /// figure is within ±15% or this runs out.
+    /// end of the second (after the burst). The burst (audit) and the second window are
+    /// lengthened until every corrected figure is within ±15% or this runs out.
     #[arg(
         long,
         value_name = "DURATION",

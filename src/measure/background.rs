@@ -32,6 +32,12 @@ pub struct Watch {
     role_names: BTreeMap<u32, String>,
     /// The control window's counts, once measured.
     pub control: Option<Control>,
+    /// How long the settle wait before the control window took: what a window's closing
+    /// settle wait is expected to take, as a burst is sized.
+    pub settle_seconds: f64,
+    /// The snapshot that closed the first control window, and when: from it to the
+    /// opening snapshot of the first window, the warm-ups ran.
+    pub control_end: Option<(Instant, Snapshot)>,
     /// When the meter opened: pgcost had sent nothing before.
     pub opened_at: Instant,
 }
@@ -56,6 +62,8 @@ impl Watch {
             app_oids: BTreeSet::new(),
             role_names: BTreeMap::new(),
             control: None,
+            settle_seconds: 0.0,
+            control_end: None,
             opened_at: Instant::now(),
         };
         if options.app_roles.is_empty() {
@@ -86,6 +94,11 @@ impl Watch {
         others
     }
 
+    /// True for a statement of the app's roles (every role's without `--app-role`).
+    pub fn is_app(&self, key: &StatementKey) -> bool {
+        self.app_oids.is_empty() || self.app_oids.contains(&key.userid)
+    }
+
     /// The app roles' statements from the `tail` snapshot (read after the burst) to the
     /// window's closing one, `end` read at `end_at`: background, with pgcost quiet.
     pub fn tail(
@@ -95,10 +108,8 @@ impl Watch {
         end_at: Option<Instant>,
     ) -> Option<Tail> {
         let ((at, tail), end, end_at) = (tail?, end?, end_at?);
-        let app =
-            |key: &StatementKey| self.app_oids.is_empty() || self.app_oids.contains(&key.userid);
         let statements = (end.statements.iter())
-            .filter(|(key, _)| key.toplevel != Some(false) && app(key))
+            .filter(|(key, _)| key.toplevel != Some(false) && self.is_app(key))
             .map(|(key, s)| (s.calls - tail.get(key).copied().unwrap_or(0)).max(0))
             .sum();
         Some(Tail {
@@ -123,7 +134,7 @@ impl Watch {
             other_roles,
             control: self.control.clone(),
             window_seconds,
-            flush_interval_seconds: if version_num >= 150000 { 1.0 } else { 0.5 },
+            flush_interval_seconds: background::flush_interval_seconds(version_num),
             other_backends: seen
                 .values()
                 .map(|b| format!("pid {} ({})", b.pid, b.who()))

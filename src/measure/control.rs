@@ -9,8 +9,13 @@ use std::time::{Duration, Instant};
 
 use super::background::{SAMPLE_EVERY, active_since};
 use super::meter::{Meter, Window};
+use crate::config::AuditConfig;
+use crate::cost::background::PerFigure;
+use crate::cost::background::sizing::{self, Burst};
 use crate::cost::background::{self, Control, Counts, series};
 use crate::cost::delta;
+use crate::cost::notes::Note;
+use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
 use crate::postgres::settle::Probe;
 use crate::progress::Progress;
@@ -18,6 +23,9 @@ use crate::progress::Progress;
 /// The control window's sub-windows: `pg_stat_statements` counts at once, so a read each
 /// second gives the background's statements second by second, its bursts and its period.
 const SUB_WINDOW: Duration = Duration::from_secs(1);
+/// The least a measured window's closing settle wait is taken to add, as a burst is sized
+/// (its wait before the control window, when longer, is taken instead).
+const WINDOW_OVERHEAD: Duration = Duration::from_secs(3);
 
 impl Meter {
     /// The control window: settles (the app's earlier counters must not land in it), then
@@ -36,6 +44,7 @@ impl Meter {
                 opened_at,
             )
             .await?;
+        self.watch.settle_seconds = settle.waited.as_secs_f64();
         let mut reasons = Vec::new();
         if settle.timed_out {
             reasons.push(self.settle_reason("before the control window", &settle));
@@ -93,6 +102,65 @@ impl Meter {
         Ok(())
     }
 
+    /// With `--control`: the requests `config`'s burst should send instead of `-n`, and the
+    /// note that says so. The endpoint's own figures per request come from the span between
+    /// the first control window's closing snapshot and `opened` (the window's opening one,
+    /// settled), which held the warm-ups (`warmed`: their requests and seconds, summed) and
+    /// the background, taken out at the control window's rates. The time left is
+    /// `--max-duration`'s, once `spent` (bursts sized before this one) and a control window
+    /// after the burst are counted.
+    pub fn sized_burst(
+        &self,
+        config: &AuditConfig,
+        (requests, seconds): (u64, f64),
+        opened: Option<&Snapshot>,
+        spent: Duration,
+    ) -> Option<(u64, Note)> {
+        let control = self.watch.control.as_ref()?;
+        let (ended_at, ended) = self.watch.control_end.as_ref()?;
+        if seconds <= 0.0 || requests == 0 {
+            return None;
+        }
+        let mut span = delta::delta(ended, opened?);
+        self.watch.split(&mut span);
+        let span_seconds = ended_at.elapsed().as_secs_f64();
+        let counts = Counts::of(&span, self.reads_statements());
+        let c = control.counts;
+        let own = |count: i64, background: i64| {
+            let rate = background::rate(background, control.seconds);
+            (count as f64 - rate * span_seconds).max(0.0) / requests as f64
+        };
+        let requests_per_second = requests as f64 / seconds;
+        let overhead = WINDOW_OVERHEAD.max(Duration::from_secs_f64(self.watch.settle_seconds));
+        let left = (self.watch.options.max_duration)
+            .saturating_sub(self.watch.opened_at.elapsed())
+            .saturating_sub(spent + overhead)
+            .saturating_sub(Duration::from_secs_f64(control.seconds));
+        let burst = Burst {
+            own: PerFigure {
+                transactions: own(counts.transactions, c.transactions),
+                rows_read: own(counts.rows_read, c.rows_read),
+                statements: (counts.statements.zip(c.statements)).map(|(s, b)| own(s, b)),
+            },
+            requests_per_second,
+            overhead_seconds: overhead.as_secs_f64(),
+            flush_interval_seconds: background::flush_interval_seconds(
+                self.source.server.version_num,
+            ),
+            requested: config.requests,
+            most: (left.as_secs_f64() * requests_per_second) as u64,
+        };
+        let sent = sizing::requests_for(control, &burst)?;
+        let note = Note::BurstSized {
+            requested: config.requests,
+            sent,
+            background_per_second: c
+                .statements
+                .map_or(0.0, |s| background::rate(s, control.seconds)),
+        };
+        Some((sent, note))
+    }
+
     /// Counts what moves over `length` (whole periods of the background once one shows)
     /// with no request from pgcost, one sub-window at a time.
     async fn quiet_window(
@@ -109,6 +177,7 @@ impl Meter {
         let first = self.source.activity().await?;
         let wanted = (length.as_secs_f64() / SUB_WINDOW.as_secs_f64()).ceil() as usize;
         let (mut pids, mut series, mut subs) = (BTreeSet::new(), Vec::new(), 0);
+        let (mut transactions, mut rows_read) = (Vec::new(), Vec::new());
         let (mut last_at, mut last) = (start_at, start.clone());
         while subs < series::whole_periods(&series, wanted, 2 * wanted) {
             if stop.load(Ordering::Relaxed) {
@@ -124,13 +193,19 @@ impl Meter {
                 let (at, snapshot) = (Instant::now(), self.source.snapshot().await?);
                 let mut sub = delta::delta(&last, &snapshot);
                 self.watch.split(&mut sub);
-                series.extend(Counts::of(&sub, self.reads_statements()).statements);
+                let counts = Counts::of(&sub, self.reads_statements());
+                series.extend(counts.statements);
+                transactions.push(counts.transactions);
+                rows_read.push(counts.rows_read);
                 (last_at, last, subs) = (at, snapshot, subs + 1);
             }
         }
         spinner.finish_and_clear();
         if stop.load(Ordering::Relaxed) {
             return Err(Error::interrupted());
+        }
+        if self.watch.control_end.is_none() {
+            self.watch.control_end = Some((last_at, last.clone()));
         }
         let mut window = delta::delta(&start, &last);
         let reasons = (window.invalid_reasons.iter())
@@ -142,6 +217,8 @@ impl Meter {
             seconds: last_at.duration_since(start_at).as_secs_f64(),
             counts: Counts::of(&window, self.reads_statements()),
             series,
+            transactions_series: transactions,
+            rows_read_series: rows_read,
         };
         Ok((control, reasons))
     }

@@ -1,6 +1,7 @@
 //! `pgcost measure`: the load comes from the user's own command. Settle and snapshot, run
-//! the command, read its request count, settle and snapshot again; the report is built as
-//! `audit` builds it, divided by that count.
+//! the command, read its request count, settle and snapshot again; with `--control`, the
+//! control windows before and after, as `audit` has them; the report is built as `audit`
+//! builds it, divided by that count.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -106,7 +107,12 @@ pub async fn measure(
     );
     window.context.target.method = COMMAND_METHOD.into();
     window.context.target.url = command_line(load.command);
-    let mut reports = reports_with_plans(&config, &[window], progress, &stop).await;
+    let mut windows = [window];
+    // As after audit's last burst: the second control window, sized to the figures.
+    if !ran.interrupted && !stop.load(Ordering::Relaxed) {
+        meter.control_after(&mut windows, progress, &stop).await?;
+    }
+    let mut reports = reports_with_plans(&config, &windows, progress, &stop).await;
     Ok(reports.pop().expect("one report for one window"))
 }
 

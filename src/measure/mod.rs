@@ -286,6 +286,35 @@ pub async fn run_sequence(
     }
 }
 
+/// With `--control`, each endpoint's burst raised past `-n` where the background would
+/// leave its figures too uncertain, within the time `--max-duration` leaves
+/// (docs/background.md); the note goes to the endpoint's report. The endpoints' own
+/// figures are read over all their warm-ups, up to the window `opened` opens.
+fn sized_bursts(
+    meter: &Meters,
+    configs: &[AuditConfig],
+    notes: &mut [Notes],
+    opened: &Boundaries,
+) -> Vec<AuditConfig> {
+    let warmed = notes.iter().filter_map(|n| n.warmed.as_ref());
+    let warm = warmed.fold((0, 0.0), |(r, s), w| (r + w.requests, s + w.seconds));
+    let opened = opened.first().and_then(|b| b.start.as_ref());
+    let mut spent = Duration::ZERO;
+    let mut sized = Vec::with_capacity(configs.len());
+    for (config, notes) in configs.iter().zip(notes) {
+        let mut config = config.clone();
+        if let Some((requests, note)) = meter.first().sized_burst(&config, warm, opened, spent) {
+            config.requests = requests;
+            notes.warnings.push(note);
+        }
+        if warm.1 > 0.0 {
+            spent += Duration::from_secs_f64(config.requests as f64 * warm.1 / warm.0 as f64);
+        }
+        sized.push(config);
+    }
+    sized
+}
+
 /// [`run_sequence`] up to the reports: what each endpoint's report is built from, with the
 /// report of its unauthenticated run, if any, to set beside its own.
 async fn sequence(
@@ -337,6 +366,7 @@ async fn sequence(
     let mut opened = meter
         .boundary((false, true, false), progress, stop, warmed_up)
         .await?;
+    let configs = &sized_bursts(&meter, configs, &mut notes, &opened);
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);
     for (i, (((config, driver), unauthenticated), notes)) in endpoints.enumerate() {
         before_burst(i);

@@ -124,6 +124,7 @@ mod tests {
                 statements: Some(0),
             },
             series: vec![0; 10],
+            ..Control::default()
         };
         let r = report(Some(control));
         assert!(r.valid, "{:?}", r.invalid_reasons);

@@ -40,7 +40,7 @@ fn control(seconds: f64, transactions: i64, rows_read: i64, statements: i64) -> 
             rows_read,
             statements: Some(statements),
         },
-        series: Vec::new(),
+        ..Control::default()
     }
 }
 
@@ -176,7 +176,10 @@ fn a_background_too_uncertain_beside_the_signal_is_not_valid() {
         ),
         "{reason}"
     );
-    assert!(reason.contains("send more requests (-n)"), "{reason}");
+    assert!(
+        reason.contains("about 334 requests would give an answer"),
+        "{reason}"
+    );
     // A share far above --max-background is no refusal when the ± is small: 5000
     // requests, the same background.
     let measured = Counts {
@@ -234,7 +237,7 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
     assert!(
         reason.contains("statements uncertain by ± 200.0 against 100.0")
             && reason.contains("a period of 2.0 s")
-            && reason.contains("send more requests (-n)"),
+            && reason.contains("about 1334 requests would give an answer"),
         "{reason}"
     );
 }
@@ -356,4 +359,42 @@ fn without_control_a_window_holding_background_above_the_threshold_is_not_valid(
     assert!(assess(&input, measured, 1000).invalid_reasons.is_empty());
     input.tail = None;
     assert!(assess(&input, measured, 1000).invalid_reasons.is_empty());
+}
+
+#[test]
+fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() {
+    // 100 transactions at once, in one of ten sub-windows; a 13 s window. Poisson would
+    // say 3 * 100 / sqrt(100) * 1.3 = 39 (plus the held edges); the sub-windows say more:
+    // 90 at the edges (one sub-window of 100 against a mean of 10), and the rate's spread
+    // (sd 31.62 of the sub-windows, over sqrt(10), times 3) over 13 sub-windows: 390.
+    let mut c = control(10.0, 100, 100, 0);
+    c.transactions_series = [vec![100], vec![0; 9]].concat();
+    c.rows_read_series = c.transactions_series.clone();
+    let mut input = input(Some(c));
+    input.window_seconds = 13.0;
+    let measured = Counts {
+        transactions: 10_000,
+        rows_read: 10_000,
+        statements: Some(10_000),
+    };
+    let a = assess(&input, measured, 10_000);
+    let u = a.background.unwrap().uncertainty.unwrap();
+    // The held edges: 10 a second for 1 s, at both edges of both windows (1 + 1.3).
+    let held = 10.0 * 1.0 * 2.3;
+    let spread = (9.0 * 100.0 + 8100.0) / 9.0;
+    let expected = 90.0 + 3.0 * f64::sqrt(spread) / 10f64.sqrt() * 13.0 + held;
+    assert!(
+        (u.transactions * 10_000.0 - expected).abs() < 1e-6,
+        "{} vs {expected}",
+        u.transactions * 10_000.0
+    );
+    assert!((u.rows_read - u.transactions).abs() < 1e-12);
+    // Steady sub-windows: Poisson stands.
+    let mut c = control(10.0, 100, 100, 0);
+    c.transactions_series = vec![10; 10];
+    let mut input = super::tests::input(Some(c));
+    input.window_seconds = 13.0;
+    let u = assess(&input, measured, 10_000).background.unwrap();
+    let u = u.uncertainty.unwrap().transactions * 10_000.0;
+    assert!((u - (39.0 + held)).abs() < 1e-9, "{u}");
 }

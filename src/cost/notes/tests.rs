@@ -135,6 +135,11 @@ fn one_of_each() -> Vec<Note> {
             seq_scanned: vec!["public.t".into()],
             retries: 2,
         },
+        Note::BurstSized {
+            requested: 40,
+            sent: 527,
+            background_per_second: 14.8,
+        },
     ]
 }
 
