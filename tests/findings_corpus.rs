@@ -139,7 +139,7 @@ async fn the_labelled_corpus_is_judged_at_full_precision_and_recall() {
 
     let (mut true_positives, mut false_positives, mut false_negatives) = (0, 0, 0);
     println!(
-        "{:<34} {:<24} {:<24} all findings",
+        "{:<34} {:<31} {:<31} all findings",
         "endpoint", "expected", "first"
     );
     for ((_, path, expected), report) in CORPUS.iter().zip(&reports) {
@@ -147,7 +147,7 @@ async fn the_labelled_corpus_is_judged_at_full_precision_and_recall() {
         let first = report.findings.first().map(|f| f.kind);
         let name = |k: Option<FindingKind>| k.map_or("clean".to_string(), |k| k.to_string());
         println!(
-            "{path:<34} {:<24} {:<24} {:?}",
+            "{path:<34} {:<31} {:<31} {:?}",
             name(*expected),
             name(first),
             kinds(report)

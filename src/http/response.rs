@@ -549,6 +549,40 @@ mod tests {
         assert!(read_all(denied, 4).await.unwrap().error.is_none());
     }
 
+    /// `response` read in pieces of `step` bytes, its items counted.
+    async fn items_of(response: &[u8], step: usize) -> (Option<u64>, bool) {
+        let mut buffer = Buffer::new();
+        buffer.count_items = true;
+        let mut stream = Trickle(response.to_vec(), step);
+        let r = read(&mut stream, &mut buffer, false, &ErrorRule::default())
+            .await
+            .unwrap();
+        (r.items, r.error.is_some())
+    }
+
+    #[tokio::test]
+    async fn items_are_counted_only_when_asked_and_only_on_real_answers() {
+        let chunked = |status: &str, body: &str| {
+            format!(
+                "HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+        };
+        let array = chunked("200 OK", " [{\"id\": 1}, {\"id\": 2}, {\"id\": 3}]");
+        let object = chunked("200 OK", r#"{"runs": [1, 2], "tags": [1, 2, 3, 4]}"#);
+        let error = chunked("200 OK", r#"{"errors": [{"message": "login"}]}"#);
+        let denied = chunked("404 Not Found", "[1, 2]");
+        for step in [1, 5, 1 << 20] {
+            assert_eq!(items_of(array.as_bytes(), step).await, (Some(3), false));
+            assert_eq!(items_of(object.as_bytes(), step).await, (Some(4), false));
+            assert_eq!(items_of(error.as_bytes(), step).await, (None, true));
+            assert_eq!(items_of(denied.as_bytes(), step).await, (None, false));
+        }
+        // Not asked: an array body is not even kept.
+        let r = read_all(array.as_bytes(), 5).await.unwrap();
+        assert_eq!((r.items, r.error.is_none()), (None, true));
+    }
+
     #[tokio::test]
     async fn bodies_are_read_to_their_end_in_any_pieces() {
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\

@@ -92,16 +92,19 @@ fn in_transactions(statements: Vec<StatementRow>, transactions: f64) -> Report {
     r
 }
 
+/// `inside` between a BEGIN and a COMMIT on every request: one transaction per request.
+fn one_transaction(inside: &[(&str, f64)]) -> Report {
+    let mut statements = vec![stmt("BEGIN", 1.0, 0.0)];
+    statements.extend(inside.iter().map(|(q, rows)| stmt(q, 1.0, *rows)));
+    statements.push(stmt("COMMIT", 1.0, 0.0));
+    in_transactions(statements, 1.0)
+}
+
+const TAG: &str = "SELECT name FROM tags WHERE id = $1";
+
 #[test]
 fn begin_and_commit_around_one_read_are_two_round_trips() {
-    let r = in_transactions(
-        vec![
-            stmt("BEGIN", 1.0, 0.0),
-            stmt(DETAIL, 1.0, 1.0),
-            stmt("COMMIT", 1.0, 0.0),
-        ],
-        1.0,
-    );
+    let r = one_transaction(&[(DETAIL, 1.0)]);
     let f = only(&r, FindingKind::TransactionAroundSingleRead);
     assert_eq!(f.saves_per_request.statements, 2.0);
     assert_eq!(f.query.as_deref(), Some(DETAIL));
@@ -116,7 +119,7 @@ fn begin_and_commit_around_one_read_are_two_round_trips() {
             stmt("BEGIN", 1.0, 0.0),
             stmt(DETAIL, 1.0, 1.0),
             stmt("ROLLBACK", 1.0, 0.0),
-            stmt("SELECT name FROM tags WHERE id = $1", 1.0, 1.0),
+            stmt(TAG, 1.0, 1.0),
         ],
         2.0,
     );
@@ -130,35 +133,14 @@ fn begin_and_commit_around_one_read_are_two_round_trips() {
 
 #[test]
 fn transactions_that_hold_more_than_one_read_are_left_alone() {
-    let two_reads = in_transactions(
-        vec![
-            stmt("BEGIN", 1.0, 0.0),
-            stmt(DETAIL, 1.0, 1.0),
-            stmt("SELECT name FROM tags WHERE id = $1", 1.0, 1.0),
-            stmt("COMMIT", 1.0, 0.0),
-        ],
-        1.0,
-    );
+    let two_reads = one_transaction(&[(DETAIL, 1.0), (TAG, 1.0)]);
     assert_eq!(kinds(&two_reads), []);
-    let write = in_transactions(
-        vec![
-            stmt("BEGIN", 1.0, 0.0),
-            stmt(DETAIL, 1.0, 1.0),
-            stmt("INSERT INTO audit (action) VALUES ($1)", 1.0, 1.0),
-            stmt("COMMIT", 1.0, 0.0),
-        ],
-        1.0,
-    );
+    let write = one_transaction(&[
+        (DETAIL, 1.0),
+        ("INSERT INTO audit (action) VALUES ($1)", 1.0),
+    ]);
     assert!(!kinds(&write).contains(&FindingKind::TransactionAroundSingleRead));
-    let set_local = in_transactions(
-        vec![
-            stmt("BEGIN", 1.0, 0.0),
-            stmt("SET LOCAL work_mem = '64kB'", 1.0, 0.0),
-            stmt(DETAIL, 1.0, 1.0),
-            stmt("COMMIT", 1.0, 0.0),
-        ],
-        1.0,
-    );
+    let set_local = one_transaction(&[("SET LOCAL work_mem = '64kB'", 0.0), (DETAIL, 1.0)]);
     assert_eq!(kinds(&set_local), []);
     let autocommit = in_transactions(vec![stmt(DETAIL, 1.0, 1.0)], 1.0);
     assert_eq!(kinds(&autocommit), []);

@@ -532,6 +532,16 @@ impl Statement<'_> {
         names
     }
 
+    /// What sending `rows` fewer rows per request saves: those rows, and the statement's db
+    /// time in proportion.
+    fn saving_of_rows_returned(&self, rows: f64) -> Saving {
+        Saving {
+            rows_returned: rows,
+            db_time_ms: self.db_time_ms * rows / self.rows_per_request,
+            ..Saving::default()
+        }
+    }
+
     /// A `count(...)` with no GROUP BY: the total of a listing.
     fn is_total(&self) -> bool {
         self.shape.counts

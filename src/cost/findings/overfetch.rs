@@ -4,7 +4,7 @@
 //! `collection_to_boolean`).
 
 use super::sql::Access;
-use super::{Finding, FindingKind, Saving, Statement, Thresholds, amount, evidence};
+use super::{Finding, FindingKind, Statement, Thresholds, amount, evidence};
 
 /// The page statement returns at least `overfetch_min_ratio` times the items of the
 /// response: the app filters or cuts what it fetched. The page size is the item count of
@@ -43,11 +43,7 @@ pub(super) fn overfetch(s: &Statement, items: Option<f64>, t: &Thresholds) -> Op
         ]),
         unparsed: !s.shape.parsed,
         avoidable_rows_per_request: saved_rows,
-        saves_per_request: Saving {
-            rows_returned: saved_rows,
-            db_time_ms: s.db_time_ms * saved_rows / s.rows_per_request,
-            ..Saving::default()
-        },
+        saves_per_request: s.saving_of_rows_returned(saved_rows),
         ..Finding::new(FindingKind::Overfetch, suggestion)
     })
 }

@@ -77,11 +77,7 @@ pub(super) fn collection_to_boolean(
         unparsed: !s.shape.parsed,
         // An EXISTS sends back one row per call.
         avoidable_rows_per_request: saved_rows,
-        saves_per_request: Saving {
-            rows_returned: saved_rows,
-            db_time_ms: s.db_time_ms * saved_rows / s.rows_per_request,
-            ..Saving::default()
-        },
+        saves_per_request: s.saving_of_rows_returned(saved_rows),
         ..Finding::new(FindingKind::CollectionToBoolean, suggestion)
     })
 }
