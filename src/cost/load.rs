@@ -24,6 +24,9 @@ pub struct LoadResult {
     pub error_answers: BTreeMap<String, u64>,
     /// The first of them, with the value seen.
     pub first_error_answer: Option<String>,
+    /// The items of the first 2xx response, when it was JSON with an array
+    /// (`http::items`); `None` otherwise, and for another tool's load.
+    pub response_items: Option<u64>,
     /// Set when the burst was stopped before all requests were sent.
     pub interrupted: bool,
     /// What made the load and counted it: `pgcost` (its own burst), `given` (`--requests`
@@ -168,6 +171,7 @@ mod tests {
             first_error: None,
             error_answers: Default::default(),
             first_error_answer: None,
+            response_items: None,
             interrupted: false,
             source: PGCOST_SOURCE,
             command_exit: None,

@@ -161,6 +161,7 @@ mod tests {
             first_error: None,
             error_answers: Default::default(),
             first_error_answer: None,
+            response_items: None,
             interrupted: false,
             source: PGCOST_SOURCE,
             command_exit: None,

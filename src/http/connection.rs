@@ -130,6 +130,8 @@ pub struct Driver {
 pub struct Answer {
     pub status: u16,
     pub error: Option<ErrorAnswer>,
+    /// When asked for (`count_items`), the items of a 2xx JSON body (`http::items`).
+    pub items: Option<u64>,
 }
 
 impl Driver {
@@ -195,9 +197,14 @@ impl Driver {
     /// and fails before any byte of the response came back was most likely closed by the
     /// server while idle: the request goes out once more on a new connection, and only
     /// that attempt counts. `link` is left empty when the connection cannot be reused.
-    pub async fn exchange(&self, link: &mut Option<Link>) -> Result<Answer, Failure> {
+    /// With `count_items`, a 2xx JSON body's items are counted (one body parsed).
+    pub async fn exchange(
+        &self,
+        link: &mut Option<Link>,
+        count_items: bool,
+    ) -> Result<Answer, Failure> {
         if let Some(open) = link.as_mut() {
-            match self.send(open).await {
+            match self.send(open, count_items).await {
                 Ok((answer, reusable)) => {
                     if !reusable {
                         *link = None;
@@ -215,7 +222,7 @@ impl Driver {
         // Boxed: the connecting future (TLS included) is large, and would otherwise be
         // copied with every request's future.
         let mut fresh = Box::pin(self.connect()).await?;
-        match self.send(&mut fresh).await {
+        match self.send(&mut fresh, count_items).await {
             Ok((answer, reusable)) => {
                 if reusable {
                     *link = Some(fresh);
@@ -229,25 +236,36 @@ impl Driver {
     /// One request and its response on `link`: the status and whether the connection can
     /// carry another request, or the failure and whether the server said nothing at all
     /// on a connection that had served before.
-    async fn send(&self, link: &mut Link) -> Result<(Answer, bool), (Failure, bool)> {
+    async fn send(
+        &self,
+        link: &mut Link,
+        count_items: bool,
+    ) -> Result<(Answer, bool), (Failure, bool)> {
         let reused = link.reused;
         let silent = |failure: Failure| (failure, reused);
         if let Err(e) = write(&mut link.stream, &self.bytes).await {
             return Err(silent(Failure::new("request", &e)));
         }
         let rule = &self.error_rule;
+        link.buffer.count_items = count_items;
         let response = response::read(&mut link.stream, &mut link.buffer, self.head_only, rule);
         match response.await {
             Ok(Response {
                 status,
                 ended,
                 error,
+                items,
             }) => {
                 link.reused = true;
                 if ended == Ended::KeepAlive {
                     drained(&link.stream);
                 }
-                Ok((Answer { status, error }, ended == Ended::KeepAlive))
+                let answer = Answer {
+                    status,
+                    error,
+                    items,
+                };
+                Ok((answer, ended == Ended::KeepAlive))
             }
             Err(failure) => {
                 let nothing = failure.nothing_received;

@@ -57,6 +57,7 @@ impl WorkerTally {
             Some(Ok(Answer {
                 status: code,
                 error,
+                ..
             })) => {
                 let us = since.elapsed().as_micros().max(1) as u64;
                 self.latency_us.saturating_record(us);
@@ -118,6 +119,7 @@ pub(crate) fn empty_result(workers: u32) -> LoadResult {
         first_error: None,
         error_answers: BTreeMap::new(),
         first_error_answer: None,
+        response_items: None,
         interrupted: false,
         source: PGCOST_SOURCE,
         command_exit: None,
@@ -172,6 +174,9 @@ struct Shared {
     next: Cell<u64>,
     /// Requests answered or failed so far, for the progress bar.
     done: Cell<u64>,
+    /// The items of the burst's first 2xx response (`None` inside while none has come):
+    /// only bodies read before then are parsed.
+    first_items: Cell<Option<Option<u64>>>,
 }
 
 /// One worker's loop: claims request numbers while they are below `limit`, on one
@@ -200,9 +205,20 @@ async fn work(
         }
         shared.next.set(claimed + 1);
         let t0 = Instant::now();
+        let count_items = shared.first_items.get().is_none();
         let outcome = timer
-            .within(deadline(t0, timeout), driver.exchange(&mut link))
+            .within(
+                deadline(t0, timeout),
+                driver.exchange(&mut link, count_items),
+            )
             .await;
+        if let Some(Ok(answer)) = &outcome
+            && count_items
+            && shared.first_items.get().is_none()
+            && (200..300).contains(&answer.status)
+        {
+            shared.first_items.set(Some(answer.items));
+        }
         if tally.borrow_mut().record(outcome, t0, timeout) {
             link = None;
         }
@@ -315,6 +331,7 @@ async fn drive(
     result.wall = started.elapsed();
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < limit.load(Ordering::Relaxed).min(total);
+    result.response_items = shared.first_items.get().flatten();
     result
 }
 

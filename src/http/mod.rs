@@ -3,6 +3,7 @@
 
 pub mod connection;
 pub mod error_answer;
+pub mod items;
 pub mod load;
 pub mod open_loop;
 pub mod request;

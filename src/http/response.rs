@@ -20,6 +20,11 @@ pub(crate) struct Buffer {
     kept: Vec<u8>,
     /// Whether body bytes are still being kept.
     keeping: bool,
+    /// Whether the caller wants the items of the next 2xx JSON body counted
+    /// (`http::items`): its body is then kept when it starts with `[` too.
+    pub(crate) count_items: bool,
+    /// Whether the body being read is kept for its items.
+    counting: bool,
 }
 
 /// A body kept for the error rule is at most this long: an error answer is short, and a
@@ -41,6 +46,8 @@ impl Buffer {
             end: 0,
             kept: Vec::new(),
             keeping: false,
+            count_items: false,
+            counting: false,
         }
     }
 
@@ -57,7 +64,7 @@ impl Buffer {
         if kept.is_empty() {
             match part.iter().find(|b| !b.is_ascii_whitespace()) {
                 None => return,
-                Some(&first) if rule.may_judge(first) => {}
+                Some(&first) if rule.may_judge(first) || (self.counting && first == b'[') => {}
                 Some(_) => {
                     self.keeping = false;
                     return;
@@ -111,6 +118,8 @@ pub(crate) struct Response {
     pub ended: Ended,
     /// A 2xx response that the error rule recognised as an error answer.
     pub error: Option<ErrorAnswer>,
+    /// With `Buffer::count_items`: the items of a 2xx JSON body (`http::items`).
+    pub items: Option<u64>,
 }
 
 /// Why a response could not be read: the `load.errors` kind (`request` before the head
@@ -269,6 +278,7 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
     };
     buffer.kept.clear();
     buffer.keeping = ErrorRule::applies_to(head.status) && head.error.is_none();
+    buffer.counting = buffer.count_items && buffer.keeping;
     let complete = match head.framing {
         Framing::Length(n) => skip(stream, buffer, n, rule).await?,
         Framing::Chunked => chunks(stream, buffer, rule).await?,
@@ -277,16 +287,23 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
             false
         }
     };
+    let first = buffer.kept.iter().find(|b| !b.is_ascii_whitespace());
     let error = match head.error {
         Some(error) => Some(error),
-        None if buffer.keeping && !buffer.kept.is_empty() => rule.judge_body(&buffer.kept),
+        None if buffer.keeping && first.is_some_and(|&b| rule.may_judge(b)) => {
+            rule.judge_body(&buffer.kept)
+        }
         None => None,
     };
+    let items = (buffer.counting && buffer.keeping && error.is_none())
+        .then(|| crate::http::items::count(&buffer.kept))
+        .flatten();
     // Bytes beyond the response were not asked for: the connection is out of step.
     let reusable = head.keep_alive && complete && buffer.start == buffer.end;
     Ok(Response {
         status: head.status,
         error,
+        items,
         ended: if reusable {
             Ended::KeepAlive
         } else {
@@ -530,6 +547,40 @@ mod tests {
         // Not a 2xx: the status already counts it.
         let denied = b"HTTP/1.1 401 No\r\nContent-Length: 15\r\n\r\n{\"error\": \"no\"}";
         assert!(read_all(denied, 4).await.unwrap().error.is_none());
+    }
+
+    /// `response` read in pieces of `step` bytes, its items counted.
+    async fn items_of(response: &[u8], step: usize) -> (Option<u64>, bool) {
+        let mut buffer = Buffer::new();
+        buffer.count_items = true;
+        let mut stream = Trickle(response.to_vec(), step);
+        let r = read(&mut stream, &mut buffer, false, &ErrorRule::default())
+            .await
+            .unwrap();
+        (r.items, r.error.is_some())
+    }
+
+    #[tokio::test]
+    async fn items_are_counted_only_when_asked_and_only_on_real_answers() {
+        let chunked = |status: &str, body: &str| {
+            format!(
+                "HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+        };
+        let array = chunked("200 OK", " [{\"id\": 1}, {\"id\": 2}, {\"id\": 3}]");
+        let object = chunked("200 OK", r#"{"runs": [1, 2], "tags": [1, 2, 3, 4]}"#);
+        let error = chunked("200 OK", r#"{"errors": [{"message": "login"}]}"#);
+        let denied = chunked("404 Not Found", "[1, 2]");
+        for step in [1, 5, 1 << 20] {
+            assert_eq!(items_of(array.as_bytes(), step).await, (Some(3), false));
+            assert_eq!(items_of(object.as_bytes(), step).await, (Some(4), false));
+            assert_eq!(items_of(error.as_bytes(), step).await, (None, true));
+            assert_eq!(items_of(denied.as_bytes(), step).await, (None, false));
+        }
+        // Not asked: an array body is not even kept.
+        let r = read_all(array.as_bytes(), 5).await.unwrap();
+        assert_eq!((r.items, r.error.is_none()), (None, true));
     }
 
     #[tokio::test]

@@ -200,6 +200,7 @@ fn load_result(ran: &Ran, counted: ToolCount, count: &CountSource) -> LoadResult
         first_error: None,
         error_answers: Default::default(),
         first_error_answer: None,
+        response_items: None,
         interrupted: false,
         source: count.name(),
         command_exit: Some(ran.exit),

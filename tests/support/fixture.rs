@@ -14,6 +14,7 @@ use tokio_postgres::NoTls;
 
 pub mod corpus;
 pub mod error_answers;
+pub mod kinds;
 pub mod nodes;
 pub mod periodic;
 pub mod pgbouncer;
@@ -324,6 +325,7 @@ impl Fixture {
             .merge(auth_routes())
             .merge(corpus::routes())
             .merge(error_answers::routes())
+            .merge(kinds::routes())
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
             .merge(php_like::routes())

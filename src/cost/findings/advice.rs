@@ -43,6 +43,22 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "A sort or hash outgrows work_mem and writes temp files on every request. \
              Avoid the sort (an index, a LIMIT) or raise work_mem for that statement."
         }
+        FindingKind::CheckoutPing => {
+            "The pool sends a SELECT 1 each time it hands out a connection: a round trip per \
+             checkout. Let it check idle connections only, or check out once per request."
+        }
+        FindingKind::TransactionAroundSingleRead => {
+            "BEGIN and COMMIT around a single read on every request: two round trips that \
+             protect nothing. Run reads in autocommit."
+        }
+        FindingKind::Overfetch => {
+            "The page fetches several times the rows the response shows, and the app drops \
+             the rest. Filter in the WHERE and LIMIT to the page size."
+        }
+        FindingKind::DuplicateLoad => {
+            "Different statements load the same row by the same key in one request. Load it \
+             once with the columns every caller needs, and pass it on."
+        }
     }
 }
 
@@ -59,6 +75,10 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::SeqScanHeavy => SEQ_SCAN_HEAVY,
         FindingKind::WritesOnRead => WRITES_ON_READ,
         FindingKind::SpillsToDisk => SPILLS_TO_DISK,
+        FindingKind::CheckoutPing => CHECKOUT_PING,
+        FindingKind::TransactionAroundSingleRead => TRANSACTION_AROUND_SINGLE_READ,
+        FindingKind::Overfetch => OVERFETCH,
+        FindingKind::DuplicateLoad => DUPLICATE_LOAD,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -220,6 +240,67 @@ or ALTER ROLE <role> SET work_mem = '...' for the role that runs it.
 
 Saves per request: the temp blocks written. High from 1 MB (128 blocks) per request,
 medium below.";
+
+const CHECKOUT_PING: &str = "\
+Fires when a statement that reads nothing (SELECT 1, SELECT 1 AS one, /* ping */ SELECT 1,
+an empty query) runs at least 0.9 times per request: a pool's liveness check on each
+checkout (SQLAlchemy's pool_pre_ping, ActiveRecord before 7.1, a connectionTestQuery).
+It is never an N+1, a repeated statement or a cache candidate.
+
+The fix is in the pool's settings:
+  - HikariCP: drop connectionTestQuery (a JDBC4 driver checks with isValid());
+  - Tomcat JDBC, DBCP, c3p0: testOnBorrow off, or a validationInterval;
+  - SQLAlchemy: pool_pre_ping off with pool_recycle below the server's idle timeout;
+  - Django: CONN_HEALTH_CHECKS checks once per request, not per query;
+  - ActiveRecord 7.1+ verifies only connections that sat idle;
+  - code that checks out a connection per query: check out once per request.
+
+Saves per request: its calls (statements) and its db time.";
+
+const TRANSACTION_AROUND_SINGLE_READ: &str = "\
+Fires when BEGIN and COMMIT (or ROLLBACK) each run at least 0.99 times per request, in
+equal numbers, and each transaction holds one read: the reads less those that ran in
+autocommit (transactions less BEGINs), per BEGIN, are 1 within 0.25. psycopg2 without
+autocommit, as SQLAlchemy uses it, opens one around every checkout.
+
+Not raised when the request writes or locks a row, runs another utility statement (a SET
+LOCAL or a SAVEPOINT needs its transaction), holds two reads or more per transaction, or
+opens connections per request.
+
+The fix: run reads in autocommit (psycopg: autocommit = True; SQLAlchemy:
+isolation_level=\"AUTOCOMMIT\"; JDBC: setAutoCommit(true)). Keep the transaction where
+several statements must see one snapshot.
+
+Saves per request: the BEGINs and COMMITs, 2 round trips per transaction.";
+
+const OVERFETCH: &str = "\
+Fires when the page (a statement with LIMIT, OFFSET or FETCH FIRST, or a listing with its
+count) returns at least 2 rows per call for each item of the response. The page size is
+the item count of the burst's first 2xx JSON response (load.response_items): the length of
+a top-level array, or of the largest array among the values of a top-level object. A
+response that is not JSON, or holds no array, gets no such finding.
+
+The app filters after fetching (permissions, visibility, state) or cuts the rows. The fix:
+move the filter into the WHERE and LIMIT to the page size; when the filter cannot be
+written in SQL, fetch in smaller keyset steps until the page is full.
+
+Saves per request: the rows returned beyond the response's items, and the page's db time
+in proportion.";
+
+const DUPLICATE_LOAD: &str = "\
+Fires when two different statement texts, each run at least 0.99 times per request and
+returning at most 2 rows per call, read the same table by the same key: the same columns
+compared with = $n in the outer WHERE (a count, an aggregate, an N+1 or a ping never
+counts). The user loaded by the authentication and again by the handler is the usual case.
+
+pgcost cannot see the parameters: when their values differ, the rows differ too. So the
+finding is one step lower than its saving, as a repeated statement with parameters.
+
+The fix: load the row once, with the columns every caller needs, and pass it on (or keep
+it for the request).
+
+Saves per request: the calls of every statement of the key but the most frequent one. The
+row kept may need the other statements' columns, so no rows or db time are counted.";
 
 #[cfg(test)]
 mod tests {

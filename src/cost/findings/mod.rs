@@ -11,8 +11,13 @@
 
 mod advice;
 mod connection;
+mod duplicate_load;
 mod identity;
+#[cfg(test)]
+mod kinds_tests;
+mod overfetch;
 mod repeated;
+mod round_trips;
 mod rules;
 mod saving;
 mod sql;
@@ -95,6 +100,21 @@ pub struct Thresholds {
     pub writes_min_per_request: f64,
     /// spills_to_disk: temp-file blocks (8 kB) a statement writes per request (1).
     pub spill_min_temp_blocks_per_request: f64,
+    /// checkout_ping: the pool's `SELECT 1` runs at least this often per request (0.9).
+    pub checkout_ping_min_calls_per_request: f64,
+    /// transaction_around_single_read: BEGINs per request (0.99: on every request).
+    pub transaction_min_per_request: f64,
+    /// transaction_around_single_read: reads per transaction within this distance of 1
+    /// (0.25).
+    pub reads_per_transaction_tolerance: f64,
+    /// overfetch: the page returns at least this many rows per item of the response (2).
+    pub overfetch_min_ratio: f64,
+    /// collection_to_boolean: a read that returns at most this many rows per row of the
+    /// page, or per item of the response, loads the page's children (4).
+    pub eager_max_rows_per_page_item: f64,
+    /// duplicate_load: each statement loading the same key runs at least this often per
+    /// request (0.99).
+    pub duplicate_min_calls_per_request: f64,
 }
 
 impl Default for Thresholds {
@@ -123,6 +143,12 @@ impl Default for Thresholds {
             medium_db_time_ms_per_request: 1.0,
             writes_min_per_request: 0.99,
             spill_min_temp_blocks_per_request: 1.0,
+            checkout_ping_min_calls_per_request: 0.9,
+            transaction_min_per_request: 0.99,
+            reads_per_transaction_tolerance: 0.25,
+            overfetch_min_ratio: 2.0,
+            eager_max_rows_per_page_item: 4.0,
+            duplicate_min_calls_per_request: 0.99,
         }
     }
 }
@@ -163,10 +189,18 @@ pub enum FindingKind {
     WritesOnRead,
     /// A sort or hash outgrows work_mem and writes temp files.
     SpillsToDisk,
+    /// The pool checks each connection it hands out with a `SELECT 1`.
+    CheckoutPing,
+    /// BEGIN and COMMIT around a single read, on every request.
+    TransactionAroundSingleRead,
+    /// The page fetches several times the rows the response shows.
+    Overfetch,
+    /// Different statements load the same row by the same key.
+    DuplicateLoad,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 9] = [
+    pub const ALL: [FindingKind; 13] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -176,6 +210,10 @@ impl FindingKind {
         FindingKind::SeqScanHeavy,
         FindingKind::WritesOnRead,
         FindingKind::SpillsToDisk,
+        FindingKind::CheckoutPing,
+        FindingKind::TransactionAroundSingleRead,
+        FindingKind::Overfetch,
+        FindingKind::DuplicateLoad,
     ];
 
     /// The snake_case name, as in JSON.
@@ -190,6 +228,10 @@ impl FindingKind {
             FindingKind::SeqScanHeavy => "seq_scan_heavy",
             FindingKind::WritesOnRead => "writes_on_read",
             FindingKind::SpillsToDisk => "spills_to_disk",
+            FindingKind::CheckoutPing => "checkout_ping",
+            FindingKind::TransactionAroundSingleRead => "transaction_around_single_read",
+            FindingKind::Overfetch => "overfetch",
+            FindingKind::DuplicateLoad => "duplicate_load",
         }
     }
 }
@@ -362,13 +404,19 @@ pub fn parse_rate(report: &Report) -> (usize, usize) {
 /// Statements nested in functions are left out: their cost shows in the caller.
 pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
     let statements = statements(report);
+    let items = report.load.response_items.map(|n| n as f64);
     let mut findings = Vec::new();
     for statement in &statements {
-        findings.extend(statement_findings(statement, &statements, t));
+        findings.extend(statement_findings(statement, &statements, items, t));
         findings.extend(writes::writes_on_read(report, statement, t));
         findings.extend(writes::spills_to_disk(report, statement, t));
     }
     findings.extend(round_trips(report, &statements, t));
+    findings.extend(round_trips::transaction_around_single_read(
+        report,
+        &statements,
+        t,
+    ));
     findings.extend(connection_per_request(report, t));
     findings.extend(
         report
@@ -376,6 +424,8 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
             .iter()
             .filter_map(|table| seq_scan_heavy(table, &statements, t)),
     );
+    // After round_trips: on a tie in the ranking, its wider advice comes first.
+    findings.extend(duplicate_load::duplicate_load(&statements, t));
     for finding in &mut findings {
         finding.severity = severity(finding, t);
     }
@@ -385,10 +435,20 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
 }
 
 /// The findings about one statement. Fix the waste before caching it: a cache in front
-/// of a set-building, N+1 or repeated query hides the problem and adds staleness.
-fn statement_findings(s: &Statement, all: &[Statement], t: &Thresholds) -> Vec<Finding> {
-    let wasteful: Vec<Finding> = collection_to_boolean(s, all, t)
+/// of a set-building, N+1 or repeated query hides the problem and adds staleness. A pool's
+/// ping is only ever a `checkout_ping`: it is no loop, no repeated read, no lookup.
+fn statement_findings(
+    s: &Statement,
+    all: &[Statement],
+    items: Option<f64>,
+    t: &Thresholds,
+) -> Vec<Finding> {
+    if s.ping {
+        return round_trips::checkout_ping(s, t).into_iter().collect();
+    }
+    let wasteful: Vec<Finding> = collection_to_boolean(s, all, items, t)
         .into_iter()
+        .chain(overfetch::overfetch(s, items, t))
         .chain(n_plus_one(s, t))
         .chain(repeated::repeated_statement(s, t))
         .collect();
@@ -429,6 +489,8 @@ struct Statement<'a> {
     rows_read: f64,
     /// Part of the page the endpoint returns (see [`mark_pages`]).
     page: bool,
+    /// A pool's liveness check (`SELECT 1`).
+    ping: bool,
     shape: Shape,
     /// The report's tables it touches.
     tables: Vec<&'a TableRow>,
@@ -468,6 +530,16 @@ impl Statement<'_> {
         names.sort();
         names.dedup();
         names
+    }
+
+    /// What sending `rows` fewer rows per request saves: those rows, and the statement's db
+    /// time in proportion.
+    fn saving_of_rows_returned(&self, rows: f64) -> Saving {
+        Saving {
+            rows_returned: rows,
+            db_time_ms: self.db_time_ms * rows / self.rows_per_request,
+            ..Saving::default()
+        }
     }
 
     /// A `count(...)` with no GROUP BY: the total of a listing.
@@ -533,6 +605,7 @@ fn statement<'a>(report: &'a Report, query: &'a str) -> Statement<'a> {
             .sum(),
         rows_read: 0.0,
         page: false,
+        ping: sql::is_ping(query),
         shape,
         tables,
         unknown_relation,

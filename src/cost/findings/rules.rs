@@ -18,12 +18,17 @@ pub(super) fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresho
 pub(super) fn collection_to_boolean(
     s: &Statement,
     all: &[Statement],
+    items: Option<f64>,
     t: &Thresholds,
 ) -> Option<Finding> {
     let outer = s.shape.outer.as_ref()?;
     let answers_already = outer.aggregate || outer.exists || outer.group_by || outer.limit;
-    // The page, a batch load and the list a loop walks: their rows are used.
-    let rows_used = s.page || s.shape.keyed_by_list || walked_by_n_plus_one(s, all, t);
+    // The page, a batch load, the list a loop walks and the page's children: their rows
+    // are used.
+    let rows_used = s.page
+        || s.shape.keyed_by_list
+        || walked_by_n_plus_one(s, all, t)
+        || super::overfetch::feeds_the_page(s, all, items, t);
     if s.shape.access != Access::Read
         || answers_already
         || rows_used
@@ -72,11 +77,7 @@ pub(super) fn collection_to_boolean(
         unparsed: !s.shape.parsed,
         // An EXISTS sends back one row per call.
         avoidable_rows_per_request: saved_rows,
-        saves_per_request: Saving {
-            rows_returned: saved_rows,
-            db_time_ms: s.db_time_ms * saved_rows / s.rows_per_request,
-            ..Saving::default()
-        },
+        saves_per_request: s.saving_of_rows_returned(saved_rows),
         ..Finding::new(FindingKind::CollectionToBoolean, suggestion)
     })
 }
@@ -166,14 +167,16 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
+    // Pings and N+1 statements have their own findings and their own fixes.
     let once: Vec<&Statement> = statements
         .iter()
-        .filter(|s| s.runs_once_per_request(t))
+        .filter(|s| s.runs_once_per_request(t) && !s.ping)
         .collect();
-    // N+1 statements have their own finding and their own fix.
     let repeated: Vec<&Statement> = statements
         .iter()
-        .filter(|s| s.calls_per_request >= t.memoise_min_calls_per_request && !s.is_n_plus_one(t))
+        .filter(|s| {
+            s.calls_per_request >= t.memoise_min_calls_per_request && !s.is_n_plus_one(t) && !s.ping
+        })
         .collect();
     let saved = once.len().saturating_sub(1) as f64
         + repeated

@@ -80,7 +80,8 @@ impl Saving {
 ///    most medium, since its saving is an upper bound (pgcost cannot see whether the
 ///    lookups are independent); `repeated_statement` without parameters is at least
 ///    medium (certain waste), and with parameters one step lower (the parameters may
-///    differ between the calls); `spills_to_disk` is high from 1 MB of temp files per
+///    differ between the calls), and so is `duplicate_load` (the keys may differ between
+///    the statements); `spills_to_disk` is high from 1 MB of temp files per
 ///    request (128 blocks) and medium below, since its saving is in blocks, not rows.
 pub fn severity(finding: &Finding, t: &Thresholds) -> Severity {
     let s = &finding.saves_per_request;
@@ -101,7 +102,7 @@ pub fn severity(finding: &Finding, t: &Thresholds) -> Severity {
         FindingKind::ConnectionPerRequest => Severity::High,
         FindingKind::RoundTrips => base.max(Severity::Medium),
         FindingKind::RepeatedStatement if parameterless(finding) => base.min(Severity::Medium),
-        FindingKind::RepeatedStatement => lower(base),
+        FindingKind::RepeatedStatement | FindingKind::DuplicateLoad => lower(base),
         FindingKind::SpillsToDisk => super::writes::spill_severity(finding),
         _ => base,
     }

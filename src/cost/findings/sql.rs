@@ -13,7 +13,12 @@ use sqlparser::ast::{
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
+mod keys;
+mod ping;
 mod tokens;
+
+pub(crate) use keys::KeyLookup;
+pub(crate) use ping::is_ping;
 
 use tokens::{
     calls_side_effect_function, keyed_by_list, lex, mentioned_relations, outer_calls, placeholders,
@@ -129,6 +134,9 @@ pub(crate) struct Shape {
     pub keyed_by_list: bool,
     /// The outer select list calls `count(...)`.
     pub counts: bool,
+    /// The `column = $n` lookups of its outer WHERE, by relation; empty when the text did
+    /// not parse.
+    pub keys: Vec<KeyLookup>,
 }
 
 /// Reads the shape of one normalized statement text.
@@ -160,6 +168,7 @@ pub(crate) fn shape(sql: &str) -> Shape {
                 placeholders,
                 keyed_by_list,
                 counts,
+                keys: keys::key_lookups(&statement),
             }
         }
         None => Shape {
@@ -172,6 +181,7 @@ pub(crate) fn shape(sql: &str) -> Shape {
             placeholders,
             keyed_by_list,
             counts,
+            keys: Vec::new(),
         },
     }
 }

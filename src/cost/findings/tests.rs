@@ -53,7 +53,7 @@ pub(crate) fn table(name: &str, pages: i64) -> TableRow {
 
 /// A valid report of `REQUESTS` requests with these statements and tables, no new
 /// connections, and per-request totals consistent with the statements.
-fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
+pub(crate) fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
     let rows_returned: f64 = statements.iter().map(|s| s.rows_per_request).sum();
     for s in &mut statements {
         if rows_returned > 0.0 {
@@ -91,6 +91,7 @@ fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -> Report {
             status: [("200".to_string(), REQUESTS)].into(),
             errors: BTreeMap::new(),
             error_answers: BTreeMap::new(),
+            response_items: None,
             latency_ms: LatencySummary::default(),
             latency_percentiles_ms: Vec::new(),
             source: "pgcost".into(),

@@ -149,6 +149,7 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
         first_error: None,
         error_answers: Default::default(),
         first_error_answer: None,
+        response_items: None,
         interrupted: false,
         source: crate::cost::load::PGCOST_SOURCE,
         command_exit: None,

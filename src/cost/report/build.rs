@@ -304,6 +304,7 @@ impl Load {
                 .collect(),
             errors: load.errors.clone(),
             error_answers: load.error_answers.clone(),
+            response_items: load.response_items,
             latency_ms: latency_ms(&load.latency_us),
             latency_percentiles_ms: latency_curve_ms(&load.latency_us),
             source: load.source.into(),

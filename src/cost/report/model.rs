@@ -120,6 +120,12 @@ pub struct Load {
     /// was seen: `body "errors"`, `header mediawiki-api-error`, `body /POINTER`.
     #[serde(default)]
     pub error_answers: BTreeMap<String, u64>,
+    /// The items of the burst's first 2xx response: the length of a top-level JSON array,
+    /// or of the largest array among a top-level object's values, the page size of the
+    /// `overfetch` finding. Null when that body is not JSON or holds no array, for `pgcost
+    /// measure`, and in reports written before it existed.
+    #[serde(default)]
+    pub response_items: Option<u64>,
     pub latency_ms: LatencySummary,
     /// The latency curve: the latency at each percentile of
     /// [`CURVE_PERCENTILES`](crate::cost::load::CURVE_PERCENTILES), in ms. Empty in reports

@@ -28,6 +28,7 @@ pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
         first_error: None,
         error_answers: Default::default(),
         first_error_answer: None,
+        response_items: None,
         interrupted: false,
         source: crate::cost::load::PGCOST_SOURCE,
         command_exit: None,
