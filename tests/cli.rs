@@ -219,5 +219,9 @@ fn help_lists_only_the_commands_formats() {
     assert!(!help("audit").contains("junit"));
     assert!(help("demo").contains("markdown"));
     assert!(!help("demo").contains("junit"));
+    assert!(help("audit").contains("sarif"));
+    assert!(help("check").contains("sarif"));
+    assert!(!help("ramp").contains("sarif"));
+    assert!(!help("demo").contains("sarif"));
     assert!(help("measure").contains("the command's own stdout is sent to standard error"));
 }

@@ -11,12 +11,16 @@ use crate::measure::ramp::{self, RampPlan};
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
+use crate::render::format::RAMP_FORMATS;
 use crate::values::{parse_percent, parse_positive_duration};
 
 /// The command: validate the flags, ramp, render, and the exit code.
 pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     let plan = plan_from_args(args)?;
     let config = AuditConfig::from_args(&args.audit, env)?;
+    (config.outputs.within(RAMP_FORMATS)).map_err(|message| {
+        Error::usage(message).with_hint("a ramp has no findings to write as SARIF")
+    })?;
     let redactor = config.auth.redactor.clone();
     run(&config, &plan)
         .await

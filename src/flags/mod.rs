@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, REPORT_FORMATS};
+use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, RAMP_FORMATS, REPORT_FORMATS};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -259,7 +259,10 @@ impl AuditArgs {
 /// `pgcost ramp`: every flag of `audit` (-n and -c aside, which the steps replace; the
 /// warm-up before the first settle uses --warmup), and the steps.
 #[derive(Debug, Args)]
-#[command(after_help = EXIT_CODES)]
+#[command(
+    after_help = EXIT_CODES,
+    mut_arg("format", output::narrowed(RAMP_FORMATS))
+)]
 pub struct RampArgs {
     #[command(flatten)]
     pub audit: AuditArgs,

@@ -20,11 +20,20 @@ pub enum Format {
     Html,
     /// JUnit XML: each endpoint a testcase, each breach a failure.
     Junit,
+    /// SARIF 2.1.0, for code-scanning tools: a rule per finding kind, a result per finding.
+    Sarif,
 }
 
-/// What `pgcost audit`, `measure` and `ramp` write.
-pub const REPORT_FORMATS: &[Format] =
-    &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+/// What `pgcost audit` and `measure` write.
+pub const REPORT_FORMATS: &[Format] = &[
+    Format::Table,
+    Format::Json,
+    Format::Markdown,
+    Format::Html,
+    Format::Sarif,
+];
+/// What `pgcost ramp` writes: a ramp has no findings to put in SARIF.
+pub const RAMP_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost demo` writes.
 pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost check` writes.
@@ -34,6 +43,7 @@ pub const CHECK_FORMATS: &[Format] = &[
     Format::Json,
     Format::Junit,
     Format::Html,
+    Format::Sarif,
 ];
 
 impl Format {
@@ -43,6 +53,7 @@ impl Format {
         Format::Markdown,
         Format::Html,
         Format::Junit,
+        Format::Sarif,
     ];
 
     /// The name the user types, e.g. `markdown`.
@@ -53,6 +64,7 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::Junit => "junit",
+            Format::Sarif => "sarif",
         }
     }
 
@@ -64,6 +76,7 @@ impl Format {
             Format::Markdown => "GitHub-flavoured Markdown, for a pull-request comment",
             Format::Html => "one self-contained HTML page with charts",
             Format::Junit => "JUnit XML: each endpoint a testcase, each breach a failure",
+            Format::Sarif => "SARIF 2.1.0 for code scanning: a result per finding",
         }
     }
 
@@ -165,6 +178,16 @@ impl Outputs {
     /// prints (a load tool's own output) must go to standard error.
     pub fn report_on_stdout(&self) -> bool {
         self.output.is_none()
+    }
+
+    /// Every format asked for is among `allowed`, or the message of the first that is
+    /// not: for a command that shares another's flags but writes fewer formats.
+    pub fn within(&self, allowed: &[Format]) -> Result<(), String> {
+        let asked = std::iter::once(self.format).chain(self.exports.iter().map(|e| e.format));
+        for format in asked {
+            Format::parse_among(format.name(), allowed)?;
+        }
+        Ok(())
     }
 }
 

@@ -2,8 +2,9 @@
 //! `audit/` (the `Report`), `check/` (check's verdict), `demo/` (the demo's comparison),
 //! `ramp/`. Each document implements `View`, which picks the view of a format. The
 //! sections hold what the audit's views share; the table and Markdown views only draw
-//! them. The one JSON writer lives here too, for every command. Views import the model
-//! (`cost/`), never a command.
+//! them. The one JSON writer lives here too, for every command, and the SARIF model the
+//! audit's and check's SARIF views share (`sarif.rs`). Views import the model (`cost/`),
+//! never a command.
 
 pub mod audit;
 mod background;
@@ -13,6 +14,9 @@ pub mod format;
 pub mod html;
 mod pgbouncer;
 pub mod ramp;
+pub mod sarif;
+#[cfg(test)]
+mod sarif_tests;
 mod sections;
 pub mod view;
 

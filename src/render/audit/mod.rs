@@ -1,9 +1,10 @@
 //! Views of the audit's `Report`, one file per format: `table.rs`, `markdown.rs`,
-//! `json.rs` and `html.rs`. A new format is one more file and one more arm here.
+//! `json.rs`, `html.rs` and `sarif.rs`. A new format is one more file and one more arm here.
 
 pub mod html;
 mod json;
 mod markdown;
+mod sarif;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -11,6 +12,7 @@ mod tests;
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::{MarkdownExporter, markdown_table};
+pub use sarif::SarifExporter;
 pub use table::{TableExporter, terminal_table};
 
 use crate::cost::report::Report;
@@ -32,6 +34,7 @@ impl View for Report {
             Format::Json => &JsonExporter,
             Format::Markdown => &MarkdownExporter,
             Format::Html => &HtmlExporter,
+            Format::Sarif => &SarifExporter,
             Format::Junit => return Err(Unsupported::of(self, format)),
         };
         Ok(exporter.render(self))

@@ -1,13 +1,15 @@
 //! Views of check's verdict (a `CheckReport`), one file per format: `table.rs`,
 //! `markdown.rs` (for a pull-request comment or the step summary), `junit.rs` (for CI
-//! test reporters) and `html.rs`; JSON is the document as it serializes. `diff.rs` draws
-//! the statement diff and the acknowledgements for the table and Markdown. What the views
-//! share is here: the headline, each problem in words, the endpoints' figures.
+//! test reporters), `html.rs` and `sarif.rs` (for code-scanning tools); JSON is the
+//! document as it serializes. `diff.rs` draws the statement diff and the
+//! acknowledgements for the table and Markdown. What the views share is here: the
+//! headline, each problem in words, the endpoints' figures.
 
 mod diff;
 mod html;
 mod junit;
 mod markdown;
+mod sarif;
 mod table;
 
 use crate::cost::check::budget::{Breach, Figures, Metric, Regression};
@@ -34,6 +36,7 @@ impl View for CheckReport {
             Format::Json => json(self),
             Format::Junit => junit::render(self),
             Format::Html => html::render(self),
+            Format::Sarif => sarif::render(self),
         })
     }
 

@@ -5,7 +5,7 @@
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::Wall;
-use crate::render::format::{Format, REPORT_FORMATS};
+use crate::render::format::{Format, RAMP_FORMATS};
 
 use crate::render::sections::Grid;
 use crate::render::{Unsupported, View, json, markdown_table, terminal_table};
@@ -18,7 +18,7 @@ impl View for RampReport {
     }
 
     fn formats(&self) -> &'static [Format] {
-        REPORT_FORMATS
+        RAMP_FORMATS
     }
 
     fn render(&self, format: Format) -> Result<String, Unsupported> {
@@ -27,7 +27,7 @@ impl View for RampReport {
             Format::Markdown => markdown(self),
             Format::Html => html::render(self),
             Format::Table => table(self),
-            Format::Junit => return Err(Unsupported::of(self, format)),
+            Format::Junit | Format::Sarif => return Err(Unsupported::of(self, format)),
         })
     }
 

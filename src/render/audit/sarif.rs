@@ -1,0 +1,22 @@
+//! The audit's SARIF (`--format sarif`): a rule per finding kind, a result per finding at
+//! the audited endpoint.
+
+use crate::cost::report::Report;
+use crate::render::Exporter;
+use crate::render::sarif::{Endpoint, Log, finding_result, finding_rules};
+
+pub struct SarifExporter;
+
+impl Exporter for SarifExporter {
+    fn render(&self, report: &Report) -> String {
+        let request = format!("{} {}", report.target.method, report.target.url);
+        let endpoint = Endpoint {
+            name: &request,
+            request: request.clone(),
+        };
+        let results = (report.findings.iter())
+            .map(|f| finding_result(&endpoint, f))
+            .collect();
+        Log::of(finding_rules(), results).render()
+    }
+}

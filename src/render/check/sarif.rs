@@ -1,0 +1,136 @@
+//! Check's SARIF (`--format sarif`): a result per finding of each endpoint, and an error
+//! per breach of its budget, regression past `--max-regression` and reason its figures
+//! cannot be trusted; a rule per finding kind and per kind of failure.
+
+use super::{breach_text, plain, reasons, regression_text};
+use crate::cost::check::budget::Breach;
+use crate::cost::check::{CheckReport, EndpointResult};
+use crate::cost::findings::FindingKind;
+use crate::render::sarif::{
+    Configuration, Endpoint, Level, Log, Properties, Rule, SarifResult, Text, finding_result,
+    finding_rules,
+};
+
+/// The rules of what fails a check, beside the finding kinds: (id, short description, help).
+const FAILURES: [(&str, &str, &str); 7] = [
+    (
+        BUDGET_EXCEEDED,
+        "A per-request figure is over its budget.",
+        "A figure per request (transactions, statements, rows read or returned, p95 \
+         latency, WAL bytes, blocks dirtied, temp blocks, or a database's own figure under \
+         [endpoint.budget.nodes]) is over the limit pgcost.toml sets. Fix the cause the \
+         findings name, or raise the limit when the growth is intended.",
+    ),
+    (
+        FORBIDDEN_FINDING,
+        "A finding the budget forbids was found.",
+        "The endpoint's budget lists this kind of finding in `forbid`. Fix the statement \
+         it names (`pgcost explain KIND` gives the advice), or acknowledge it with an \
+         [[endpoint.ack]].",
+    ),
+    (
+        "new_statements",
+        "More statements than the budget allows are new against the baseline.",
+        "The request runs statements the baseline did not have, more than `new_statements` \
+         allows. Check that each new statement is meant, then write a new baseline.",
+    ),
+    (
+        "fail_on_findings",
+        "A new finding at or above `fail_on_findings` severity.",
+        "A finding the baseline did not have, at or above the budget's `fail_on_findings` \
+         severity, and no acknowledgement covers it. Fix it, or acknowledge it with an \
+         [[endpoint.ack]].",
+    ),
+    (
+        "ack_expired",
+        "An acknowledgement's date has come.",
+        "An [[endpoint.ack]] of pgcost.toml has an `expires` date that has passed. Fix the \
+         finding it covers, or renew the acknowledgement with a reason.",
+    ),
+    (
+        REGRESSION,
+        "A figure grew past --max-regression against the baseline.",
+        "A per-request figure (statements, rows read or returned) grew by more than \
+         --max-regression percent against the baseline run.",
+    ),
+    (
+        NOT_VALID,
+        "The measurement cannot be trusted.",
+        "The endpoint's figures are not valid, or a budget limit could not be checked (a \
+         figure is missing): the check proves nothing about it. The message says why; \
+         `pgcost audit` on the endpoint shows the whole report.",
+    ),
+];
+
+const BUDGET_EXCEEDED: &str = "budget_exceeded";
+const FORBIDDEN_FINDING: &str = "forbidden_finding";
+const REGRESSION: &str = "regression";
+const NOT_VALID: &str = "not_valid";
+
+pub(super) fn render(report: &CheckReport) -> String {
+    let mut rules = finding_rules();
+    rules.extend(FAILURES.map(|(id, short, help)| Rule {
+        id: id.to_string(),
+        short_description: Text::plain(short),
+        full_description: None,
+        help: Text::plain(help),
+        default_configuration: Configuration {
+            level: Level::Error,
+        },
+    }));
+    let results = report.endpoints.iter().flat_map(endpoint_results).collect();
+    Log::of(rules, results).render()
+}
+
+/// The endpoint's failures first, then its findings.
+fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
+    let target = &e.report.target;
+    let endpoint = Endpoint {
+        name: &e.name,
+        request: format!("{} {}", target.method, target.url),
+    };
+    let error = |rule: &str, text: String, properties: Option<Properties>| SarifResult {
+        rule_id: rule.to_string(),
+        level: Level::Error,
+        message: Text::plain(format!("{}: {text}", e.name)),
+        locations: vec![endpoint.at(None, None)],
+        partial_fingerprints: Default::default(),
+        properties,
+    };
+    let mut out = Vec::new();
+    for b in &e.breaches {
+        let properties = Properties {
+            actual: Some(b.actual),
+            budget: Some(b.budget),
+            ..Properties::default()
+        };
+        out.push(error(
+            breach_rule(b),
+            format!("over budget: {}", breach_text(b, plain)),
+            Some(properties),
+        ));
+    }
+    for r in &e.regressions {
+        let text = format!("regressed: {}", regression_text(r));
+        out.push(error(REGRESSION, text, None));
+    }
+    for reason in reasons(e) {
+        out.push(error(NOT_VALID, format!("not valid: {reason}"), None));
+    }
+    out.extend((e.report.findings.iter()).map(|f| finding_result(&endpoint, f)));
+    out
+}
+
+/// The rule a breach falls under: a limit on the statement set or an acknowledgement has
+/// its own, a forbidden finding kind (`nodes.NAME.` before it, for a database's budget)
+/// is one, and every figure over its limit is `budget_exceeded`.
+fn breach_rule(b: &Breach) -> &'static str {
+    let last = b.metric.rsplit('.').next().unwrap_or_default();
+    if let Some((id, _, _)) = FAILURES.iter().find(|(id, _, _)| *id == b.metric) {
+        id
+    } else if last.parse::<FindingKind>().is_ok() {
+        FORBIDDEN_FINDING
+    } else {
+        BUDGET_EXCEEDED
+    }
+}
