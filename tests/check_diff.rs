@@ -21,17 +21,9 @@ const NEW_COUNT: &str = "SELECT count(*) FROM small";
 /// `gate` (the EXISTS permission probe on main, the naive one on the branch). `acks` is
 /// appended to the file, after the last endpoint (gate).
 fn write_config(dir: &Path, app: &str, version: &str, gate: &str, acks: &str) -> PathBuf {
+    let head = head(app);
     let text = format!(
-        r#"base_url = "{app}"
-
-[database]
-url_env = "CHECK_DB_URL"
-
-[defaults]
-requests = 40
-concurrency = 2
-warmup = 20
-
+        r#"{head}
 [[endpoint]]
 name = "evolve"
 path = "/evolve{version}"
@@ -57,6 +49,22 @@ fail_on_findings = "high"
     let path = dir.join("pgcost.toml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// The file's first tables: the fixture, the database and the load of every endpoint.
+fn head(app: &str) -> String {
+    format!(
+        r#"base_url = "{app}"
+
+[database]
+url_env = "CHECK_DB_URL"
+
+[defaults]
+requests = 40
+concurrency = 2
+warmup = 20
+"#
+    )
 }
 
 /// Runs `pgcost check` off the runtime's worker threads, which serve the fixture.
@@ -296,20 +304,20 @@ async fn check_against_a_baseline_names_the_statements_that_changed() {
     );
 }
 
+/// The table on stdout, once the run exited with `code`.
+fn exited(output: &Output, code: i32) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
+    stdout
+}
+
 /// pgcost.toml for the same filter twice: `gated` by `[defaults] fail_on_plan_change`,
 /// `reported` with it turned off in its budget.
 fn write_plan_config(dir: &Path, app: &str) {
+    let head = head(app);
     let text = format!(
-        r#"base_url = "{app}"
-
-[database]
-url_env = "CHECK_DB_URL"
-
-[defaults]
-requests = 30
-concurrency = 2
-warmup = 10
-fail_on_plan_change = true
+        r#"{head}fail_on_plan_change = true
 
 [[endpoint]]
 name = "gated"
@@ -350,8 +358,7 @@ async fn a_dropped_index_is_a_plan_change_that_fail_on_plan_change_fails() {
         &["--write-baseline", "main.json", "--quiet"],
     )
     .await;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    exited(&output, 0);
     let main = read_report(&dir.path().join("main.json"));
     let indexed = |report: &CheckReport, endpoint: usize| -> Vec<String> {
         let statement = (report.endpoints[endpoint].report.statements.iter())
@@ -387,13 +394,8 @@ async fn a_dropped_index_is_a_plan_change_that_fail_on_plan_change_fails() {
         ],
     )
     .await;
-    let table = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{table}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let table = exited(&output, 1);
+    println!("{table}");
     let branch = read_report(&dir.path().join("branch.json"));
     let after = vec!["Seq Scan on public.plan_orders".to_string()];
     for (i, e) in branch.endpoints.iter().enumerate() {
