@@ -21,17 +21,9 @@ const NEW_COUNT: &str = "SELECT count(*) FROM small";
 /// `gate` (the EXISTS permission probe on main, the naive one on the branch). `acks` is
 /// appended to the file, after the last endpoint (gate).
 fn write_config(dir: &Path, app: &str, version: &str, gate: &str, acks: &str) -> PathBuf {
+    let head = head(app);
     let text = format!(
-        r#"base_url = "{app}"
-
-[database]
-url_env = "CHECK_DB_URL"
-
-[defaults]
-requests = 40
-concurrency = 2
-warmup = 20
-
+        r#"{head}
 [[endpoint]]
 name = "evolve"
 path = "/evolve{version}"
@@ -57,6 +49,22 @@ fail_on_findings = "high"
     let path = dir.join("pgcost.toml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// The file's first tables: the fixture, the database and the load of every endpoint.
+fn head(app: &str) -> String {
+    format!(
+        r#"base_url = "{app}"
+
+[database]
+url_env = "CHECK_DB_URL"
+
+[defaults]
+requests = 40
+concurrency = 2
+warmup = 20
+"#
+    )
 }
 
 /// Runs `pgcost check` off the runtime's worker threads, which serve the fixture.
@@ -294,4 +302,157 @@ async fn check_against_a_baseline_names_the_statements_that_changed() {
         ),
         "{markdown}"
     );
+}
+
+/// The table on stdout, once the run exited with `code`.
+fn exited(output: &Output, code: i32) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stdout}\n{stderr}");
+    stdout
+}
+
+/// pgcost.toml for the same filter twice: `gated` by `[defaults] fail_on_plan_change`,
+/// `reported` with it turned off in its budget.
+fn write_plan_config(dir: &Path, app: &str) {
+    let head = head(app);
+    let text = format!(
+        r#"{head}fail_on_plan_change = true
+
+[[endpoint]]
+name = "gated"
+path = "/plans/filter"
+
+[[endpoint]]
+name = "reported"
+path = "/plans/filter"
+
+[endpoint.budget]
+fail_on_plan_change = false
+"#
+    );
+    std::fs::write(dir.join("pgcost.toml"), text).unwrap();
+}
+
+const PLAN_FILTER: &str = "SELECT id, total FROM plan_orders WHERE customer_ref = $1";
+const INDEX: &str = "plan_orders_customer_idx";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_index_is_a_plan_change_that_fail_on_plan_change_fails() {
+    let db = TestDb::start().await;
+    db.seed_plan_orders().await;
+    let app_db = db.connect(support::DB).await;
+    app_db
+        .batch_execute(&format!(
+            "CREATE INDEX {INDEX} ON plan_orders (customer_ref)"
+        ))
+        .await
+        .unwrap();
+    let app = Fixture::start(&db.url(), 2).await;
+    let dir = tempfile::tempdir().unwrap();
+    write_plan_config(dir.path(), &format!("http://{}", app.addr));
+
+    let output = check(
+        &db,
+        dir.path(),
+        &["--write-baseline", "main.json", "--quiet"],
+    )
+    .await;
+    exited(&output, 0);
+    let main = read_report(&dir.path().join("main.json"));
+    let indexed = |report: &CheckReport, endpoint: usize| -> Vec<String> {
+        let statement = (report.endpoints[endpoint].report.statements.iter())
+            .find(|s| s.query == PLAN_FILTER)
+            .expect("the filter's statement");
+        statement.plan_shape.clone().expect("a plan shape")
+    };
+    let before = indexed(&main, 0);
+    assert!(before.iter().any(|n| n.contains(INDEX)), "{before:?}");
+    assert_eq!(indexed(&main, 1), before);
+    assert_eq!(main.endpoints[0].budget.fail_on_plan_change, Some(true));
+    assert_eq!(main.endpoints[1].budget.fail_on_plan_change, Some(false));
+
+    app_db
+        .batch_execute(&format!("DROP INDEX {INDEX}"))
+        .await
+        .unwrap();
+    let output = check(
+        &db,
+        dir.path(),
+        &[
+            "--baseline",
+            "main.json",
+            "--quiet",
+            "--export",
+            "json=branch.json",
+            "--export",
+            "markdown=branch.md",
+            "--export",
+            "junit=branch.xml",
+            "--export",
+            "html=branch.html",
+        ],
+    )
+    .await;
+    let table = exited(&output, 1);
+    println!("{table}");
+    let branch = read_report(&dir.path().join("branch.json"));
+    let after = vec!["Seq Scan on public.plan_orders".to_string()];
+    for (i, e) in branch.endpoints.iter().enumerate() {
+        assert_eq!(indexed(&branch, i), after, "{}", e.name);
+        let diff = e.statement_diff.as_ref().expect("a statement diff");
+        assert_eq!(diff.plan_changed.len(), 1, "{diff:?}");
+        let change = &diff.plan_changed[0];
+        assert_eq!(change.query, PLAN_FILTER);
+        assert_eq!(change.baseline_plan, before);
+        assert_eq!(change.plan, after);
+        assert_eq!(change.before, before);
+        assert_eq!(change.after, after);
+        assert!(change.index_replaced);
+    }
+    let summary = branch.endpoints[0]
+        .statement_diff
+        .as_ref()
+        .unwrap()
+        .plan_changed[0]
+        .summary();
+    assert_eq!(
+        summary,
+        format!("{} → Seq Scan on public.plan_orders", before.join(", "))
+    );
+    // Failed where the gate is on, reported where it is off.
+    let metrics = |e: usize| -> Vec<(String, f64)> {
+        (branch.endpoints[e].breaches.iter())
+            .map(|b| (b.metric.clone(), b.actual))
+            .collect()
+    };
+    assert_eq!(metrics(0), vec![("fail_on_plan_change".to_string(), 1.0)]);
+    assert_eq!(metrics(1), vec![]);
+    assert_eq!(
+        branch.endpoints[0].breaches[0].detail.as_deref(),
+        Some(format!("{PLAN_FILTER}: {summary}").as_str())
+    );
+
+    // Every view names the change, old shape and new.
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let markdown = read("branch.md");
+    assert!(
+        markdown.contains(&format!("- plan of {PLAN_FILTER}: {}", before.join(", ")))
+            && markdown.contains(&format!(
+                "+ plan of {PLAN_FILTER}: Seq Scan on public.plan_orders"
+            )),
+        "{markdown}"
+    );
+    // The table cuts the statement at 56 characters.
+    let cut = &PLAN_FILTER[..55];
+    assert!(
+        table.contains(&format!("- reported: ~ plan of {cut}…: {summary}\n")),
+        "{table}"
+    );
+    let line = format!("plan changed: {PLAN_FILTER}: {summary}");
+    let junit = read("branch.xml");
+    assert!(junit.contains("type=\"budget\""), "{junit}");
+    assert_eq!(junit.matches(&line).count(), 2, "{junit}");
+    let html = read("branch.html");
+    assert_eq!(html.matches(&line).count(), 2, "{html}");
 }

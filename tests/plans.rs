@@ -197,3 +197,87 @@ async fn no_plans_fetches_none_and_changes_no_figure() {
         assert_eq!(without.per_request.statements, Some(1.0));
     }
 }
+
+/// The seq_scan_heavy finding of `table`, if the report has one.
+fn heavy_on<'a>(report: &'a Report, table: &str) -> Option<&'a pgcost::cost::findings::Finding> {
+    (report.findings.iter())
+        .find(|f| f.kind == FindingKind::SeqScanHeavy && f.table.as_deref() == Some(table))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_proposals_look_through_joins_and_are_verified() {
+    use support::fixture::plan_joins;
+    let db = TestDb::start().await;
+    db.seed_plan_orders().await;
+    let app_db = db.connect(support::DB).await;
+    app_db.batch_execute(plan_joins::SCHEMA).await.unwrap();
+    app_db.batch_execute(plan_joins::ANALYZE).await.unwrap();
+    app_db
+        .batch_execute("CREATE EXTENSION hypopg")
+        .await
+        .unwrap();
+    let app = Fixture::start(&db.url(), 2).await;
+
+    // (path, statement, rows returned per request, the proposed column)
+    let proposed = [
+        ("/plans/join-page", plan_joins::PAGE, 25.0, "created_at"),
+        (
+            "/plans/join-filter",
+            plan_joins::FILTER,
+            5.0,
+            "customer_ref",
+        ),
+    ];
+    for (path, query, rows, column) in proposed {
+        let report = support::audit(&db, app.url(path), &ARGS).await;
+        assert_valid(&report);
+        assert_eq!(report.per_request.statements, Some(1.0), "{path}");
+        assert_eq!(report.per_request.rows_returned, Some(rows), "{path}");
+        // pg_stat_statements normalizes the LIMIT's constant.
+        assert_eq!(
+            report.statements[0].query,
+            query.replace("LIMIT 25", "LIMIT $1")
+        );
+        let finding = heavy_on(&report, "public.plan_orders")
+            .unwrap_or_else(|| panic!("{path}: {:?}", report.findings));
+        let index = finding.index.as_ref().expect("an index proposal");
+        assert_eq!(index.table, "public.plan_orders", "{path}");
+        assert_eq!(index.columns, vec![column.to_string()], "{path}");
+        assert_eq!(
+            index.statement,
+            format!("CREATE INDEX CONCURRENTLY ON public.plan_orders ({column});")
+        );
+        assert_eq!(index.verified, Some(true), "{path}");
+        let json = pgcost::render::json(&report);
+        assert!(json.contains("\"verified\": true"), "{json}");
+        // The plan's shape scans the orders; the customers' finding, if any, is not
+        // given the orders' index.
+        let shape = report.statements[0].plan_shape.as_ref().expect("a shape");
+        assert!(
+            shape.contains(&"Seq Scan on public.plan_orders".to_string()),
+            "{path}: {shape:?}"
+        );
+        if let Some(customers) = heavy_on(&report, "public.plan_customers") {
+            assert!(customers.index.is_none(), "{path}: {customers:?}");
+        }
+    }
+
+    // The look-alike sorted by its primary key: no scan, no finding, no proposal.
+    let clean = support::audit(&db, app.url("/plans/join-indexed"), &ARGS).await;
+    assert_valid(&clean);
+    assert_eq!(clean.per_request.rows_returned, Some(25.0));
+    assert!(
+        (clean.findings.iter()).all(|f| f.kind != FindingKind::SeqScanHeavy && f.index.is_none()),
+        "{:?}",
+        clean.findings
+    );
+    let shape = clean.statements[0].plan_shape.as_ref().expect("a shape");
+    assert!(
+        shape.contains(&"Index Scan using plan_orders_pkey on public.plan_orders".to_string()),
+        "{shape:?}"
+    );
+    assert!(
+        !shape.iter().any(|n| n.starts_with("Seq Scan")),
+        "{shape:?}"
+    );
+}

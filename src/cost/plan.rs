@@ -30,8 +30,11 @@ pub struct StatementPlan {
     /// `EXPLAIN`'s text format, as psql prints it.
     pub text: String,
     /// The index that would replace a sequential scan of a big table, when one was asked
-    /// for (`Wanted::propose_index`) and the plan shows one.
+    /// for (`Wanted::propose_index`) and the plan shows one. Never one that hypopg showed
+    /// the planner would not use.
     pub index: Option<IndexProposal>,
+    /// The plan's fingerprint, from its JSON: see [`shape`]. Empty when it did not parse.
+    pub shape: Vec<String>,
 }
 
 impl IndexProposal {
@@ -49,13 +52,15 @@ impl IndexProposal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     pub query: String,
-    /// It is the statement of a `seq_scan_heavy` finding: propose an index.
+    /// Its report has a `seq_scan_heavy` finding that it may cause: propose an index.
     pub propose_index: bool,
 }
 
 /// The statements the reports need plans for: every finding's statement, and the top
 /// [`TOP_STATEMENTS`] top-level statements by buffers touched (utility statements have no
-/// plan). Each text once, in the order first met.
+/// plan). Each text once, in the order first met. Where a report has a `seq_scan_heavy`
+/// finding, its top statements get a proposal too: a finding read by several statements
+/// (a page and its count, a join) names none of them.
 pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
     let mut wanted: Vec<Wanted> = Vec::new();
     let mut add =
@@ -67,6 +72,7 @@ pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
             }),
         };
     for report in reports {
+        let heavy = (report.findings.iter()).any(|f| f.kind == FindingKind::SeqScanHeavy);
         for finding in &report.findings {
             if let Some(query) = &finding.query {
                 add(query, finding.kind == FindingKind::SeqScanHeavy);
@@ -77,7 +83,7 @@ pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
             .collect();
         top.sort_by(|a, b| b.blocks_per_request.total_cmp(&a.blocks_per_request));
         for statement in top.into_iter().take(TOP_STATEMENTS) {
-            add(&statement.query, false);
+            add(&statement.query, heavy);
         }
     }
     wanted
@@ -157,7 +163,10 @@ pub fn seq_scans(root: &Node, pages: &BTreeMap<String, i64>, min_pages: i64) -> 
 }
 
 /// `limited`: a Limit is above; `sort`: the keys of the Sort between it and this node, as
-/// long as nothing but a Gather stands in between.
+/// long as only joins and the nodes that feed them (Hash, Materialize, Memoize, Gather)
+/// stand in between. A scan takes the keys only when they are all its own: an index on
+/// them lets the planner read that table in order and stop after the first rows, the
+/// joins following row by row.
 fn collect_scans(
     node: &Node,
     sort: Option<&[String]>,
@@ -173,32 +182,47 @@ fn collect_scans(
             .or_else(|| pages.get(&format!("public.{table}")))
         && size >= min_pages
     {
+        let alias = node.alias.clone().unwrap_or_else(|| table.clone());
         scans.push(SeqScan {
             table: table.clone(),
             pages: size,
-            alias: node.alias.clone().unwrap_or_else(|| table.clone()),
+            top_n_sort: (sort.filter(|keys| sort_columns(keys, &alias).is_some()))
+                .map(<[String]>::to_vec),
+            alias,
             filter: node.filter.clone(),
-            top_n_sort: sort.map(<[String]>::to_vec),
         });
     }
     for child in &node.children {
         let (sort, limited) = match node.node_type.as_str() {
             "Limit" => (None, true),
             "Sort" | "Incremental Sort" if limited => (Some(node.sort_key.as_slice()), false),
-            "Gather" | "Gather Merge" => (sort, limited),
+            "Gather" | "Gather Merge" | "Nested Loop" | "Hash Join" | "Merge Join" | "Hash"
+            | "Materialize" | "Memoize" => (sort, limited),
             _ => (None, false),
         };
         collect_scans(child, sort, limited, pages, min_pages, scans);
     }
 }
 
-/// The index for the biggest scan that has one: under a LIMIT, the filter's equality
-/// columns then the sort keys (a top-N sort over the whole table stops after the first
-/// rows with them); otherwise the filter's columns, equality columns first.
-pub fn propose_index(scans: &[SeqScan]) -> Option<IndexProposal> {
+/// The indexes that could replace the scans, biggest table first, one per scan that has
+/// one: under a LIMIT, the filter's equality columns then the sort keys (a top-N sort
+/// over the whole table stops after the first rows with them); otherwise the filter's
+/// columns, equality columns first. The first the planner would use is the proposal.
+pub fn propose_indexes(scans: &[SeqScan]) -> Vec<IndexProposal> {
     let mut scans: Vec<&SeqScan> = scans.iter().collect();
     scans.sort_by_key(|s| std::cmp::Reverse(s.pages));
-    scans.into_iter().find_map(proposal)
+    let mut out: Vec<IndexProposal> = Vec::new();
+    for proposal in scans.into_iter().filter_map(proposal) {
+        if !out.iter().any(|p| p.statement == proposal.statement) {
+            out.push(proposal);
+        }
+    }
+    out
+}
+
+/// The first of [`propose_indexes`], unverified.
+pub fn propose_index(scans: &[SeqScan]) -> Option<IndexProposal> {
+    propose_indexes(scans).into_iter().next()
 }
 
 fn proposal(scan: &SeqScan) -> Option<IndexProposal> {
@@ -386,16 +410,58 @@ pub fn uses_index(root: &Node, index: &str) -> bool {
 /// for `seq_scan_heavy` findings. Part of building a report; nothing changes it afterwards.
 pub fn attach(report: &mut Report, plans: &Plans) {
     for statement in &mut report.statements {
-        statement.plan = (plans.by_query.get(&statement.query)).map(|p| p.text.clone());
+        let plan = plans.by_query.get(&statement.query);
+        statement.plan = plan.map(|p| p.text.clone());
+        statement.plan_shape = plan
+            .filter(|p| !p.shape.is_empty())
+            .map(|p| p.shape.clone());
     }
     for finding in &mut report.findings {
         let plan = finding.query.as_ref().and_then(|q| plans.by_query.get(q));
         finding.plan = plan.map(|p| p.text.clone());
         if finding.kind == FindingKind::SeqScanHeavy {
-            finding.index = plan.and_then(|p| p.index.clone());
+            // A join's proposal may be for another of its tables.
+            let table = finding.table.as_deref();
+            finding.index = (plan.and_then(|p| p.index.clone()))
+                .filter(|i| table.is_none_or(|t| t == i.table))
+                .or_else(|| index_on(plans, table));
         }
     }
     report.notes.extend(plans.notes.iter().cloned());
+}
+
+/// The proposal of any statement's plan on `table`, a verified one first: the index of
+/// a `seq_scan_heavy` finding that names no single statement.
+fn index_on(plans: &Plans, table: Option<&str>) -> Option<IndexProposal> {
+    let table = table?;
+    let mut on_table: Vec<&IndexProposal> = (plans.by_query.values())
+        .filter_map(|p| p.index.as_ref())
+        .filter(|i| i.table == table)
+        .collect();
+    on_table.sort_by_key(|i| i.verified != Some(true));
+    on_table.first().map(|i| (*i).clone())
+}
+
+/// A plan's fingerprint, node by node in plan order: the node type, the index it reads
+/// and the relation, as EXPLAIN's text names them (`Index Scan using orders_idx on
+/// public.orders`, `Bitmap Index Scan on orders_idx`, `Hash Join`). Costs, row estimates
+/// and conditions are left out: they move with the data, the shape does not.
+pub fn shape(root: &Node) -> Vec<String> {
+    let mut out = Vec::new();
+    shape_into(root, &mut out);
+    out
+}
+
+fn shape_into(node: &Node, out: &mut Vec<String>) {
+    out.push(match (&node.index_name, &node.relation) {
+        (Some(index), Some(table)) => format!("{} using {index} on {table}", node.node_type),
+        (Some(index), None) => format!("{} on {index}", node.node_type),
+        (None, Some(table)) => format!("{} on {table}", node.node_type),
+        (None, None) => node.node_type.clone(),
+    });
+    for child in &node.children {
+        shape_into(child, out);
+    }
 }
 
 #[cfg(test)]
@@ -515,14 +581,95 @@ mod tests {
             top_n_sort: Some(vec!["lower(t.name)".into()]),
         };
         assert_eq!(propose_index(&[expression]), None);
-        // A sort above a join is no top-N sort of one table.
-        let join = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Sort",
-            "Sort Key": ["o.created_at"], "Plans": [{"Node Type": "Hash Join", "Plans": [
-              {"Node Type": "Seq Scan", "Relation Name": "plan_orders", "Schema": "public",
-               "Alias": "o"}]}]}]}}]"#;
-        let scans = seq_scans(&parse(join).unwrap(), &pages(), 8);
+    }
+
+    /// `SELECT o.id, c.name FROM plan_orders o JOIN plan_customers c ON c.ref =
+    /// o.customer_ref ORDER BY {key} LIMIT 25`, as PostgreSQL 16 plans it without an index
+    /// on the key: the top-N sort sits above the join, the scans below its Hash.
+    fn join_page(key: &str, join: &str) -> String {
+        format!(
+            r#"[{{"Plan": {{"Node Type": "Limit", "Plans": [{{"Node Type": "Sort",
+            "Sort Key": ["{key}"], "Plans": [{{"Node Type": "{join}", "Plans": [
+              {{"Node Type": "Seq Scan", "Relation Name": "plan_orders", "Schema": "public",
+               "Alias": "o", "Filter": "(o.total = 7)"}},
+              {{"Node Type": "Hash", "Plans": [{{"Node Type": "Seq Scan",
+               "Relation Name": "plan_customers", "Schema": "public", "Alias": "c"}}]}}]}}]}}]}}}}]"#
+        )
+    }
+
+    #[test]
+    fn a_top_n_sort_over_joins_proposes_the_sorted_tables_keys() {
+        let pages = BTreeMap::from([
+            ("public.plan_orders".to_string(), 393),
+            ("public.plan_customers".to_string(), 60),
+        ]);
+        for join in ["Hash Join", "Nested Loop", "Merge Join"] {
+            let root = parse(&join_page("o.created_at DESC", join)).unwrap();
+            let scans = seq_scans(&root, &pages, 8);
+            assert_eq!(scans.len(), 2, "{join}");
+            assert_eq!(
+                scans[0].top_n_sort,
+                Some(vec!["o.created_at DESC".to_string()]),
+                "{join}"
+            );
+            // The keys are not the customers': their scan takes none.
+            assert_eq!(scans[1].top_n_sort, None, "{join}");
+            let all = propose_indexes(&scans);
+            assert_eq!(all.len(), 1, "{all:?}");
+            assert_eq!(all[0].table, "public.plan_orders");
+            assert_eq!(all[0].columns, vec!["total", "created_at"]);
+        }
+        // Keys of the other table: that table's scan gets them, through the Hash.
+        let root = parse(&join_page("c.name", "Hash Join")).unwrap();
+        let scans = seq_scans(&root, &pages, 8);
         assert_eq!(scans[0].top_n_sort, None);
-        assert_eq!(propose_index(&scans), None);
+        assert_eq!(scans[1].top_n_sort, Some(vec!["c.name".to_string()]));
+        let all = propose_indexes(&scans);
+        let tables: Vec<&str> = all.iter().map(|p| p.table.as_str()).collect();
+        // Biggest first: the orders' filter, then the customers' sort key.
+        assert_eq!(tables, vec!["public.plan_orders", "public.plan_customers"]);
+        assert_eq!(all[1].columns, vec!["name"]);
+        // Keys of both tables: no one index serves the sort.
+        let both = join_page("o.created_at DESC\", \"c.name", "Hash Join");
+        let scans = seq_scans(&parse(&both).unwrap(), &pages, 8);
+        assert!(scans.iter().all(|s| s.top_n_sort.is_none()), "{scans:?}");
+        // An aggregate between the sort and the join sorts groups, not rows of one table.
+        let grouped = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Sort",
+            "Sort Key": ["o.created_at"], "Plans": [{"Node Type": "Aggregate", "Plans": [
+              {"Node Type": "Memoize", "Plans": [{"Node Type": "Seq Scan",
+               "Relation Name": "plan_orders", "Schema": "public", "Alias": "o"}]}]}]}]}}]"#;
+        let scans = seq_scans(&parse(grouped).unwrap(), &pages, 8);
+        assert_eq!(scans[0].top_n_sort, None);
+        assert!(propose_indexes(&scans).is_empty());
+        // Materialize and Memoize pass the keys on.
+        let memoized = grouped.replace("Aggregate", "Materialize");
+        let scans = seq_scans(&parse(&memoized).unwrap(), &pages, 8);
+        assert_eq!(scans[0].top_n_sort, Some(vec!["o.created_at".to_string()]));
+    }
+
+    #[test]
+    fn the_shape_names_node_types_indexes_and_relations_in_plan_order() {
+        let indexed = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Nested Loop",
+            "Plans": [{"Node Type": "Index Scan", "Scan Direction": "Backward",
+              "Index Name": "plan_orders_created_idx", "Relation Name": "plan_orders",
+              "Schema": "public", "Alias": "o"},
+             {"Node Type": "Bitmap Heap Scan", "Relation Name": "plan_customers",
+              "Schema": "public", "Alias": "c", "Plans": [{"Node Type": "Bitmap Index Scan",
+              "Index Name": "plan_customers_pkey"}]}]}]}}]"#;
+        assert_eq!(
+            shape(&parse(indexed).unwrap()),
+            vec![
+                "Limit",
+                "Nested Loop",
+                "Index Scan using plan_orders_created_idx on public.plan_orders",
+                "Bitmap Heap Scan on public.plan_customers",
+                "Bitmap Index Scan on plan_customers_pkey",
+            ]
+        );
+        assert_eq!(
+            shape(&parse(PAGE).unwrap()),
+            vec!["Limit", "Sort", "Seq Scan on public.plan_orders"]
+        );
     }
 
     #[test]

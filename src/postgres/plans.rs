@@ -34,7 +34,8 @@ const HYPOPG: &str = include_str!("../../sql/plan_hypopg.sql");
 const HYPOPG_CREATE: &str = include_str!("../../sql/plan_hypopg_create.sql");
 const HYPOPG_RESET: &str = include_str!("../../sql/plan_hypopg_reset.sql");
 
-/// `EXPLAIN`'s options: the text for people, the JSON for `cost::plan`.
+/// `EXPLAIN`'s options: the text for people, the JSON for `cost::plan` (the shape of
+/// every plan, and the index proposals).
 const TEXT: &str = "FORMAT TEXT";
 const JSON: &str = "FORMAT JSON, VERBOSE";
 
@@ -117,8 +118,8 @@ async fn fetch_one(
     }
 }
 
-/// The text plan, and from the JSON plan the index proposal, checked with hypopg when it
-/// is installed.
+/// The text plan, and from the JSON plan its shape and the index proposal, checked with
+/// hypopg when it is installed.
 async fn explain_both(
     client: &Client,
     wanted: &Wanted,
@@ -126,22 +127,54 @@ async fn explain_both(
     hypopg: bool,
 ) -> Result<StatementPlan, tokio_postgres::Error> {
     let text = explain(client, &wanted.query, TEXT, settings).await?;
+    let json = explain(client, &wanted.query, JSON, settings).await?;
+    let Ok(root) = plan::parse(&json) else {
+        return Ok(StatementPlan {
+            text,
+            index: None,
+            shape: Vec::new(),
+        });
+    };
     let mut index = None;
     if wanted.propose_index {
-        let json = explain(client, &wanted.query, JSON, settings).await?;
-        if let Ok(root) = plan::parse(&json) {
-            let scans = plan::seq_scans(&root, settings.pages, settings.min_pages);
-            index = plan::propose_index(&scans);
+        let scans = plan::seq_scans(&root, settings.pages, settings.min_pages);
+        let candidates = plan::propose_indexes(&scans);
+        index = match hypopg {
+            true => first_used(client, &wanted.query, candidates, settings).await,
+            false => candidates.into_iter().next(),
+        };
+    }
+    Ok(StatementPlan {
+        text,
+        index,
+        shape: plan::shape(&root),
+    })
+}
+
+/// The first candidate the planner would use once hypopg makes it exist; none when it
+/// would use none of them. A plan that cannot be read leaves that candidate unverified,
+/// and a failure ends the transaction, so the search stops at either.
+async fn first_used(
+    client: &Client,
+    query: &str,
+    candidates: Vec<plan::IndexProposal>,
+    settings: &Settings<'_>,
+) -> Option<plan::IndexProposal> {
+    for (i, mut candidate) in candidates.into_iter().enumerate() {
+        // A hypothetical index the planner ignored must not sway the next candidate.
+        if i > 0 && client.batch_execute(HYPOPG_RESET).await.is_err() {
+            return None;
         }
-        if let Some(proposal) = index.as_mut().filter(|_| hypopg) {
-            // Last in the transaction: a failure here leaves the plan, unverified.
-            proposal.verified = verify(client, &wanted.query, proposal, settings)
-                .await
-                .ok()
-                .flatten();
+        match verify(client, query, &candidate, settings).await {
+            Ok(Some(false)) => continue,
+            Ok(verified) => {
+                candidate.verified = verified;
+                return Some(candidate);
+            }
+            Err(_) => return Some(candidate),
         }
     }
-    Ok(StatementPlan { text, index })
+    None
 }
 
 /// Whether the planner would use `proposal` once hypopg makes it exist for this backend;

@@ -19,6 +19,7 @@ pub mod nodes;
 pub mod periodic;
 pub mod pgbouncer;
 pub mod php_like;
+pub mod plan_joins;
 pub mod plan_switch;
 pub mod replica;
 
@@ -331,6 +332,7 @@ impl Fixture {
             .merge(php_like::routes())
             .merge(replica::routes())
             .merge(plan_switch::routes())
+            .merge(plan_joins::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -1,6 +1,6 @@
 //! Previous runs (`--baseline FILE`): a `pgcost check` or a `pgcost audit` JSON document,
-//! reduced to the per-request figures, statements and findings of each endpoint it
-//! measured.
+//! reduced to the per-request figures, statements (with their plan shapes) and findings
+//! of each endpoint it measured.
 
 use std::path::Path;
 
@@ -53,6 +53,8 @@ struct StatementKeys {
     queryid: Option<String>,
     calls_per_request: f64,
     rows_per_call: f64,
+    #[serde(default)]
+    plan_shape: Option<Vec<String>>,
 }
 
 // Kind and severity as text: a kind a newer version added still loads.
@@ -133,6 +135,7 @@ impl Entry {
                     queryid: s.queryid,
                     calls_per_request: s.calls_per_request,
                     rows_per_call: s.rows_per_call,
+                    plan_shape: s.plan_shape,
                 }
             })),
             findings: (report.findings.into_iter())

@@ -51,6 +51,11 @@ pub struct Budget {
     /// that is not acknowledged. Judged only against a baseline that has the endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on_findings: Option<Severity>,
+    /// Fail when a sequential scan replaced an index in the plan of a statement, against
+    /// the baseline's plan (`[defaults] fail_on_plan_change` when the endpoint does not
+    /// say). Without it a changed plan is reported, not failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on_plan_change: Option<bool>,
     /// Limits on one database of the request, by its name (`[endpoint.budget.nodes.NAME]`):
     /// `transactions`, `statements`, `rows_read`, `rows_returned` and `forbid` apply to
     /// that database's own figures and findings.
@@ -312,8 +317,9 @@ fn check_limits(
 
 /// The limits on the statement set, against the baseline: `new_statements` on the
 /// statements the baseline did not have, `fail_on_findings` on new findings at or above
-/// the severity that no acknowledgement covers. Without a statement diff (no baseline
-/// for the endpoint), neither applies.
+/// the severity that no acknowledgement covers, `fail_on_plan_change` on plans in which
+/// a sequential scan replaced an index. Without a statement diff (no baseline for the
+/// endpoint), none applies.
 pub fn statement_set(
     budget: &Budget,
     diff: Option<&StatementDiff>,
@@ -331,6 +337,19 @@ pub fn statement_set(
             actual: diff.added.len() as f64,
             budget: limit as f64,
             detail: diff.added.first().map(|s| s.query.clone()),
+        });
+    }
+    let replaced: Vec<_> = (diff.plan_changed.iter())
+        .filter(|c| c.index_replaced)
+        .collect();
+    if budget.fail_on_plan_change == Some(true)
+        && let Some(first) = replaced.first()
+    {
+        breaches.push(Breach {
+            metric: "fail_on_plan_change".into(),
+            actual: replaced.len() as f64,
+            budget: 0.0,
+            detail: Some(format!("{}: {}", first.query, first.summary())),
         });
     }
     if let Some(threshold) = budget.fail_on_findings {

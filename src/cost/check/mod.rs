@@ -1,10 +1,12 @@
 //! pgcost check's verdict as plain data: the document every check view reads and
 //! `--write-baseline` writes (`CheckReport`), each endpoint's result, and the parts the
-//! judging produces: `budget` (limits, breaches, the comparison of figures) and
-//! `statement_diff` (statements and findings against a previous run). Pure: the judging
+//! judging produces: `budget` (limits, breaches, the comparison of figures),
+//! `statement_diff` (statements and findings against a previous run) and `plan_diff`
+//! (the plans of its statements against the previous run's). Pure: the judging
 //! itself, which reads the acknowledgements of pgcost.toml, is `commands/check`'s.
 
 pub mod budget;
+pub mod plan_diff;
 pub mod statement_diff;
 
 use serde::{Deserialize, Serialize};

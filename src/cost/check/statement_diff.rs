@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::cost::check::plan_diff::{self, PlanChange};
 use crate::cost::findings::Finding;
 use crate::cost::report::StatementRow;
 
@@ -27,6 +28,9 @@ pub struct StatementFigures {
     pub queryid: Option<String>,
     pub calls_per_request: f64,
     pub rows_per_call: f64,
+    /// The plan's shape (see `cost::plan::shape`), when the run fetched its plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_shape: Option<Vec<String>>,
 }
 
 /// One finding, as the diff and the acknowledgements see it.
@@ -106,6 +110,7 @@ pub fn statements_of(rows: &[StatementRow]) -> Vec<StatementFigures> {
         queryid: Some(row.queryid.clone()),
         calls_per_request: row.calls_per_request,
         rows_per_call: row.rows_per_call,
+        plan_shape: row.plan_shape.clone(),
     }))
 }
 
@@ -125,6 +130,9 @@ pub fn merge(rows: impl IntoIterator<Item = StatementFigures>) -> Vec<StatementF
                         / calls;
                 }
                 entry.calls_per_request = calls;
+                if entry.plan_shape.is_none() {
+                    entry.plan_shape = row.plan_shape;
+                }
             }
             None => {
                 index.insert(key, out.len());
@@ -162,6 +170,9 @@ pub struct StatementDiff {
     pub new_findings: Vec<FindingRef>,
     /// Findings of the baseline whose fingerprint this run does not have.
     pub resolved_findings: Vec<FindingRef>,
+    /// Statements whose plan shape differs from the baseline's.
+    #[serde(default)]
+    pub plan_changed: Vec<PlanChange>,
 }
 
 impl StatementDiff {
@@ -171,6 +182,7 @@ impl StatementDiff {
             && self.calls_changed.is_empty()
             && self.new_findings.is_empty()
             && self.resolved_findings.is_empty()
+            && self.plan_changed.is_empty()
     }
 }
 
@@ -214,6 +226,12 @@ pub fn diff(
         .filter(|f| !has(current_findings, f))
         .cloned()
         .collect();
+    out.plan_changed = (now.iter())
+        .filter_map(|s| {
+            let old = find(&before, &s.query)?.plan_shape?;
+            plan_diff::compare(&s.query, &old, s.plan_shape.as_ref()?)
+        })
+        .collect();
     out
 }
 
@@ -239,6 +257,7 @@ mod tests {
             queryid: Some(id.into()),
             calls_per_request: calls,
             rows_per_call: rows,
+            plan_shape: None,
         }
     }
 

@@ -30,6 +30,7 @@ pub(crate) fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> S
         writes_per_request: Default::default(),
         share_of_rows_returned: 0.0,
         plan: None,
+        plan_shape: None,
         database: None,
     }
 }

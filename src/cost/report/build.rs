@@ -341,6 +341,7 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
                 0.0
             },
             plan: None,
+            plan_shape: None,
             database: None,
         })
         .collect();

@@ -263,6 +263,11 @@ pub struct StatementRow {
     /// the findings' statements and the top three by buffers touched get one).
     #[serde(default)]
     pub plan: Option<String>,
+    /// The plan's fingerprint, one line per node in plan order: node type, index and
+    /// relation (`Index Scan using orders_idx on public.orders`); absent without a plan.
+    /// `check` compares it with the baseline's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_shape: Option<Vec<String>>,
     /// The database the statement ran in, when the request touches several (`--db`
     /// repeated); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,8 +14,8 @@ fn calls(value: Option<f64>) -> String {
     value.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
-/// One endpoint's diff as `(sign, text)` lines: `+` new, `-` gone, `~` calls changed,
-/// then the findings; `width` cuts the statement text.
+/// One endpoint's diff as `(sign, text)` lines: `+` new, `-` gone, `~` calls or plan
+/// changed, then the findings; `width` cuts the statement text.
 fn lines(diff: &StatementDiff, width: usize) -> Vec<(char, String)> {
     let sql = |c: &StatementChange| one_line(&c.query, width);
     let mut out = Vec::new();
@@ -34,6 +34,10 @@ fn lines(diff: &StatementDiff, width: usize) -> Vec<(char, String)> {
             calls(c.baseline_calls_per_request),
             calls(c.calls_per_request)
         );
+        out.push(('~', text));
+    }
+    for c in &diff.plan_changed {
+        let text = format!("plan of {}: {}", one_line(&c.query, width), c.summary());
         out.push(('~', text));
     }
     for f in &diff.new_findings {
@@ -71,7 +75,7 @@ pub fn table(report: &CheckReport) -> Vec<String> {
 }
 
 /// The Markdown section: one `diff` block, a hunk per compared endpoint. A statement
-/// whose calls changed is its line before (`-`) and its line now (`+`).
+/// whose calls or plan changed is its line before (`-`) and its line now (`+`).
 pub fn markdown(report: &CheckReport) -> String {
     let mut block = String::new();
     for e in &report.endpoints {
@@ -117,6 +121,11 @@ fn markdown_lines(diff: &StatementDiff) -> Vec<String> {
             calls(c.calls_per_request)
         ));
     }
+    for c in &diff.plan_changed {
+        let sql = one_line(&c.query, 200);
+        out.push(format!("- plan of {sql}: {}", c.before.join(", ")));
+        out.push(format!("+ plan of {sql}: {}", c.after.join(", ")));
+    }
     for f in &diff.new_findings {
         out.push(format!(
             "+ finding {} [{}]",
@@ -128,6 +137,17 @@ fn markdown_lines(diff: &StatementDiff) -> Vec<String> {
         out.push(format!("- finding {}", one_line(&finding_text(f), 200)));
     }
     out
+}
+
+/// One line per changed plan of the endpoint: `plan changed: SQL: old → new`, for the
+/// views that show no statement diff (JUnit, HTML).
+pub fn plan_changes(e: &EndpointResult) -> Vec<String> {
+    let Some(diff) = &e.statement_diff else {
+        return Vec::new();
+    };
+    (diff.plan_changed.iter())
+        .map(|c| format!("plan changed: {}: {}", one_line(&c.query, 80), c.summary()))
+        .collect()
 }
 
 /// Acknowledged findings, and acknowledgements that match nothing, one line each.

@@ -64,14 +64,18 @@ fn status_table(report: &CheckReport) -> Markup {
 fn status_row(e: &EndpointResult) -> Markup {
     let (class, label) = status_name(e.status());
     let problems = problems([e], plain);
+    let plans = super::diff::plan_changes(e);
     html! {
         tr {
             td { (e.name) br; code { (e.report.target.method) " " (e.report.target.url) } }
             td { span class=(format!("badge status-{class}")) { (label) } }
             td {
-                @if problems.is_empty() { "—" }
+                @if problems.is_empty() && plans.is_empty() { "—" }
                 @if let Some(note) = &e.baseline_note { (note) }
-                ul { @for p in &problems { li { (p.text) } } }
+                ul {
+                    @for p in &problems { li { (p.text) } }
+                    @for line in &plans { li { (line) } }
+                }
             }
         }
     }

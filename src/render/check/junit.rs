@@ -113,7 +113,8 @@ fn xml(text: &str) -> String {
     out
 }
 
-/// The figures of an endpoint, one per line, for a testcase's output.
+/// The figures of an endpoint, one per line, then its changed plans, for a testcase's
+/// output.
 fn figures_text(e: &EndpointResult) -> String {
     let figures = Figures::of(&e.report);
     let mut lines = vec![format!(
@@ -146,6 +147,7 @@ fn figures_text(e: &EndpointResult) -> String {
             .unwrap_or_default();
         lines.push(format!("{}: {value}{budget}{delta}", metric.name()));
     }
+    lines.extend(super::diff::plan_changes(e));
     lines.join("\n")
 }
 

@@ -92,6 +92,11 @@ fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
             b.actual,
             code(&one_line(detail, 60))
         ),
+        ("fail_on_plan_change", _) => format!(
+            "{} plan(s) in which a sequential scan replaced an index: {}",
+            b.actual,
+            code(&one_line(detail, 200))
+        ),
         ("ack_expired", _) => format!("acknowledgement expired: {}", one_line(detail, 200)),
         (_, None) => format!(
             "{} {:.2} {}, budget {}",

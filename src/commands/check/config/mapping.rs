@@ -235,9 +235,12 @@ pub(super) fn endpoint(
         message: format!("{origin}: endpoint {name:?}: {}", e.message),
         ..e
     })?;
+    let mut budget = table.budget.clone();
+    budget.fail_on_plan_change =
+        (budget.fail_on_plan_change).or(shared.file.defaults.fail_on_plan_change);
     Ok(Endpoint {
         name: name.clone(),
-        budget: table.budget.clone(),
+        budget,
         audit,
         command,
         acks: table.acks.clone(),

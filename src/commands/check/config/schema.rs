@@ -79,6 +79,8 @@ pub struct Defaults {
     /// Accept endpoints that answer the same without the credentials
     /// (`--allow-anonymous-equal`).
     pub allow_anonymous_equal: Option<bool>,
+    /// `fail_on_plan_change` of every endpoint whose `[endpoint.budget]` does not set it.
+    pub fail_on_plan_change: Option<bool>,
 }
 
 /// `[auth]`: credentials, by variable name or file, never inline. See

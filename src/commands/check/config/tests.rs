@@ -577,3 +577,37 @@ fn no_plans_turns_the_plans_off_for_every_endpoint() {
     assert_eq!(plans(&[]), vec![true; 3]);
     assert_eq!(plans(&["--no-plans"]), vec![false; 3]);
 }
+
+#[test]
+fn fail_on_plan_change_comes_from_the_budget_or_the_defaults() {
+    let text = |defaults: &str, budget: &str| {
+        format!(
+            "base_url = \"http://h\"\n[database]\nurl = \"postgres://u@h/d\"\n[defaults]\n\
+             {defaults}\n[[endpoint]]\nname = \"a\"\n\
+             path = \"/a\"\n[endpoint.budget]\n{budget}\n[[endpoint]]\nname = \"b\"\npath = \"/b\"\n"
+        )
+    };
+    let gates = |defaults: &str, budget: &str| -> Vec<Option<bool>> {
+        (built(&text(defaults, budget), &[]).unwrap().iter())
+            .map(|e| e.budget.fail_on_plan_change)
+            .collect()
+    };
+    assert_eq!(gates("", ""), vec![None, None]);
+    assert_eq!(
+        gates("", "fail_on_plan_change = true"),
+        vec![Some(true), None]
+    );
+    assert_eq!(
+        gates("fail_on_plan_change = true", "fail_on_plan_change = false"),
+        vec![Some(false), Some(true)]
+    );
+    let e = error(&text("fail_on_plan_change = \"yes\"", ""));
+    assert!(e.message.starts_with("pgcost.toml:5:23: "), "{}", e.message);
+    assert!(e.message.contains("invalid type"), "{}", e.message);
+    let e = error(&text("", "fail_on_plan_change = 1"));
+    assert!(
+        e.message.starts_with("pgcost.toml:10:23: "),
+        "{}",
+        e.message
+    );
+}
