@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, REPORT_FORMATS};
+use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, REPORT_FORMATS, SCALE_FORMATS};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -74,6 +74,10 @@ pub enum Command {
     /// Raise the load step by step, find the knee where throughput stops growing, and say
     /// whether the wall is the app, its connection pool or the database (`pgcost docs ramp`).
     Ramp(RampArgs),
+    /// Measure one URL template at several values of one parameter (`{n}` in --url, e.g.
+    /// ?limit={n}), fit each statement's calls to a + b·n, and prove an N+1 by its slope
+    /// (`pgcost docs scale`).
+    Scale(ScaleArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
     Completions(CompletionsArgs),
@@ -219,7 +223,7 @@ pub struct DemoArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(
     after_help = EXIT_CODES,
     mut_arg("format", output::narrowed(REPORT_FORMATS)),
@@ -304,6 +308,27 @@ pub struct RampArgs {
     /// child processes is read from /proc at every step.
     #[arg(long = "pid", value_name = "PID")]
     pub pids: Vec<i32>,
+}
+
+/// `pgcost scale`: every flag of `audit` (each point is measured as `audit` measures
+/// its endpoint, -n requests after the warm-up), with `{n}` in --url, and the values.
+#[derive(Debug, Args)]
+#[command(
+    after_help = EXIT_CODES,
+    mut_arg("format", output::narrowed(SCALE_FORMATS)),
+    mut_arg("url", |a| a.help(
+        "The URL template, with {n} exactly once where the values go, e.g. \
+         'http://127.0.0.1:3000/issues.json?limit={n}' or '.../pages/{n}'"
+    ))
+)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    pub audit: AuditArgs,
+
+    /// The values of {n}, at least two (three or more test the line), e.g. 5,25,50;
+    /// distinct non-negative integers, measured in ascending order.
+    #[arg(long, value_name = "LIST")]
+    pub values: String,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod format;
 pub mod html;
 mod pgbouncer;
 pub mod ramp;
+pub mod scale;
 mod sections;
 pub mod view;
 

@@ -43,6 +43,10 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "A sort or hash outgrows work_mem and writes temp files on every request. \
              Avoid the sort (an index, a LIMIT) or raise work_mem for that statement."
         }
+        FindingKind::ScanGrowsWithPage => {
+            "Each item of the page costs a scan: rows read grow far faster than the rows \
+             returned. Index the column each item is looked up by, or batch the lookups."
+        }
     }
 }
 
@@ -59,6 +63,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::SeqScanHeavy => SEQ_SCAN_HEAVY,
         FindingKind::WritesOnRead => WRITES_ON_READ,
         FindingKind::SpillsToDisk => SPILLS_TO_DISK,
+        FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -220,6 +225,19 @@ or ALTER ROLE <role> SET work_mem = '...' for the role that runs it.
 
 Saves per request: the temp blocks written. High from 1 MB (128 blocks) per request,
 medium below.";
+
+const SCAN_GROWS_WITH_PAGE: &str = "\
+Raised by `pgcost scale` only, which measures one endpoint at several page sizes n. Fires
+when the request's rows read per request grow by at least 1 row per unit of n and more than
+10 times faster than its rows returned. The table whose rows read grow fastest is named.
+
+Not raised for a page that reads a fixed number of rows whatever its size (a COUNT, a
+sorted scan under a LIMIT): its rows read do not grow with n.
+
+The fix: index the column each item of the page is looked up or filtered by, or load the
+items' rows in one statement (WHERE key = ANY($1)).
+
+Saves per request: rows read, (rows read slope - rows returned slope) x the largest n.";
 
 #[cfg(test)]
 mod tests {

@@ -163,10 +163,12 @@ pub enum FindingKind {
     WritesOnRead,
     /// A sort or hash outgrows work_mem and writes temp files.
     SpillsToDisk,
+    /// Rows read grow far faster than rows returned as the page grows (`pgcost scale`).
+    ScanGrowsWithPage,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 9] = [
+    pub const ALL: [FindingKind; 10] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -176,6 +178,7 @@ impl FindingKind {
         FindingKind::SeqScanHeavy,
         FindingKind::WritesOnRead,
         FindingKind::SpillsToDisk,
+        FindingKind::ScanGrowsWithPage,
     ];
 
     /// The snake_case name, as in JSON.
@@ -190,6 +193,7 @@ impl FindingKind {
             FindingKind::SeqScanHeavy => "seq_scan_heavy",
             FindingKind::WritesOnRead => "writes_on_read",
             FindingKind::SpillsToDisk => "spills_to_disk",
+            FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
         }
     }
 }
