@@ -74,9 +74,9 @@ pub enum Command {
     /// Raise the load step by step, find the knee where throughput stops growing, and say
     /// whether the wall is the app, its connection pool or the database (`pgcost docs ramp`).
     Ramp(RampArgs),
-    /// Measure one URL template at several values of one parameter (`{n}` in --url, e.g.
-    /// ?limit={n}), fit each statement's calls to a + b·n, and prove an N+1 by its slope
-    /// (`pgcost docs scale`).
+    /// Measure one URL template at several values of its parameter n (e.g. a page size),
+    /// fit each statement's calls to a + b·n, and prove an N+1 by its slope (`pgcost docs
+    /// scale`).
     Scale(ScaleArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
@@ -316,16 +316,17 @@ pub struct RampArgs {
 #[command(
     after_help = EXIT_CODES,
     mut_arg("format", output::narrowed(SCALE_FORMATS)),
+    // clap's help reads the letter n in braces as a line break: it is spelled out.
     mut_arg("url", |a| a.help(
-        "The URL template, with {n} exactly once where the values go, e.g. \
-         'http://127.0.0.1:3000/issues.json?limit={n}' or '.../pages/{n}'"
+        "The URL template: n in curly braces, exactly once, where the values go, in the \
+         query (?limit=...) or the path (`pgcost docs scale`)"
     ))
 )]
 pub struct ScaleArgs {
     #[command(flatten)]
     pub audit: AuditArgs,
 
-    /// The values of {n}, at least two (three or more test the line), e.g. 5,25,50;
+    /// The values of n, at least two (three or more test the line), e.g. 5,25,50;
     /// distinct non-negative integers, measured in ascending order.
     #[arg(long, value_name = "LIST")]
     pub values: String,
