@@ -90,6 +90,15 @@ pub fn evaluate(
     })
 }
 
+/// A scaled endpoint's slope limits, held against its fits when every value is valid.
+fn slopes(m: &Measured, verdict: &mut budget::BudgetVerdict) {
+    if let Some(scale) = m.scale.as_ref().filter(|s| s.valid) {
+        let slopes = budget::check_slopes(&m.budget, Some(scale));
+        verdict.breaches.extend(slopes.breaches);
+        verdict.unchecked.extend(slopes.unchecked);
+    }
+}
+
 /// One endpoint: its budget, the baseline's figures, statements and findings, and its
 /// acknowledgements.
 fn judge(
@@ -145,11 +154,7 @@ fn judge(
             finding,
         })
         .collect();
-    if let Some(scale) = m.scale.as_ref().filter(|s| s.valid) {
-        let slopes = budget::check_slopes(&m.budget, Some(scale));
-        verdict.breaches.extend(slopes.breaches);
-        verdict.unchecked.extend(slopes.unchecked);
-    }
+    slopes(&m, &mut verdict);
     if m.report.valid {
         verdict.breaches.extend(budget::statement_set(
             &m.budget,

@@ -50,11 +50,14 @@ fn body(report: &ScaleReport) -> Markup {
     }
 }
 
+/// A figure of the request: its title, its fit (none without the figure) and its points.
+type Figure<'a> = (&'a str, Option<Fit>, Vec<Option<f64>>);
+
 /// One chart per figure: its measured points and its fitted line.
 fn charts(report: &ScaleReport) -> Vec<LineChart> {
     let g = &report.per_request;
     let points = &report.points;
-    let figures: [(&str, Option<Fit>, Vec<Option<f64>>); 3] = [
+    let figures: [Figure; 3] = [
         (
             "Statements per request",
             g.statements,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{growth, headline, points, statements, tables};
+use super::{headline, sections};
 use crate::cost::scale::ScaleReport;
 use crate::render::markdown_table;
 
@@ -14,12 +14,7 @@ pub(super) fn render(report: &ScaleReport) -> String {
         report.url,
         headline(report)
     );
-    let sections = [
-        ("Points", points(report)),
-        ("Per request, over the page size", growth(report)),
-        ("Statements, steepest first", statements(report, 120)),
-        ("Tables: rows read", tables(report)),
-    ];
+    let sections = sections(report, 120);
     for (title, grid) in sections {
         if grid.rows.is_empty() {
             continue;

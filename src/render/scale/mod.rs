@@ -118,7 +118,6 @@ pub(crate) fn statements(report: &ScaleReport, width: usize) -> Grid {
     let mut header: Vec<String> = vec!["slope".into(), "intercept".into(), "r²".into()];
     header.extend((report.points.iter()).map(|p| format!("calls @{}", p.n)));
     header.push("statement".into());
-    let figures = 0..header.len() - 1;
     let rows = (report.statements.iter())
         .map(|s| {
             let mut row: Vec<String> = fit_cells(Some(&s.fit)).into();
@@ -127,6 +126,12 @@ pub(crate) fn statements(report: &ScaleReport, width: usize) -> Grid {
             row
         })
         .collect();
+    with_label_last(header, rows)
+}
+
+/// A grid whose last column is a label and every other a figure.
+fn with_label_last(header: Vec<String>, rows: Vec<Vec<String>>) -> Grid {
+    let figures = 0..header.len() - 1;
     Grid {
         header,
         rows,
@@ -134,12 +139,21 @@ pub(crate) fn statements(report: &ScaleReport, width: usize) -> Grid {
     }
 }
 
+/// The sections the table and Markdown show, titled, statements cut to `width`.
+pub(crate) fn sections(report: &ScaleReport, width: usize) -> [(&'static str, Grid); 4] {
+    [
+        ("Points", points(report)),
+        ("Per request, over the page size", growth(report)),
+        ("Statements, steepest first", statements(report, width)),
+        ("Tables: rows read", tables(report)),
+    ]
+}
+
 /// One row per table: the slope of its rows read.
 pub(crate) fn tables(report: &ScaleReport) -> Grid {
     let mut header: Vec<String> = vec!["slope".into(), "r²".into()];
     header.extend((report.points.iter()).map(|p| format!("rows read @{}", p.n)));
     header.push("table".into());
-    let figures = 0..header.len() - 1;
     let rows = (report.tables.iter())
         .map(|t| {
             let [slope, _, r2] = fit_cells(Some(&t.fit));
@@ -149,11 +163,7 @@ pub(crate) fn tables(report: &ScaleReport) -> Grid {
             row
         })
         .collect();
-    Grid {
-        header,
-        rows,
-        figures,
-    }
+    with_label_last(header, rows)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{growth, headline, points, statements, tables};
+use super::{headline, sections};
 use crate::cost::scale::ScaleReport;
 use crate::render::{finding_text, terminal_table};
 
@@ -11,12 +11,7 @@ const WIDTH: usize = 100;
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!("pgcost scale {}\n", headline(report));
-    let sections = [
-        ("Points", points(report)),
-        ("Per request, over the page size", growth(report)),
-        ("Statements, steepest first", statements(report, 60)),
-        ("Tables: rows read", tables(report)),
-    ];
+    let sections = sections(report, 60);
     for (title, grid) in sections {
         if grid.rows.is_empty() {
             continue;
