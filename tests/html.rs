@@ -301,6 +301,7 @@ fn check_page(naive: &Report, exists: &Report) {
             findings: Vec::new(),
             acks: Vec::new(),
             report: report.clone(),
+            scale: None,
         }
     };
     let over = Budget {

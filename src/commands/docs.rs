@@ -17,6 +17,7 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("ci", include_str!("../../docs/ci.md")),
     ("measure", include_str!("../../docs/measure.md")),
     ("ramp", include_str!("../../docs/ramp.md")),
+    ("scale", include_str!("../../docs/scale.md")),
     ("background", include_str!("../../docs/background.md")),
     ("replicas", include_str!("../../docs/replicas.md")),
     ("pgbouncer", include_str!("../../docs/pgbouncer.md")),

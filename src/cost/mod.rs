@@ -28,6 +28,7 @@ pub mod plan;
 pub mod ramp;
 pub mod replica;
 pub mod report;
+pub mod scale;
 pub mod setup;
 pub mod snapshot;
 pub mod steady;

@@ -24,7 +24,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::render::format::{CHECK_FORMATS, DEMO_FORMATS, RAMP_FORMATS, REPORT_FORMATS};
+use crate::render::format::{
+    CHECK_FORMATS, DEMO_FORMATS, RAMP_FORMATS, REPORT_FORMATS, SCALE_FORMATS,
+};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -74,6 +76,10 @@ pub enum Command {
     /// Raise the load step by step, find the knee where throughput stops growing, and say
     /// whether the wall is the app, its connection pool or the database (`pgcost docs ramp`).
     Ramp(RampArgs),
+    /// Measure one URL template at several values of its parameter n (e.g. a page size),
+    /// fit each statement's calls to a + b·n, and prove an N+1 by its slope (`pgcost docs
+    /// scale`).
+    Scale(ScaleArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
     Completions(CompletionsArgs),
@@ -219,7 +225,7 @@ pub struct DemoArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(
     after_help = EXIT_CODES,
     mut_arg("format", output::narrowed(REPORT_FORMATS)),
@@ -307,6 +313,28 @@ pub struct RampArgs {
     /// child processes is read from /proc at every step.
     #[arg(long = "pid", value_name = "PID")]
     pub pids: Vec<i32>,
+}
+
+/// `pgcost scale`: every flag of `audit` (each point is measured as `audit` measures
+/// its endpoint, -n requests after the warm-up), with `{n}` in --url, and the values.
+#[derive(Debug, Args)]
+#[command(
+    after_help = EXIT_CODES,
+    mut_arg("format", output::narrowed(SCALE_FORMATS)),
+    // clap's help reads the letter n in braces as a line break: it is spelled out.
+    mut_arg("url", |a| a.help(
+        "The URL template: n in curly braces, exactly once, where the values go, in the \
+         query (?limit=...) or the path (`pgcost docs scale`)"
+    ))
+)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    pub audit: AuditArgs,
+
+    /// The values of n, at least two (three or more test the line), e.g. 5,25,50;
+    /// distinct non-negative integers, measured in ascending order.
+    #[arg(long, value_name = "LIST")]
+    pub values: String,
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ pub const REPORT_FORMATS: &[Format] = &[
 pub const RAMP_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost demo` writes.
 pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+/// What `pgcost scale` writes.
+pub const SCALE_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

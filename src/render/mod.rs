@@ -17,6 +17,7 @@ pub mod ramp;
 pub mod sarif;
 #[cfg(test)]
 mod sarif_tests;
+pub mod scale;
 mod sections;
 pub mod view;
 

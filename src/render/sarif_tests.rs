@@ -97,6 +97,7 @@ fn check() -> CheckReport {
         deltas: vec![],
         baseline_note: None,
         statement_diff: None,
+        scale: None,
         findings: vec![],
         acks: vec![],
         report,

@@ -22,6 +22,7 @@ pub mod php_like;
 pub mod plan_joins;
 pub mod plan_switch;
 pub mod replica;
+pub mod scale;
 
 #[derive(Clone)]
 struct App {
@@ -333,6 +334,7 @@ impl Fixture {
             .merge(replica::routes())
             .merge(plan_switch::routes())
             .merge(plan_joins::routes())
+            .merge(scale::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

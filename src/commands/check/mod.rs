@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::auth::Redactor;
+use crate::config::AuditConfig;
 use crate::cost::report::Report;
+use crate::cost::scale::ScaleReport;
 use crate::error::{Error, Result, exit};
 use crate::flags::CheckArgs;
 use crate::measure;
@@ -59,6 +61,8 @@ pub struct Measured {
     pub report: Report,
     /// Its `[[endpoint.ack]]` tables.
     pub acks: Vec<Ack>,
+    /// With `scale = {...}`: every value's fit (`report` is the largest value's).
+    pub scale: Option<ScaleReport>,
 }
 
 /// Judges each measured endpoint against its budget, the baseline and its
@@ -84,6 +88,15 @@ pub fn evaluate(
         max_regression_percent,
         endpoints,
     })
+}
+
+/// A scaled endpoint's slope limits, held against its fits when every value is valid.
+fn slopes(m: &Measured, verdict: &mut budget::BudgetVerdict) {
+    if let Some(scale) = m.scale.as_ref().filter(|s| s.valid) {
+        let slopes = budget::check_slopes(&m.budget, Some(scale));
+        verdict.breaches.extend(slopes.breaches);
+        verdict.unchecked.extend(slopes.unchecked);
+    }
 }
 
 /// One endpoint: its budget, the baseline's figures, statements and findings, and its
@@ -141,6 +154,7 @@ fn judge(
             finding,
         })
         .collect();
+    slopes(&m, &mut verdict);
     if m.report.valid {
         verdict.breaches.extend(budget::statement_set(
             &m.budget,
@@ -163,6 +177,7 @@ fn judge(
         findings,
         acks,
         report: m.report,
+        scale: m.scale,
     })
 }
 
@@ -177,26 +192,37 @@ pub async fn measure(
 ) -> Result<Vec<Measured>> {
     let (commands, paths): (Vec<_>, Vec<_>) =
         config.endpoints.iter().partition(|e| e.command.is_some());
-    let audits: Vec<_> = paths.iter().map(|e| e.audit.clone()).collect();
-    let total = config.endpoints.len();
+    // A scaled endpoint is one window per value, in the same sequence.
+    let points: Vec<(&config::Endpoint, Option<u64>, &AuditConfig)> = (paths.iter())
+        .flat_map(|e| match &e.scale {
+            Some(plan) => (plan.points.iter())
+                .map(|(n, a)| (*e, Some(*n), a))
+                .collect(),
+            None => vec![(*e, None, &e.audit)],
+        })
+        .collect();
+    let audits: Vec<_> = points.iter().map(|(_, _, a)| (*a).clone()).collect();
+    let total = points.len();
     if !paths.is_empty() {
         progress.status(&format!(
-            "warming up {} endpoint(s), then measuring each between shared settle waits",
+            "warming up {total} window(s) of {} endpoint(s), then measuring each between \
+             shared settle waits",
             paths.len()
         ));
     }
-    let mut reports = measure::measure_sequence(&audits, progress, stop.clone(), |i| {
-        let e = paths[i];
+    let reports = measure::measure_sequence(&audits, progress, stop.clone(), |i| {
+        let (e, n, audit) = points[i];
+        let at = n.map_or(String::new(), |n| format!(" at {n}"));
         progress.status(&format!(
-            "measuring {}/{total} {}: {} {}",
+            "measuring {}/{total} {}{at}: {} {}",
             i + 1,
             e.name,
-            e.audit.request.method,
-            e.audit.request.url
+            audit.request.method,
+            audit.request.url
         ));
     })
     .await?;
-    let mut measured: Vec<&config::Endpoint> = paths[..reports.len()].to_vec();
+    let mut pairs = gather(&paths, reports);
     for endpoint in commands {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -211,21 +237,50 @@ pub async fn measure(
         };
         let report =
             measure::external::measure(&endpoint.audit, external, progress, stop.clone()).await?;
-        reports.push(report);
-        measured.push(endpoint);
+        pairs.push((endpoint, report, None));
     }
-    let mut pairs: Vec<_> = measured.into_iter().zip(reports).collect();
     let order = |e: &config::Endpoint| config.endpoints.iter().position(|c| c.name == e.name);
-    pairs.sort_by_key(|(e, _)| order(e));
+    pairs.sort_by_key(|(e, _, _)| order(e));
     Ok(pairs
         .into_iter()
-        .map(|(e, report)| Measured {
+        .map(|(e, report, scale)| Measured {
             name: e.name.clone(),
             budget: e.budget.clone(),
             report,
             acks: e.acks.clone(),
+            scale,
         })
         .collect())
+}
+
+/// The reports of the sequence, back to their endpoints: one each, or one per value of a
+/// scaled endpoint, fitted (its report is its largest value's). An endpoint whose windows
+/// an interruption cut short is left out.
+fn gather<'a>(
+    paths: &[&'a config::Endpoint],
+    reports: Vec<Report>,
+) -> Vec<(&'a config::Endpoint, Report, Option<ScaleReport>)> {
+    let mut reports = reports.into_iter();
+    let mut out = Vec::new();
+    for endpoint in paths {
+        let Some(plan) = &endpoint.scale else {
+            match reports.next() {
+                Some(report) => out.push((*endpoint, report, None)),
+                None => break,
+            }
+            continue;
+        };
+        let measured: Vec<(u64, Report)> = (plan.points.iter().map(|(n, _)| *n))
+            .zip(reports.by_ref())
+            .collect();
+        if measured.len() < plan.points.len() {
+            break;
+        }
+        let scale = crate::cost::scale::build(plan.template.clone(), &measured);
+        let (_, largest) = measured.into_iter().last().expect("at least two values");
+        out.push((*endpoint, largest, Some(scale)));
+    }
+    out
 }
 
 /// Every secret of every endpoint, including tokens learned at login: never printed.

@@ -69,6 +69,7 @@ fn measured(name: &str, report: Report, budget: Budget) -> Measured {
         budget,
         report,
         acks: Vec::new(),
+        scale: None,
     }
 }
 

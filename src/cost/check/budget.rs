@@ -10,6 +10,7 @@ use super::{AckStatus, FindingStatus};
 pub use crate::cost::figures::Figures;
 use crate::cost::findings::{Finding, FindingKind, Severity};
 use crate::cost::report::{Report, Writes};
+use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
 /// optional; an empty budget passes.
@@ -40,6 +41,17 @@ pub struct Budget {
     /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temp_blocks_written: Option<f64>,
+    /// With `scale = {...}`: the most statements per request that one more unit of the
+    /// parameter may add (`0`: the same statements whatever the page size). Held within
+    /// [`SLOPE_TOLERANCE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements_slope: Option<f64>,
+    /// With `scale = {...}`: the most rows read per request one more unit may add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_read_slope: Option<f64>,
+    /// With `scale = {...}`: the most rows returned per request one more unit may add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_returned_slope: Option<f64>,
     /// Finding kinds that must not appear.
     #[serde(default)]
     pub forbid: Vec<FindingKind>,
@@ -156,6 +168,57 @@ const WRITE_LIMITS: [WriteLimit; 3] = [
     ),
 ];
 
+/// A limit on a slope of `scale = {...}`: its name, its value in a budget, and the fit it
+/// limits.
+type SlopeLimit = (
+    &'static str,
+    fn(&Budget) -> Option<f64>,
+    fn(&Growth) -> Option<Fit>,
+);
+
+const SLOPE_LIMITS: [SlopeLimit; 3] = [
+    ("statements_slope", |b| b.statements_slope, |g| g.statements),
+    ("rows_read_slope", |b| b.rows_read_slope, |g| g.rows_read),
+    (
+        "rows_returned_slope",
+        |b| b.rows_returned_slope,
+        |g| g.rows_returned,
+    ),
+];
+
+/// Whether `budget` sets a slope, which needs `scale = {...}`.
+pub fn has_slope_limits(budget: &Budget) -> bool {
+    SLOPE_LIMITS
+        .iter()
+        .any(|(_, limit_of, _)| limit_of(budget).is_some())
+}
+
+/// The slope limits of `budget` against the fits of `scale`: a slope over its limit plus
+/// [`SLOPE_TOLERANCE`] is a breach; without the scale document (an endpoint without
+/// `scale`) or the figure, the limit is unchecked. The document should be valid.
+pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdict {
+    let mut verdict = BudgetVerdict::default();
+    for (name, limit_of, fit_of) in SLOPE_LIMITS {
+        let Some(limit) = limit_of(budget) else {
+            continue;
+        };
+        match scale.and_then(|s| fit_of(&s.per_request)) {
+            Some(fit) if fit.slope > limit + SLOPE_TOLERANCE => verdict.breaches.push(Breach {
+                metric: name.into(),
+                actual: fit.slope,
+                budget: limit,
+                detail: None,
+            }),
+            Some(_) => {}
+            None => verdict.unchecked.push(format!(
+                "the {name} budget cannot be checked: it needs scale = {{...}} on the \
+                 endpoint, and pg_stat_statements for statements and rows returned"
+            )),
+        }
+    }
+    verdict
+}
+
 /// One limit exceeded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Breach {
@@ -259,7 +322,9 @@ pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
         .filter_map(|m| m.limit(budget).map(|v| (m.name(), v)));
     let writes = (WRITE_LIMITS.into_iter())
         .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
-    metrics.chain(writes).collect()
+    let slopes = (SLOPE_LIMITS.into_iter())
+        .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
+    metrics.chain(writes).chain(slopes).collect()
 }
 
 /// What a budget is held against: the headline figures and the write side.
@@ -689,5 +754,64 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].metric, "rows_returned");
         assert_eq!(r[0].change_percent, None);
+    }
+
+    fn scaled(statements_slope: f64) -> ScaleReport {
+        let line = |slope: f64| Fit {
+            slope,
+            intercept: 3.0,
+            r2: 1.0,
+        };
+        ScaleReport {
+            schema_version: crate::cost::scale::SCHEMA_VERSION,
+            valid: true,
+            invalid_reasons: vec![],
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/items?limit={n}".into(),
+            param: "n".into(),
+            points: vec![],
+            per_request: Growth {
+                statements: Some(line(statements_slope)),
+                rows_read: Some(line(2.0)),
+                rows_returned: None,
+            },
+            statements: vec![],
+            tables: vec![],
+            findings: vec![],
+        }
+    }
+
+    #[test]
+    fn a_slope_budget_of_zero_tolerates_float_noise_only() {
+        let budget = Budget {
+            statements_slope: Some(0.0),
+            rows_read_slope: Some(2.0),
+            ..Budget::default()
+        };
+        assert!(has_slope_limits(&budget));
+        assert!(!has_slope_limits(&Budget::default()));
+        assert_eq!(
+            check_slopes(&budget, Some(&scaled(0.04))),
+            BudgetVerdict::default()
+        );
+        let verdict = check_slopes(&budget, Some(&scaled(1.0)));
+        assert_eq!(
+            verdict.breaches,
+            [Breach {
+                metric: "statements_slope".into(),
+                actual: 1.0,
+                budget: 0.0,
+                detail: None,
+            }]
+        );
+        assert!(check_slopes(&budget, Some(&scaled(0.06))).breaches.len() == 1);
+        let unchecked = Budget {
+            rows_returned_slope: Some(1.0),
+            ..Budget::default()
+        };
+        let verdict = check_slopes(&unchecked, Some(&scaled(0.0)));
+        assert!(verdict.breaches.is_empty());
+        assert_eq!(verdict.unchecked.len(), 1, "{verdict:?}");
+        assert_eq!(check_slopes(&budget, None).unchecked.len(), 2);
     }
 }

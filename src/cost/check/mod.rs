@@ -62,8 +62,12 @@ pub struct EndpointResult {
     /// Every `[[endpoint.ack]]` of the endpoint and what it matched.
     #[serde(default)]
     pub acks: Vec<AckStatus>,
-    /// The full audit report (see the audit keys in docs/json.md).
+    /// The full audit report (see the audit keys in docs/json.md); for an endpoint with
+    /// `scale`, the report of its largest value.
     pub report: Report,
+    /// With `scale = {...}`: the document of `pgcost scale` (docs/json.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<crate::cost::scale::ScaleReport>,
 }
 
 /// One finding of an endpoint, as check judges it.

@@ -59,6 +59,10 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "Different statements load the same row by the same key in one request. Load it \
              once with the columns every caller needs, and pass it on."
         }
+        FindingKind::ScanGrowsWithPage => {
+            "Each item of the page costs a scan: rows read grow far faster than the rows \
+             returned. Index the column each item is looked up by, or batch the lookups."
+        }
     }
 }
 
@@ -79,6 +83,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::TransactionAroundSingleRead => TRANSACTION_AROUND_SINGLE_READ,
         FindingKind::Overfetch => OVERFETCH,
         FindingKind::DuplicateLoad => DUPLICATE_LOAD,
+        FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -301,6 +306,19 @@ it for the request).
 
 Saves per request: the calls of every statement of the key but the most frequent one. The
 row kept may need the other statements' columns, so no rows or db time are counted.";
+
+const SCAN_GROWS_WITH_PAGE: &str = "\
+Raised by `pgcost scale` only, which measures one endpoint at several page sizes n. Fires
+when the request's rows read per request grow by at least 1 row per unit of n and more than
+10 times faster than its rows returned. The table whose rows read grow fastest is named.
+
+Not raised for a page that reads a fixed number of rows whatever its size (a COUNT, a
+sorted scan under a LIMIT): its rows read do not grow with n.
+
+The fix: index the column each item of the page is looked up or filtered by, or load the
+items' rows in one statement (WHERE key = ANY($1)).
+
+Saves per request: rows read, (rows read slope - rows returned slope) x the largest n.";
 
 #[cfg(test)]
 mod tests {

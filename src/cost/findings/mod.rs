@@ -197,10 +197,12 @@ pub enum FindingKind {
     Overfetch,
     /// Different statements load the same row by the same key.
     DuplicateLoad,
+    /// Rows read grow far faster than rows returned as the page grows (`pgcost scale`).
+    ScanGrowsWithPage,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 13] = [
+    pub const ALL: [FindingKind; 14] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -214,6 +216,7 @@ impl FindingKind {
         FindingKind::TransactionAroundSingleRead,
         FindingKind::Overfetch,
         FindingKind::DuplicateLoad,
+        FindingKind::ScanGrowsWithPage,
     ];
 
     /// The snake_case name, as in JSON.
@@ -232,6 +235,7 @@ impl FindingKind {
             FindingKind::TransactionAroundSingleRead => "transaction_around_single_read",
             FindingKind::Overfetch => "overfetch",
             FindingKind::DuplicateLoad => "duplicate_load",
+            FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
         }
     }
 }

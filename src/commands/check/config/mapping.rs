@@ -12,6 +12,7 @@ use super::schema::{CommandLoad, Database, Defaults, Endpoint, EndpointTable, Fi
 use super::spanned::Source;
 use super::vars::{expand_vars, read_secret_var, scrub};
 use crate::auth::{self, CredentialOptions, Redactor};
+use crate::commands::scale;
 use crate::config::{AuditConfig, findings_from_args, settle_timeout};
 use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
@@ -217,13 +218,30 @@ pub(super) fn endpoint(
     env: EnvLookup<'_>,
 ) -> Result<Endpoint> {
     let name = table.name.get_ref();
+    let in_endpoint = |e: Error| Error {
+        message: format!("{origin}: endpoint {name:?}: {}", e.message),
+        ..e
+    };
+    // A command endpoint's request is never sent: the command makes the load.
+    let path = table.path.as_ref().map_or("/", |p| p.get_ref().as_str());
+    let scale = table.scale.as_ref().map(|s| {
+        let mut values = s.get_ref().values.clone();
+        values.sort_unstable();
+        (s.get_ref().param(), values)
+    });
+    // A scaled endpoint's own audit is its largest value's, the values are checked.
+    let audit_path = match &scale {
+        Some((param, values)) => scale::substitute(path, param, *values.last().unwrap_or(&0)),
+        None => path.to_string(),
+    };
     let mut secrets = shared.secrets.clone();
     let redactor = Redactor::default();
-    let audit = audit_args(shared, table, env, &mut secrets).and_then(|(args, spelling)| {
-        secrets.iter().for_each(|secret| redactor.add(secret));
-        let prompt = &auth::prompt_on_terminal;
-        AuditConfig::from_raw(&args, &spelling, redactor.clone(), env, prompt)
-    });
+    let audit =
+        audit_args(shared, table, &audit_path, env, &mut secrets).and_then(|(args, spelling)| {
+            secrets.iter().for_each(|secret| redactor.add(secret));
+            let prompt = &auth::prompt_on_terminal;
+            AuditConfig::from_raw(&args, &spelling, redactor.clone(), env, prompt)
+        });
     let audit = audit.map_err(|e| Error {
         message: format!(
             "{origin}: endpoint {name:?}: {}",
@@ -231,19 +249,24 @@ pub(super) fn endpoint(
         ),
         ..e
     })?;
-    let command = command_load(shared, table).map_err(|e| Error {
-        message: format!("{origin}: endpoint {name:?}: {}", e.message),
-        ..e
-    })?;
+    let command = command_load(shared, table).map_err(in_endpoint)?;
     let mut budget = table.budget.clone();
     budget.fail_on_plan_change =
         (budget.fail_on_plan_change).or(shared.file.defaults.fail_on_plan_change);
+    let scale = scale
+        .map(|(param, values)| {
+            let template = format!("{}{path}", shared.base_url.trim_end_matches('/'));
+            scale::plan(&audit, &template, param, &values)
+        })
+        .transpose()
+        .map_err(in_endpoint)?;
     Ok(Endpoint {
         name: name.clone(),
         budget,
         audit,
         command,
         acks: table.acks.clone(),
+        scale,
     })
 }
 
@@ -273,13 +296,12 @@ fn command_load(shared: &Shared<'_>, table: &EndpointTable) -> Result<Option<Com
 fn audit_args(
     shared: &Shared<'_>,
     table: &EndpointTable,
+    path: &str,
     env: EnvLookup<'_>,
     secrets: &mut Vec<String>,
 ) -> Result<(AuditArgs, Spelling)> {
     let d = &shared.file.defaults;
     let mut spelling = shared.spelling.clone();
-    // A command endpoint's request is never sent: the command makes the load.
-    let path = table.path.as_ref().map_or("/", |p| p.get_ref().as_str());
     let mut load: LoadArgs = defaults();
     load.burst.count.requests = table.requests.or(d.requests);
     if let Some(n) = table.concurrency.or(d.concurrency) {

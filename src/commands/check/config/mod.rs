@@ -66,6 +66,9 @@ impl CheckConfig {
         if args.plans.no_plans {
             for endpoint in &mut endpoints {
                 endpoint.audit.plans = false;
+                for (_, point) in endpoint.scale.iter_mut().flat_map(|s| &mut s.points) {
+                    point.plans = false;
+                }
             }
         }
         // Read before measuring: a bad baseline should not cost a minute of waiting.

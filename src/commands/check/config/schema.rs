@@ -149,6 +149,10 @@ pub struct EndpointTable {
     /// This endpoint is public: the same answer without credentials is accepted
     /// (`--allow-anonymous-equal`).
     pub allow_anonymous_equal: Option<bool>,
+    /// `scale = { param = "n", values = [5, 25, 50] }`: the path is a template with
+    /// `{param}` once, measured at each value as `pgcost scale` does; the budget's slopes
+    /// (`statements_slope`, ...) are held against its fits.
+    pub scale: Option<Spanned<ScaleTable>>,
     #[serde(default)]
     pub budget: Budget,
     /// `[[endpoint.ack]]`: findings acknowledged with a reason.
@@ -157,6 +161,24 @@ pub struct EndpointTable {
     /// `ack` validated, filled by `parse`: never a key of the file.
     #[serde(skip)]
     pub acks: Vec<Ack>,
+}
+
+/// `scale = {...}` of an endpoint, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleTable {
+    /// The placeholder's name in the path, `{n}` by default.
+    pub param: Option<String>,
+    /// At least two distinct non-negative integers, in any order.
+    pub values: Vec<u64>,
+}
+
+impl ScaleTable {
+    pub fn param(&self) -> &str {
+        self.param
+            .as_deref()
+            .unwrap_or(crate::commands::scale::PLACEHOLDER)
+    }
 }
 
 /// One `[[endpoint.ack]]`, as written.
@@ -181,6 +203,8 @@ pub struct Endpoint {
     /// measure` does; `None` for a path that pgcost loads itself.
     pub command: Option<CommandLoad>,
     pub acks: Vec<Ack>,
+    /// For `scale = {...}`: each value and its audit (`audit` is the largest value's).
+    pub scale: Option<crate::commands::scale::ScalePlan>,
 }
 
 /// The load command of a `command = [...]` endpoint.

@@ -5,7 +5,8 @@ use std::ops::Range;
 
 use super::schema::EndpointTable;
 use crate::commands::check::acks::{Ack, parse_date};
-use crate::commands::check::budget::numeric_limits;
+use crate::commands::check::budget::{self, numeric_limits};
+use crate::commands::scale;
 use crate::error::{Error, Result};
 
 /// The file's text and name, to turn byte offsets into `file:line:column`.
@@ -60,6 +61,7 @@ pub(super) fn check_endpoint<'a>(
         ));
     }
     check_load(source, endpoint)?;
+    check_scale(source, endpoint)?;
     let acks = acks(source, endpoint)?;
     for (limit, value) in numeric_limits(&endpoint.budget) {
         if value < 0.0 {
@@ -70,6 +72,40 @@ pub(super) fn check_endpoint<'a>(
         }
     }
     Ok(acks)
+}
+
+/// `scale = {...}`: a path with its placeholder once, values a line can be fitted to; and
+/// a slope budget only on a scaled endpoint.
+fn check_scale(source: &Source<'_>, endpoint: &EndpointTable) -> Result<()> {
+    let name = endpoint.name.get_ref();
+    let Some(scale) = &endpoint.scale else {
+        if budget::has_slope_limits(&endpoint.budget) {
+            return Err(source
+                .at(
+                    Some(endpoint.name.span()),
+                    format!("endpoint {name:?}: a slope budget needs scale = {{...}}"),
+                )
+                .with_hint(
+                    "add scale = { param = \"n\", values = [5, 25, 50] } and {n} in the path",
+                ));
+        }
+        return Ok(());
+    };
+    // The position of the key at fault, the message and hint of the shared check.
+    let at = |span: Range<usize>, e: Error| Error {
+        hint: e.hint,
+        ..source.at(Some(span), format!("endpoint {name:?}: {}", e.message))
+    };
+    let (Some(path), None) = (&endpoint.path, &endpoint.command) else {
+        return Err(source.at(
+            Some(scale.span()),
+            format!("endpoint {name:?}: scale needs a path, not a command"),
+        ));
+    };
+    let table = scale.get_ref();
+    scale::check_template("path", path.get_ref(), table.param()).map_err(|e| at(path.span(), e))?;
+    scale::check_values("scale.values", table.values.clone()).map_err(|e| at(scale.span(), e))?;
+    Ok(())
 }
 
 /// An endpoint's load: a path under `base_url`, or a command with its count.

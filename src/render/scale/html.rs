@@ -1,0 +1,127 @@
+//! The HTML view of a scale report: the verdict, then the points of each figure with its
+//! fitted line (the request's statements, rows read and rows returned, and the steepest
+//! statements), the tables of numbers, and the findings.
+
+use maud::{Markup, html};
+
+use super::{growth, headline, points, statements, tables};
+use crate::cost::scale::{Fit, ScaleReport};
+use crate::cost::text::one_line;
+use crate::render::html::chart::Series;
+use crate::render::html::lines::{LineChart, Model};
+use crate::render::html::{grid_table, page, verdict};
+
+/// Statements drawn one chart each, steepest first.
+const CHARTED_STATEMENTS: usize = 4;
+
+pub(super) fn render(report: &ScaleReport) -> String {
+    let title = format!("pgcost scale {} {}", report.method, report.url);
+    page(&title, html! { h1 { (title) } (body(report)) })
+}
+
+fn body(report: &ScaleReport) -> Markup {
+    let warnings: Vec<String> = Vec::new();
+    let label = headline(report);
+    html! {
+        (verdict(report.valid, &label, &report.invalid_reasons, &warnings))
+        @for chart in charts(report) { (chart.render()) }
+        h2 { "Points" }
+        (grid_table(&points(report)))
+        h2 { "Per request, over the page size" }
+        (grid_table(&growth(report)))
+        h2 { "Statements, steepest first" }
+        (grid_table(&statements(report, 120)))
+        @if !report.tables.is_empty() {
+            h2 { "Tables: rows read" }
+            (grid_table(&tables(report)))
+        }
+        h2 { "Findings" }
+        @if report.findings.is_empty() { p { "Nothing grows with the page." } }
+        ul {
+            @for f in &report.findings {
+                li {
+                    strong { (f.kind.as_str()) } " (" (f.severity.as_str()) ") "
+                    @if let Some(q) = &f.query { code { (q) } }
+                    @if let Some(t) = &f.table { code { (t) } }
+                    p { (f.suggestion) }
+                }
+            }
+        }
+    }
+}
+
+/// A figure of the request: its title, its fit (none without the figure) and its points.
+type Figure<'a> = (&'a str, Option<Fit>, Vec<Option<f64>>);
+
+/// One chart per figure: its measured points and its fitted line.
+fn charts(report: &ScaleReport) -> Vec<LineChart> {
+    let g = &report.per_request;
+    let points = &report.points;
+    let figures: [Figure; 3] = [
+        (
+            "Statements per request",
+            g.statements,
+            points.iter().map(|p| p.per_request.statements).collect(),
+        ),
+        (
+            "Rows read per request",
+            g.rows_read,
+            points
+                .iter()
+                .map(|p| Some(p.per_request.rows_read))
+                .collect(),
+        ),
+        (
+            "Rows returned per request",
+            g.rows_returned,
+            points.iter().map(|p| p.per_request.rows_returned).collect(),
+        ),
+    ];
+    let mut charts: Vec<LineChart> = figures
+        .into_iter()
+        .filter_map(|(title, fit, values)| Some(chart(report, title, "measured", values, fit?)))
+        .collect();
+    for s in report.statements.iter().take(CHARTED_STATEMENTS) {
+        let title = format!("Calls per request: {}", one_line(&s.query, 80));
+        let values = s.calls_per_request.iter().map(|c| Some(*c)).collect();
+        charts.push(chart(report, &title, "calls per request", values, s.fit));
+    }
+    charts
+}
+
+fn chart(
+    report: &ScaleReport,
+    title: &str,
+    name: &str,
+    values: Vec<Option<f64>>,
+    fit: Fit,
+) -> LineChart {
+    let xs = report.sizes();
+    let (first, last) = (xs.first().copied(), xs.last().copied());
+    let line = [first, last]
+        .into_iter()
+        .flatten()
+        .map(|x| (x, fit.at(x)))
+        .collect();
+    LineChart {
+        title: title.to_string(),
+        x_desc: report.param.clone(),
+        y_desc: "per request".into(),
+        x_labels: xs.iter().map(|x| format!("{x}")).collect(),
+        xs,
+        series: vec![Series {
+            name: name.into(),
+            values,
+        }],
+        model: Some(Model {
+            name: format!(
+                "fit: {:.2} + {:.2}·{} (r² {:.3})",
+                fit.intercept, fit.slope, report.param, fit.r2
+            ),
+            points: line,
+        }),
+        mark: None,
+        note: None,
+        decimals: 2,
+    }
+}

@@ -1,0 +1,46 @@
+//! The Markdown view of a scale report, for a pull-request comment: the same sections as
+//! the table, with each finding's full suggestion.
+
+use std::fmt::Write;
+
+use super::{headline, sections};
+use crate::cost::scale::ScaleReport;
+use crate::render::markdown_table;
+
+pub(super) fn render(report: &ScaleReport) -> String {
+    let mut out = format!(
+        "### pgcost scale `{} {}`\n\n{}\n",
+        report.method,
+        report.url,
+        headline(report)
+    );
+    let sections = sections(report, 120);
+    for (title, grid) in sections {
+        if grid.rows.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n#### {title}\n\n{}\n", markdown_table(&grid));
+    }
+    if !report.findings.is_empty() {
+        out.push_str("\n#### Findings\n\n");
+        for f in &report.findings {
+            let subject = f.query.as_deref().or(f.table.as_deref()).unwrap_or("");
+            let evidence: Vec<String> = (f.evidence.iter())
+                .map(|(k, v)| format!("{k} {v:.2}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "- **{}** ({}): `{}`; {}.\n\n  {}\n",
+                f.kind,
+                f.severity,
+                subject.replace('`', "'"),
+                evidence.join(", "),
+                f.suggestion.replace('\n', "\n  ")
+            );
+        }
+    }
+    for reason in &report.invalid_reasons {
+        let _ = writeln!(out, "- not valid: {reason}");
+    }
+    out
+}

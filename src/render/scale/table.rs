@@ -1,0 +1,31 @@
+//! The terminal view of a scale report: the headline, the points, the request's lines,
+//! each statement with its slope, the tables, and the findings.
+
+use std::fmt::Write;
+
+use super::{headline, sections};
+use crate::cost::scale::ScaleReport;
+use crate::render::{finding_text, terminal_table};
+
+const WIDTH: usize = 100;
+
+pub(super) fn render(report: &ScaleReport) -> String {
+    let mut out = format!("pgcost scale {}\n", headline(report));
+    let sections = sections(report, 60);
+    for (title, grid) in sections {
+        if grid.rows.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n{title}\n{}\n", terminal_table(&grid));
+    }
+    if !report.findings.is_empty() {
+        out.push_str("\nFindings\n");
+        for (i, f) in report.findings.iter().enumerate() {
+            out.push_str(&finding_text(i + 1, f, WIDTH));
+        }
+    }
+    for reason in &report.invalid_reasons {
+        let _ = writeln!(out, "not valid: {reason}");
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! The scale views on a hand-built report: the slope next to each statement, and every
+//! format renders.
+
+use crate::cost::findings::{Finding, FindingKind, Saving, Severity};
+use crate::cost::scale::{Fit, Growth, Point, ScaleReport, StatementGrowth, TableGrowth};
+use crate::render::View;
+use crate::render::format::Format;
+
+fn fit(slope: f64, intercept: f64) -> Fit {
+    Fit {
+        slope,
+        intercept,
+        r2: 1.0,
+    }
+}
+
+fn sample() -> ScaleReport {
+    let per_request = crate::render::tests::sample().per_request;
+    let point = |n: u64| Point {
+        n,
+        url: format!("http://127.0.0.1:1/items?limit={n}"),
+        valid: true,
+        requests: 200,
+        per_request: per_request.clone(),
+    };
+    ScaleReport {
+        schema_version: 1,
+        valid: true,
+        invalid_reasons: vec![],
+        method: "GET".into(),
+        url: "http://127.0.0.1:1/items?limit={n}".into(),
+        param: "n".into(),
+        points: vec![point(5), point(10), point(20)],
+        per_request: Growth {
+            statements: Some(fit(1.0, 2.0)),
+            rows_read: Some(fit(2.0, 1000.0)),
+            rows_returned: Some(fit(2.0, 1.0)),
+        },
+        statements: vec![
+            StatementGrowth {
+                query: "SELECT tag FROM tags WHERE item_id = $1".into(),
+                queryid: "3".into(),
+                calls_per_request: vec![5.0, 10.0, 20.0],
+                fit: fit(1.0, 0.0),
+                database: None,
+            },
+            StatementGrowth {
+                query: "SELECT count(*) FROM items".into(),
+                queryid: "2".into(),
+                calls_per_request: vec![1.0, 1.0, 1.0],
+                fit: fit(0.0, 1.0),
+                database: None,
+            },
+        ],
+        tables: vec![TableGrowth {
+            table: "public.tags".into(),
+            rows_read_per_request: vec![5.0, 10.0, 20.0],
+            fit: fit(1.0, 0.0),
+            database: None,
+        }],
+        findings: vec![Finding {
+            kind: FindingKind::NPlusOne,
+            severity: Severity::High,
+            query: Some("SELECT tag FROM tags WHERE item_id = $1".into()),
+            table: None,
+            evidence: [("slope".to_string(), 1.0)].into(),
+            suggestion: "Batch it.".into(),
+            unparsed: false,
+            avoidable_rows_per_request: 0.0,
+            round_trips_per_request: 19.0,
+            plan: None,
+            index: None,
+            saves_per_request: Saving::default(),
+            database: None,
+        }],
+    }
+}
+
+#[test]
+fn the_table_shows_the_slope_next_to_each_statement() {
+    let text = sample().render(Format::Table).unwrap();
+    let row = (text.lines())
+        .find(|l| l.contains("SELECT tag FROM tags"))
+        .unwrap();
+    assert!(row.contains("1.00"), "{row}");
+    assert!(row.contains("20.00"), "{row}");
+    let count = (text.lines()).find(|l| l.contains("count(*)")).unwrap();
+    assert!(count.contains("0.00"), "{count}");
+    assert!(text.contains("n_plus_one"), "{text}");
+}
+
+#[test]
+fn every_format_renders() {
+    let report = sample();
+    let json: serde_json::Value =
+        serde_json::from_str(&report.render(Format::Json).unwrap()).unwrap();
+    assert_eq!(json["statements"][0]["slope"], 1.0);
+    assert_eq!(json["statements"][0]["r2"], 1.0);
+    assert_eq!(json["points"][2]["n"], 20);
+    assert_eq!(json["tables"][0]["slope"], 1.0);
+    let markdown = report.render(Format::Markdown).unwrap();
+    assert!(markdown.contains("| 1.00 "), "{markdown}");
+    let html = report.render(Format::Html).unwrap();
+    assert!(html.contains("<svg"), "charts are drawn");
+    assert!(
+        html.contains("fit: 0.00 + 1.00·n"),
+        "the fitted line is named"
+    );
+    assert!(report.render(Format::Junit).is_err());
+}
