@@ -31,5 +31,6 @@ pub mod report;
 pub mod setup;
 pub mod snapshot;
 pub mod steady;
+pub mod survey;
 pub mod text;
 pub mod unauthenticated;
