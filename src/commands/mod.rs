@@ -10,6 +10,7 @@ pub mod explain;
 pub mod man;
 pub mod measure;
 pub mod ramp;
+pub mod survey;
 
 use crate::error::Result;
 use crate::flags::{Cli, Command};
@@ -23,6 +24,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Check(args) => check::execute(&args, &env).await,
         Command::Measure(args) => measure::execute(&args, &env).await,
         Command::Ramp(args) => ramp::execute(&args, &env).await,
+        Command::Survey(args) => survey::execute(&args, &env).await,
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
         Command::Explain(args) => explain::execute(&args),

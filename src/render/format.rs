@@ -27,6 +27,8 @@ pub const REPORT_FORMATS: &[Format] =
     &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost demo` writes.
 pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+/// What `pgcost survey` writes.
+pub const SURVEY_FORMATS: &[Format] = &[Format::Table, Format::Json];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

@@ -14,6 +14,7 @@ pub mod html;
 mod pgbouncer;
 pub mod ramp;
 mod sections;
+mod survey;
 pub mod view;
 
 pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};

@@ -20,6 +20,7 @@ pub mod pgbouncer;
 pub mod php_like;
 pub mod plan_switch;
 pub mod replica;
+pub mod survey;
 
 #[derive(Clone)]
 struct App {
@@ -329,6 +330,7 @@ impl Fixture {
             .merge(php_like::routes())
             .merge(replica::routes())
             .merge(plan_switch::routes())
+            .merge(survey::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
