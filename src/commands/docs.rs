@@ -21,6 +21,7 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("background", include_str!("../../docs/background.md")),
     ("replicas", include_str!("../../docs/replicas.md")),
     ("pgbouncer", include_str!("../../docs/pgbouncer.md")),
+    ("survey", include_str!("../../docs/survey.md")),
 ];
 
 /// The command: one page, or the list of pages.

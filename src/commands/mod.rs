@@ -11,6 +11,7 @@ pub mod man;
 pub mod measure;
 pub mod ramp;
 pub mod scale;
+pub mod survey;
 
 use crate::error::Result;
 use crate::flags::{Cli, Command};
@@ -25,6 +26,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Measure(args) => measure::execute(&args, &env).await,
         Command::Ramp(args) => ramp::execute(&args, &env).await,
         Command::Scale(args) => scale::execute(&args, &env).await,
+        Command::Survey(args) => survey::execute(&args, &env).await,
         Command::Completions(args) => completions::execute(&args),
         Command::Man => man::execute(),
         Command::Explain(args) => explain::execute(&args),

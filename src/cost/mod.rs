@@ -32,5 +32,6 @@ pub mod scale;
 pub mod setup;
 pub mod snapshot;
 pub mod steady;
+pub mod survey;
 pub mod text;
 pub mod unauthenticated;

@@ -6,18 +6,22 @@
 
 pub mod auth;
 pub mod background;
+pub mod base_url;
 pub mod findings;
 pub mod load;
 pub mod output;
 pub mod spelling;
+pub mod survey;
 pub mod target;
 
 pub use auth::AuthArgs;
 pub use background::BackgroundArgs;
+pub use base_url::BaseUrlArgs;
 pub use findings::{FindingsArgs, PlansArgs};
 pub use load::{BurstArgs, CountArgs, LoadArgs};
 pub use output::OutputArgs;
 pub use spelling::{Spelling, defaults};
+pub use survey::SurveyArgs;
 pub use target::TargetArgs;
 
 use std::path::PathBuf;
@@ -80,6 +84,9 @@ pub enum Command {
     /// fit each statement's calls to a + b·n, and prove an N+1 by its slope (`pgcost docs
     /// scale`).
     Scale(ScaleArgs),
+    /// Group an access log (or a HAR file) into routes, replay each in its own window, and
+    /// rank the routes by their share of the database's work (`pgcost docs survey`).
+    Survey(SurveyArgs),
     /// Print a shell completion script, e.g. `pgcost completions bash >
     /// ~/.local/share/bash-completion/completions/pgcost`.
     Completions(CompletionsArgs),
@@ -171,9 +178,8 @@ pub struct CheckArgs {
     #[arg(long = "endpoint", value_name = "NAME")]
     pub endpoints: Vec<String>,
 
-    /// Use this base URL instead of the file's base_url, e.g. for an app on another port.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub base: BaseUrlArgs,
 
     /// A previous JSON report of pgcost check (or pgcost audit): show the change of every
     /// figure per endpoint.

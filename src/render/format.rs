@@ -38,6 +38,8 @@ pub const RAMP_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markd
 pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost scale` writes.
 pub const SCALE_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+/// What `pgcost survey` writes.
+pub const SURVEY_FORMATS: &[Format] = &[Format::Table, Format::Json];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

@@ -19,6 +19,7 @@ pub mod sarif;
 mod sarif_tests;
 pub mod scale;
 mod sections;
+mod survey;
 pub mod view;
 
 pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};

@@ -23,6 +23,7 @@ pub mod plan_joins;
 pub mod plan_switch;
 pub mod replica;
 pub mod scale;
+pub mod survey;
 
 #[derive(Clone)]
 struct App {
@@ -335,6 +336,7 @@ impl Fixture {
             .merge(plan_switch::routes())
             .merge(plan_joins::routes())
             .merge(scale::routes())
+            .merge(survey::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

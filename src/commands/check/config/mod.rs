@@ -59,7 +59,7 @@ impl CheckConfig {
             .map(parse_percent)
             .transpose()?;
         let overrides = Overrides {
-            base_url: args.base_url.clone(),
+            base_url: args.base.base_url.clone(),
             only: args.endpoints.clone(),
         };
         let mut endpoints = load(&args.config, &overrides, env)?;

@@ -1,0 +1,239 @@
+//! `pgcost survey`: reads the traffic record, groups it into routes (`cost/survey`),
+//! probes each route, measures the accepted ones in one sequence of shared settle waits
+//! (as `check` does), and writes the ranking (`render/survey`).
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::ProgressBar;
+
+use crate::auth::{self, Redactor};
+use crate::config::{AuditConfig, outputs_from_args};
+use crate::cost::survey::input::{self, Parsed};
+use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
+use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, rank};
+use crate::error::{Error, Result, exit};
+use crate::flags::{AuditArgs, Spelling, SurveyArgs};
+use crate::http::load;
+use crate::measure;
+use crate::output;
+use crate::postgres::conninfo::EnvLookup;
+use crate::progress::{self, Progress};
+use crate::render::format::SURVEY_FORMATS;
+
+/// Requests sent to each route before anything is measured: a refused connection or a
+/// rejected route is found before the first settle wait.
+const PROBE_REQUESTS: u64 = 2;
+
+/// The command: read, group, probe, measure, rank, write, and the exit code.
+pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let outputs = outputs_from_args(&args.output, SURVEY_FORMATS)?;
+    let base_url = args.base.base_url.clone().unwrap_or_default();
+    let parsed = read_inputs(args)?;
+    let overrides = (args.routes.iter())
+        .map(|r| Override::parse(r).map_err(Error::usage))
+        .collect::<Result<Vec<_>>>()?;
+    let allowed: Vec<String> = args
+        .allow_methods
+        .iter()
+        .map(|m| m.to_ascii_uppercase())
+        .collect();
+    let mut warnings = Vec::new();
+    for method in allowed
+        .iter()
+        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
+    {
+        let warning =
+            format!("--allow-method {method}: a replayed {method} changes the app's data");
+        progress::warning(&warning);
+        warnings.push(warning);
+    }
+    let grouping = routes::group(&parsed.hits, &overrides, &allowed);
+    if grouping.routes.is_empty() {
+        return Err(Error::usage(format!(
+            "no route to replay: {} request(s) parsed, {} static, {} skipped",
+            parsed.hits.len(),
+            grouping.static_requests,
+            grouping.skipped.iter().map(|s| s.requests).sum::<u64>()
+        ))
+        .with_hint("only GET and HEAD are replayed; --allow-method METHOD replays another"));
+    }
+    let configs = (grouping.routes.iter())
+        .map(|route| route_config(args, &base_url, route, env))
+        .collect::<Result<Vec<_>>>()?;
+    let redactor = configs[0].auth.redactor.clone();
+    let progress = Progress::new(args.output.quiet);
+    let stop = output::stop_on_ctrl_c();
+    let traffic = Traffic {
+        base_url,
+        parsed_requests: parsed.hits.len() as u64,
+        unparsed_lines: parsed.unparsed,
+        first_unparsed: parsed.first_unparsed.clone(),
+        static_requests: grouping.static_requests,
+        skipped: grouping.skipped.clone(),
+        warnings,
+    };
+    let report = survey(&configs, &grouping, traffic, &progress, stop.clone())
+        .await
+        .map_err(|e| output::scrubbed(e, &redactor))?;
+    let scrub = |text: &str| redactor.scrub(text);
+    output::write(&report, &outputs, &scrub, &progress)?;
+    Ok(if stop.load(Ordering::Relaxed) {
+        exit::INTERRUPTED
+    } else if report.valid {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
+}
+
+/// Every input parsed; an input that cannot be read is a usage error, and so is a record
+/// with no request in it.
+fn read_inputs(args: &SurveyArgs) -> Result<Parsed> {
+    let mut parsed = Parsed::default();
+    for path in &args.access_logs {
+        let text = read_text(path)?;
+        parsed.extend(input::access_log(&path.display().to_string(), &text));
+    }
+    for path in &args.hars {
+        let text = read_text(path)?;
+        parsed.extend(input::har(&path.display().to_string(), &text).map_err(Error::usage)?);
+    }
+    if parsed.unparsed > 0 {
+        let first: Vec<String> = (parsed.first_unparsed.iter())
+            .map(|u| format!("{}:{}: {}", u.file, u.line, u.text))
+            .collect();
+        progress::warning(&format!(
+            "{} line(s) did not parse, the first: {}",
+            parsed.unparsed,
+            first.join(" | ")
+        ));
+    }
+    if parsed.hits.is_empty() {
+        return Err(Error::usage(format!(
+            "no request found in the traffic record ({} line(s) did not parse)",
+            parsed.unparsed
+        ))
+        .with_hint(
+            "--access-log takes nginx/Apache combined lines or JSON lines, --har a HAR file \
+             (`pgcost docs survey`)",
+        ));
+    }
+    Ok(parsed)
+}
+
+/// A file's text, gunzipped when it starts with gzip's magic bytes.
+fn read_text(path: &Path) -> Result<String> {
+    let cannot = |e: std::io::Error| Error::usage(format!("cannot read {}: {e}", path.display()));
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .map_err(cannot)?;
+        return Ok(String::from_utf8_lossy(&text).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The audit of one route: `audit`'s groups with the route's method and its most logged
+/// URL, validated by [`AuditConfig::from_raw`].
+fn route_config(
+    args: &SurveyArgs,
+    base_url: &str,
+    route: &Route,
+    env: EnvLookup<'_>,
+) -> Result<AuditConfig> {
+    let mut load = args.load.clone();
+    load.method = route.method.clone();
+    let mut output = args.output.clone();
+    (output.output, output.exports) = (None, Vec::new());
+    output.format = Default::default();
+    let audit = AuditArgs {
+        url: format!("{}{}", base_url.trim_end_matches('/'), route.urls[0].url),
+        target: args.target.clone(),
+        load,
+        findings: args.findings.clone(),
+        output,
+        auth: args.auth.clone(),
+        background: args.background.clone(),
+    };
+    AuditConfig::from_raw(
+        &audit,
+        &Spelling::flags(),
+        Redactor::default(),
+        env,
+        &auth::prompt_on_terminal,
+    )
+}
+
+/// Probes every route (before any settle wait), measures the accepted ones in one
+/// sequence, and ranks them.
+async fn survey(
+    configs: &[AuditConfig],
+    grouping: &Grouping,
+    traffic: Traffic,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<SurveyReport> {
+    let mut outcomes: Vec<Option<Measured>> = Vec::with_capacity(configs.len());
+    for config in configs {
+        outcomes.push(probe(config, &stop).await?);
+    }
+    let accepted: Vec<usize> = (0..configs.len())
+        .filter(|&i| outcomes[i].is_none())
+        .collect();
+    let to_measure: Vec<AuditConfig> = accepted.iter().map(|&i| configs[i].clone()).collect();
+    let total = to_measure.len();
+    progress.status(&format!(
+        "{} route(s): measuring {total} between shared settle waits",
+        configs.len()
+    ));
+    let reports = measure::measure_sequence(&to_measure, progress, stop, |k| {
+        let route = &grouping.routes[accepted[k]];
+        progress.status(&format!(
+            "measuring {}/{total}: {} {}",
+            k + 1,
+            route.method,
+            route.template
+        ));
+    })
+    .await?;
+    for (&i, report) in accepted.iter().zip(reports) {
+        outcomes[i] = Some(Measured::of(report));
+    }
+    let routes = (grouping.routes.iter().zip(configs).zip(outcomes))
+        .map(|((route, config), outcome)| RouteInput {
+            method: route.method.clone(),
+            route: route.template.clone(),
+            urls: route.urls.clone(),
+            replayed_url: route.urls[0].url.clone(),
+            sample: routes::apportion(&route.urls, config.requests),
+            measured: outcome
+                .unwrap_or_else(|| Measured::not_measured("not measured: interrupted".into())),
+        })
+        .collect();
+    Ok(rank::rank(routes, traffic))
+}
+
+/// A few requests to the route: a refused connection is a setup error; a route whose
+/// every response is a rejection is returned as such, never measured.
+async fn probe(config: &AuditConfig, stop: &Arc<AtomicBool>) -> Result<Option<Measured>> {
+    let driver = measure::driver(config)?;
+    let bar = ProgressBar::hidden();
+    let probed = load::burst(&driver, PROBE_REQUESTS, 1, &bar, stop.clone()).await;
+    if probed.errors.contains_key("connect") {
+        return Err(Error::usage(format!(
+            "{} refused connections: {}",
+            config.request.url.origin().ascii_serialization(),
+            probed
+                .first_error
+                .as_deref()
+                .unwrap_or("connection refused")
+        ))
+        .with_hint("check that the app is running and listening at --base-url"));
+    }
+    Ok((probed.all_rejected(&config.auth.allowed_statuses)).map(|s| Measured::rejected(&s)))
+}

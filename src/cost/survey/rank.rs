@@ -1,0 +1,325 @@
+//! The survey's report: each route's figures per request, its share of the work its
+//! logged traffic causes, and the ranking. Pure.
+
+use serde::Serialize;
+
+use super::input::Unparsed;
+use super::routes::{Skipped, UrlCount};
+use crate::cost::findings::Finding;
+use crate::cost::report::Report;
+use crate::cost::report::model::PerRequest;
+
+/// The version of the survey's JSON document.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What the replay of one route gave, as the ranking reads it.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// None when the route was not measured.
+    pub per_request: Option<PerRequest>,
+    pub findings: Vec<Finding>,
+}
+
+impl Measured {
+    /// What the ranking reads of an audit's report.
+    pub fn of(report: Report) -> Measured {
+        Measured {
+            valid: report.valid,
+            invalid_reasons: report.invalid_reasons,
+            per_request: Some(report.per_request),
+            findings: report.findings,
+        }
+    }
+
+    /// Every probe response was a rejection (401, 403, 5xx), e.g. "403 x2": never
+    /// measured, never ranked as cheap.
+    pub fn rejected(statuses: &str) -> Measured {
+        Measured::not_measured(format!(
+            "every probe response was rejected ({statuses}): a replay would measure the \
+             rejection path, not the route"
+        ))
+    }
+
+    /// Not measured, for `reason`.
+    pub fn not_measured(reason: String) -> Measured {
+        Measured {
+            valid: false,
+            invalid_reasons: vec![reason],
+            per_request: None,
+            findings: Vec::new(),
+        }
+    }
+}
+
+/// One route as it goes into the ranking.
+#[derive(Debug, Clone)]
+pub struct RouteInput {
+    pub method: String,
+    pub route: String,
+    pub urls: Vec<UrlCount>,
+    pub replayed_url: String,
+    pub sample: Vec<UrlCount>,
+    pub measured: Measured,
+}
+
+/// Each figure's share of the total over the valid routes, at the logged traffic mix;
+/// null when no valid route has the figure, or the total is 0.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Shares {
+    pub statements: Option<f64>,
+    pub rows_read: Option<f64>,
+    pub rows_returned: Option<f64>,
+    pub db_time: Option<f64>,
+    pub blocks: Option<f64>,
+}
+
+/// One route of the survey.
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteResult {
+    /// 1 for the route with the largest share of db time; null when not valid.
+    pub rank: Option<usize>,
+    pub method: String,
+    pub route: String,
+    pub log_requests: u64,
+    /// `log_requests` over every parsed request (static and skipped ones included).
+    pub traffic_share: f64,
+    /// Its concrete URLs with their logged counts, most logged first.
+    pub urls: Vec<UrlCount>,
+    /// The URL the burst sent.
+    pub replayed_url: String,
+    /// The burst's requests shared among `urls` in proportion to their counts.
+    pub sample: Vec<UrlCount>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// The audit's figures; null when the route was not measured.
+    pub per_request: Option<PerRequest>,
+    /// Null when not valid.
+    pub share_of_total: Option<Shares>,
+    pub findings: Vec<Finding>,
+}
+
+/// The survey's document, every view reads it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SurveyReport {
+    pub schema_version: u32,
+    /// True when every replayed route's figures are valid.
+    pub valid: bool,
+    pub base_url: String,
+    /// Requests parsed from every input.
+    pub parsed_requests: u64,
+    pub unparsed_lines: usize,
+    pub first_unparsed: Vec<Unparsed>,
+    /// Requests of static files: counted, never replayed.
+    pub static_requests: u64,
+    pub routes: Vec<RouteResult>,
+    pub skipped: Vec<Skipped>,
+    pub warnings: Vec<String>,
+}
+
+/// The inputs of the report besides the routes.
+#[derive(Debug, Clone, Default)]
+pub struct Traffic {
+    pub base_url: String,
+    pub parsed_requests: u64,
+    pub unparsed_lines: usize,
+    pub first_unparsed: Vec<Unparsed>,
+    pub static_requests: u64,
+    pub skipped: Vec<Skipped>,
+    pub warnings: Vec<String>,
+}
+
+/// The figures a share is taken of, per request.
+fn figures(p: &PerRequest) -> [Option<f64>; 5] {
+    [
+        p.statements,
+        Some(p.rows_read),
+        p.rows_returned,
+        p.db_time_ms,
+        Some(p.blocks_hit + p.blocks_read),
+    ]
+}
+
+/// Ranks the routes: valid ones by share of db time, then of rows read (most first),
+/// then the routes that are not valid, unranked.
+pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
+    let total = traffic.parsed_requests.max(1) as f64;
+    let mut results: Vec<RouteResult> = routes.into_iter().map(|r| result(r, total)).collect();
+    let weight = |r: &RouteResult| r.log_requests as f64;
+    let mut sums = [None::<f64>; 5];
+    for r in results.iter().filter(|r| r.valid) {
+        let p = r.per_request.as_ref().expect("a valid route was measured");
+        for (sum, x) in sums.iter_mut().zip(figures(p)) {
+            if let Some(x) = x {
+                *sum = Some(sum.unwrap_or(0.0) + x * weight(r));
+            }
+        }
+    }
+    for r in results.iter_mut().filter(|r| r.valid) {
+        let p = r.per_request.as_ref().expect("a valid route was measured");
+        let share: Vec<Option<f64>> = (figures(p).into_iter().zip(sums))
+            .map(|(x, sum)| match (x, sum) {
+                (Some(x), Some(sum)) if sum > 0.0 => Some(x * r.log_requests as f64 / sum),
+                _ => None,
+            })
+            .collect();
+        r.share_of_total = Some(Shares {
+            statements: share[0],
+            rows_read: share[1],
+            rows_returned: share[2],
+            db_time: share[3],
+            blocks: share[4],
+        });
+    }
+    let key = |r: &RouteResult| {
+        let s = r.share_of_total.clone().unwrap_or_default();
+        (s.db_time.unwrap_or(0.0), s.rows_read.unwrap_or(0.0))
+    };
+    results.sort_by(|a, b| {
+        (b.valid.cmp(&a.valid))
+            .then(
+                key(b)
+                    .partial_cmp(&key(a))
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
+            .then(b.log_requests.cmp(&a.log_requests))
+            .then(a.route.cmp(&b.route))
+    });
+    for (i, r) in results.iter_mut().enumerate() {
+        r.rank = r.valid.then_some(i + 1);
+    }
+    SurveyReport {
+        schema_version: SCHEMA_VERSION,
+        valid: results.iter().all(|r| r.valid),
+        base_url: traffic.base_url,
+        parsed_requests: traffic.parsed_requests,
+        unparsed_lines: traffic.unparsed_lines,
+        first_unparsed: traffic.first_unparsed,
+        static_requests: traffic.static_requests,
+        routes: results,
+        skipped: traffic.skipped,
+        warnings: traffic.warnings,
+    }
+}
+
+fn result(r: RouteInput, total: f64) -> RouteResult {
+    let log_requests: u64 = r.urls.iter().map(|u| u.requests).sum();
+    let Measured {
+        valid,
+        invalid_reasons,
+        per_request,
+        findings,
+    } = r.measured;
+    RouteResult {
+        rank: None,
+        method: r.method,
+        route: r.route,
+        log_requests,
+        traffic_share: log_requests as f64 / total,
+        urls: r.urls,
+        replayed_url: r.replayed_url,
+        sample: r.sample,
+        valid,
+        invalid_reasons,
+        per_request,
+        share_of_total: None,
+        findings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn per_request(statements: f64, rows_read: f64, db_time_ms: f64) -> PerRequest {
+        PerRequest {
+            transactions: 1.0,
+            statements: Some(statements),
+            statements_excluding_utility: Some(statements),
+            rows_read,
+            rows_fetched: 0.0,
+            rows_returned: Some(1.0),
+            rows_written: 0.0,
+            blocks_hit: rows_read / 10.0,
+            blocks_read: 0.0,
+            db_time_ms: Some(db_time_ms),
+            new_sessions: None,
+            writes: None,
+            setup: None,
+        }
+    }
+
+    fn route(name: &str, requests: u64, measured: Measured) -> RouteInput {
+        RouteInput {
+            method: "GET".into(),
+            route: name.into(),
+            urls: vec![UrlCount {
+                url: name.into(),
+                requests,
+            }],
+            replayed_url: name.into(),
+            sample: Vec::new(),
+            measured,
+        }
+    }
+
+    fn report(p: PerRequest, valid: bool) -> Measured {
+        Measured {
+            valid,
+            invalid_reasons: Vec::new(),
+            per_request: Some(p),
+            findings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn shares_weigh_cost_by_traffic_and_add_to_one() {
+        let routes = vec![
+            route("/cheap", 90, report(per_request(1.0, 1.0, 0.1), true)),
+            route("/heavy", 10, report(per_request(3.0, 1000.0, 5.0), true)),
+            route("/denied", 50, Measured::rejected("403 x2")),
+            route("/broken", 5, report(per_request(9.0, 9.0, 9.0), false)),
+        ];
+        let traffic = Traffic {
+            parsed_requests: 200,
+            ..Traffic::default()
+        };
+        let survey = rank(routes, traffic);
+        let names: Vec<&str> = survey.routes.iter().map(|r| r.route.as_str()).collect();
+        assert_eq!(names, ["/heavy", "/cheap", "/denied", "/broken"]);
+        let ranks: Vec<Option<usize>> = survey.routes.iter().map(|r| r.rank).collect();
+        assert_eq!(ranks, [Some(1), Some(2), None, None]);
+        assert!(!survey.valid);
+        let heavy = survey.routes[0].share_of_total.clone().unwrap();
+        let cheap = survey.routes[1].share_of_total.clone().unwrap();
+        // Statements: 10 × 3 = 30 against 90 × 1 = 90.
+        assert_eq!(heavy.statements, Some(30.0 / 120.0));
+        assert_eq!(heavy.db_time, Some(50.0 / 59.0));
+        for (a, b) in [
+            (heavy.statements, cheap.statements),
+            (heavy.rows_read, cheap.rows_read),
+            (heavy.rows_returned, cheap.rows_returned),
+            (heavy.db_time, cheap.db_time),
+            (heavy.blocks, cheap.blocks),
+        ] {
+            assert!((a.unwrap() + b.unwrap() - 1.0).abs() < 1e-12);
+        }
+        assert_eq!(survey.routes[2].share_of_total, None);
+        assert_eq!(survey.routes[2].traffic_share, 0.25);
+        assert!(survey.routes[2].invalid_reasons[0].contains("403 x2"));
+    }
+
+    #[test]
+    fn a_figure_no_route_has_has_no_share() {
+        let mut p = per_request(1.0, 0.0, 0.0);
+        p.statements = None;
+        let survey = rank(vec![route("/a", 1, report(p, true))], Traffic::default());
+        let shares = survey.routes[0].share_of_total.clone().unwrap();
+        assert_eq!(
+            (shares.statements, shares.rows_read, shares.db_time),
+            (None, None, None)
+        );
+        assert_eq!(shares.rows_returned, Some(1.0));
+    }
+}

@@ -1,0 +1,347 @@
+//! Concrete URLs grouped into route templates (`/admin/auth/user/{id}/change/`), what is
+//! replayed and what is skipped (methods that write, static files), and each route's
+//! replay sample in proportion to its URLs' counts. Pure.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::input::Hit;
+
+/// Methods replayed without `--allow-method`: they do not change the app's data.
+pub const SAFE_METHODS: &[&str] = &["GET", "HEAD"];
+
+/// File extensions served as static files: counted, never replayed or ranked.
+pub const STATIC_EXTENSIONS: &[&str] = &[
+    "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "woff",
+    "woff2", "ttf", "otf", "eot", "txt", "xml", "pdf", "mp4", "webm", "mp3", "wasm",
+];
+
+/// A segment at least this long, of letters and digits with a digit, is a token.
+const TOKEN_CHARS: usize = 16;
+
+/// One concrete URL of a route and how often it was logged (or sampled).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UrlCount {
+    pub url: String,
+    pub requests: u64,
+}
+
+/// A route to replay: its method, its template, and its concrete URLs, most logged first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub method: String,
+    pub template: String,
+    pub urls: Vec<UrlCount>,
+}
+
+impl Route {
+    pub fn requests(&self) -> u64 {
+        self.urls.iter().map(|u| u.requests).sum()
+    }
+}
+
+/// Logged requests that are not replayed, by method and route, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub method: String,
+    pub route: String,
+    pub requests: u64,
+    pub reason: String,
+}
+
+/// The traffic grouped: routes to replay, the skipped ones, and the static files' count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grouping {
+    pub routes: Vec<Route>,
+    pub skipped: Vec<Skipped>,
+    pub static_requests: u64,
+}
+
+/// A `--route` template, split into segments; `{name}` matches any one segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub template: String,
+    segments: Vec<String>,
+}
+
+impl Override {
+    /// A template as the user wrote it, e.g. `/api/v1/projects/{id}`.
+    pub fn parse(text: &str) -> Result<Override, String> {
+        let path = text.split('?').next().unwrap_or_default();
+        if !path.starts_with('/') {
+            return Err(format!("--route {text:?} must start with /"));
+        }
+        Ok(Override {
+            template: path.to_string(),
+            segments: path.split('/').map(str::to_string).collect(),
+        })
+    }
+
+    fn matches(&self, path: &str) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        parts.len() == self.segments.len()
+            && (parts.iter().zip(&self.segments)).all(|(part, want)| {
+                if want.starts_with('{') && want.ends_with('}') {
+                    !part.is_empty()
+                } else {
+                    part == want
+                }
+            })
+    }
+}
+
+/// Whether a path segment is a value rather than a name: a number, a UUID, a hex string
+/// of 8 characters or more, a slug with a digit (`post-2024`, `order_17`), or a long token
+/// of letters and digits.
+pub fn is_parameter(segment: &str) -> bool {
+    let bytes = segment.as_bytes();
+    let digit = bytes.iter().any(u8::is_ascii_digit);
+    if segment.is_empty() || !digit {
+        return false;
+    }
+    let all = |f: fn(&u8) -> bool| bytes.iter().all(f);
+    let slug_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
+    all(u8::is_ascii_digit)
+        || uuid::Uuid::try_parse(segment).is_ok()
+        || (bytes.len() >= 8 && all(u8::is_ascii_hexdigit))
+        || (all(slug_byte) && bytes.iter().any(|b| matches!(b, b'-' | b'_')))
+        || (bytes.len() >= TOKEN_CHARS && all(u8::is_ascii_alphanumeric))
+}
+
+/// The template of a concrete target: its path with each parameter segment as `{id}`
+/// (or as the first matching `--route`), and its query's parameter names, sorted, with
+/// their values left out.
+pub fn template(target: &str, overrides: &[Override]) -> String {
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
+    };
+    let path_template = match overrides.iter().find(|o| o.matches(path)) {
+        Some(o) => o.template.clone(),
+        None => (path.split('/'))
+            .map(|s| if is_parameter(s) { "{id}" } else { s })
+            .collect::<Vec<_>>()
+            .join("/"),
+    };
+    let mut names: Vec<&str> = (query.unwrap_or_default().split('&'))
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split('=').next().unwrap_or_default())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return path_template;
+    }
+    let params: Vec<String> = names.iter().map(|n| format!("{n}={{{n}}}")).collect();
+    format!("{path_template}?{}", params.join("&"))
+}
+
+/// Whether the path names a static file, by its extension.
+pub fn is_static(target: &str) -> bool {
+    let path = target.split('?').next().unwrap_or_default();
+    let last = path.rsplit('/').next().unwrap_or_default();
+    last.rsplit_once('.')
+        .is_some_and(|(_, ext)| STATIC_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// Groups `hits` into routes by method and template. Static files are only counted;
+/// methods outside [`SAFE_METHODS`] and `allowed` are skipped with the reason. Routes
+/// come most logged first, then by template.
+pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Grouping {
+    let mut grouping = Grouping::default();
+    let mut routes: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
+    let mut skipped: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for hit in hits {
+        if is_static(&hit.target) {
+            grouping.static_requests += 1;
+            continue;
+        }
+        let key = (hit.method.clone(), template(&hit.target, overrides));
+        let replayed = SAFE_METHODS.contains(&hit.method.as_str()) || allowed.contains(&hit.method);
+        if replayed {
+            *routes
+                .entry(key)
+                .or_default()
+                .entry(hit.target.clone())
+                .or_default() += 1;
+        } else {
+            *skipped.entry(key).or_default() += 1;
+        }
+    }
+    grouping.routes = (routes.into_iter())
+        .map(|((method, template), urls)| {
+            let mut urls: Vec<UrlCount> = (urls.into_iter())
+                .map(|(url, requests)| UrlCount { url, requests })
+                .collect();
+            urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
+            Route {
+                method,
+                template,
+                urls,
+            }
+        })
+        .collect();
+    (grouping.routes).sort_by(|a, b| {
+        b.requests()
+            .cmp(&a.requests())
+            .then(a.template.cmp(&b.template))
+    });
+    grouping.skipped = (skipped.into_iter())
+        .map(|((method, route), requests)| Skipped {
+            reason: format!(
+                "{method} may change the app's data; --allow-method {method} replays it"
+            ),
+            method,
+            route,
+            requests,
+        })
+        .collect();
+    grouping
+}
+
+/// `n` requests shared among `urls` in proportion to their counts (largest remainder:
+/// each gets the floor of its quota, the rest go to the largest fractions, ties to the
+/// more logged). Deterministic; URLs that get none are left out.
+pub fn apportion(urls: &[UrlCount], n: u64) -> Vec<UrlCount> {
+    let total: u64 = urls.iter().map(|u| u.requests).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let quota = |u: &UrlCount| u128::from(u.requests) * u128::from(n);
+    let mut shares: Vec<u64> = urls
+        .iter()
+        .map(|u| (quota(u) / u128::from(total)) as u64)
+        .collect();
+    let given: u64 = shares.iter().sum();
+    let mut order: Vec<usize> = (0..urls.len()).collect();
+    order.sort_by(|&a, &b| {
+        let rem = |i: usize| quota(&urls[i]) % u128::from(total);
+        rem(b)
+            .cmp(&rem(a))
+            .then(urls[b].requests.cmp(&urls[a].requests))
+            .then(a.cmp(&b))
+    });
+    for &i in order.iter().take((n - given) as usize) {
+        shares[i] += 1;
+    }
+    (urls.iter().zip(shares))
+        .filter(|(_, s)| *s > 0)
+        .map(|(u, requests)| UrlCount {
+            url: u.url.clone(),
+            requests,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(method: &str, target: &str) -> Hit {
+        Hit {
+            method: method.into(),
+            target: target.into(),
+        }
+    }
+
+    fn counts(pairs: &[(&str, u64)]) -> Vec<UrlCount> {
+        (pairs.iter())
+            .map(|(url, requests)| UrlCount {
+                url: url.to_string(),
+                requests: *requests,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parameter_segments_become_id() {
+        let cases = [
+            (
+                "/admin/auth/user/42/change/",
+                "/admin/auth/user/{id}/change/",
+            ),
+            (
+                "/api/v1/items/3f2c1a9b-77de-4c1e-9a5b-0d4e2f6a8b1c",
+                "/api/v1/items/{id}",
+            ),
+            ("/commits/deadbeef12", "/commits/{id}"),
+            ("/blog/my-post-2024", "/blog/{id}"),
+            ("/t/abcdefghij0123456789", "/t/{id}"),
+            ("/api/v2/users", "/api/v2/users"),
+            ("/oauth2/authorize", "/oauth2/authorize"),
+            ("/search?q=x&page=2&q=y", "/search?page={page}&q={q}"),
+            ("/", "/"),
+        ];
+        for (target, want) in cases {
+            assert_eq!(template(target, &[]), want, "{target}");
+        }
+    }
+
+    #[test]
+    fn a_route_override_wins() {
+        let o = [Override::parse("/api/v1/projects/{slug}").unwrap()];
+        assert_eq!(
+            template("/api/v1/projects/billing", &o),
+            "/api/v1/projects/{slug}"
+        );
+        assert_eq!(
+            template("/api/v1/projects/billing/x", &o),
+            "/api/v1/projects/billing/x"
+        );
+        assert!(Override::parse("api").is_err());
+    }
+
+    #[test]
+    fn grouping_counts_skips_writes_and_statics() {
+        let hits = [
+            hit("GET", "/items/1"),
+            hit("GET", "/items/2"),
+            hit("GET", "/items/1"),
+            hit("HEAD", "/scan"),
+            hit("POST", "/items/3"),
+            hit("GET", "/static/app.CSS"),
+            hit("GET", "/favicon.ico"),
+        ];
+        let g = group(&hits, &[], &[]);
+        assert_eq!(g.static_requests, 2);
+        assert_eq!(g.routes.len(), 2);
+        assert_eq!(g.routes[0].template, "/items/{id}");
+        assert_eq!(
+            g.routes[0].urls,
+            counts(&[("/items/1", 2), ("/items/2", 1)])
+        );
+        assert_eq!(
+            (g.routes[1].method.as_str(), g.routes[1].requests()),
+            ("HEAD", 1)
+        );
+        assert_eq!(g.skipped.len(), 1);
+        assert_eq!(
+            (g.skipped[0].route.as_str(), g.skipped[0].requests),
+            ("/items/{id}", 1)
+        );
+        let allowed = group(&hits, &[], &["POST".into()]);
+        assert!(allowed.skipped.is_empty());
+        assert_eq!(allowed.routes.len(), 3);
+    }
+
+    #[test]
+    fn the_sample_follows_the_counts_and_sums_to_n() {
+        let urls = counts(&[("/a", 5), ("/b", 3), ("/c", 2)]);
+        assert_eq!(
+            apportion(&urls, 10),
+            counts(&[("/a", 5), ("/b", 3), ("/c", 2)])
+        );
+        // Quotas 3.5, 2.1, 1.4: floors 3, 2, 1 and the one left to the largest remainder.
+        assert_eq!(
+            apportion(&urls, 7),
+            counts(&[("/a", 4), ("/b", 2), ("/c", 1)])
+        );
+        let sample = apportion(&urls, 1);
+        assert_eq!(sample, counts(&[("/a", 1)]));
+        assert!(apportion(&[], 5).is_empty());
+        let many = counts(&[("/x", 1), ("/y", 1), ("/z", 1)]);
+        let third: u64 = apportion(&many, 200).iter().map(|u| u.requests).sum();
+        assert_eq!(third, 200);
+    }
+}

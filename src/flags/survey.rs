@@ -1,0 +1,73 @@
+//! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`), the
+//! grouping (`--route`) and the methods replayed (`--allow-method`); the rest are
+//! `audit`'s groups.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{
+    AuthArgs, BackgroundArgs, BaseUrlArgs, DEFAULT_REQUESTS_TEXT, EXIT_CODES, FindingsArgs,
+    LoadArgs, OutputArgs, TargetArgs, output,
+};
+use crate::render::format::SURVEY_FORMATS;
+
+/// Which routes of real traffic cost the database most: group a log into routes, replay
+/// each in its own window, rank them by their share of the work.
+#[derive(Debug, Args)]
+#[command(
+    after_help = EXIT_CODES,
+    mut_arg("format", output::narrowed(SURVEY_FORMATS)),
+    mut_arg("requests", |a| a
+        .help("Requests in each route's measured burst")
+        .default_value(DEFAULT_REQUESTS_TEXT)),
+    mut_arg("method", |a| a.hide(true)),
+    mut_arg("base_url", |a| a
+        .required(true)
+        .help("The app's origin the logged paths are replayed against, e.g. http://127.0.0.1:3000"))
+)]
+pub struct SurveyArgs {
+    /// An access log (repeatable; .gz accepted): nginx/Apache combined format, or JSON
+    /// lines (`pgcost docs survey` lists the keys read).
+    #[arg(
+        long = "access-log",
+        value_name = "FILE",
+        required_unless_present = "hars"
+    )]
+    pub access_logs: Vec<PathBuf>,
+
+    /// A HAR file of recorded browser traffic (repeatable).
+    #[arg(long = "har", value_name = "FILE")]
+    pub hars: Vec<PathBuf>,
+
+    /// A route template that overrides the grouping, e.g. '/api/v1/projects/{id}'
+    /// (repeatable); `{name}` matches any one path segment.
+    #[arg(long = "route", value_name = "TEMPLATE")]
+    pub routes: Vec<String>,
+
+    /// Replay this method too (repeatable), e.g. POST. Only GET and HEAD are replayed by
+    /// default: a replayed write changes the app's data.
+    #[arg(long = "allow-method", value_name = "METHOD")]
+    pub allow_methods: Vec<String>,
+
+    #[command(flatten)]
+    pub base: BaseUrlArgs,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+
+    #[command(flatten)]
+    pub findings: FindingsArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub auth: AuthArgs,
+
+    #[command(flatten)]
+    pub background: BackgroundArgs,
+}

@@ -1,0 +1,39 @@
+//! The views of `pgcost survey`'s ranking: the table (`table.rs`) and JSON (`json.rs`).
+
+mod json;
+mod table;
+
+use crate::cost::survey::SurveyReport;
+use crate::render::format::{Format, SURVEY_FORMATS};
+use crate::render::view::{Unsupported, View};
+
+impl View for SurveyReport {
+    fn name(&self) -> &'static str {
+        "pgcost survey's ranking"
+    }
+
+    fn formats(&self) -> &'static [Format] {
+        SURVEY_FORMATS
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        match format {
+            Format::Table => Ok(table::render(self)),
+            Format::Json => Ok(json::render(self)),
+            _ => Err(Unsupported::of(self, format)),
+        }
+    }
+
+    fn headline(&self) -> Option<String> {
+        let top = self.routes.first().filter(|r| r.valid);
+        Some(match top {
+            Some(r) => format!(
+                "{} route(s) surveyed; most db time: {} {}",
+                self.routes.len(),
+                r.method,
+                r.route
+            ),
+            None => format!("{} route(s) surveyed; none valid", self.routes.len()),
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! The survey for a terminal: the top routes on one screen, then what was not replayed.
+
+use std::fmt::Write;
+
+use crate::cost::survey::{RouteResult, SurveyReport};
+
+/// Routes shown; the JSON has them all.
+const TOP: usize = 15;
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or("-".into(), |s| format!("{:.1}%", s * 100.0))
+}
+
+fn figure(value: Option<f64>) -> String {
+    value.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn row(r: &RouteResult) -> String {
+    let shares = r.share_of_total.clone().unwrap_or_default();
+    let per = r.per_request.as_ref();
+    let status = if r.valid {
+        String::new()
+    } else {
+        format!("  NOT VALID: {}", r.invalid_reasons.join("; "))
+    };
+    format!(
+        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}{status}",
+        r.rank.map_or("-".into(), |n| n.to_string()),
+        format!("{} {}", r.method, r.route),
+        r.log_requests,
+        percent(Some(r.traffic_share)),
+        percent(shares.db_time),
+        percent(shares.rows_read),
+        figure(per.and_then(|p| p.statements)),
+        figure(per.map(|p| p.rows_read)),
+    )
+}
+
+pub fn render(report: &SurveyReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "pgcost survey of {}: {} request(s) parsed, {} route(s) replayed, {} static, {} line(s) unparsed\n",
+        report.base_url,
+        report.parsed_requests,
+        report.routes.len(),
+        report.static_requests,
+        report.unparsed_lines
+    );
+    let _ = writeln!(
+        out,
+        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "rank", "route", "logged", "traffic", "db time", "rows rd", "stmts/req", "rows/req"
+    );
+    for r in report.routes.iter().take(TOP) {
+        let _ = writeln!(out, "{}", row(r));
+    }
+    if report.routes.len() > TOP {
+        let _ = writeln!(
+            out,
+            "  ... {} more route(s) in --format json",
+            report.routes.len() - TOP
+        );
+    }
+    for r in report.routes.iter().take(TOP).filter(|r| r.urls.len() > 1) {
+        let _ = writeln!(
+            out,
+            "  {} {}: {} URLs logged, replayed {}",
+            r.method,
+            r.route,
+            r.urls.len(),
+            r.replayed_url
+        );
+    }
+    for s in &report.skipped {
+        let _ = writeln!(
+            out,
+            "skipped {} {} x{}: {}",
+            s.method, s.route, s.requests, s.reason
+        );
+    }
+    for u in &report.first_unparsed {
+        let _ = writeln!(out, "unparsed {}:{}: {}", u.file, u.line, u.text);
+    }
+    for w in &report.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}

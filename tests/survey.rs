@@ -1,0 +1,169 @@
+//! `pgcost survey` end to end: an access log of mixed traffic written here is grouped into
+//! routes, each accepted route replayed against the fixture app in shared settle windows,
+//! and every route's statements per request equal what the fixture's SQL costs by
+//! construction; a POST is skipped, a 403 route is not valid, and the shares add to 1.
+
+mod support;
+
+use std::time::Instant;
+
+use support::fixture::Fixture;
+use support::{ITEMS, SMALL, TestDb, closed_port, pgcost, run_blocking};
+
+/// One combined-format line.
+fn line(method: &str, path: &str, status: u16) -> String {
+    format!(
+        "10.0.0.1 - - [02/Dec/2026:10:00:00 +0000] \"{method} {path} HTTP/1.1\" {status} 12 \"-\" \"test\"\n"
+    )
+}
+
+/// The mixed traffic: `/items/{id}` 6 times over three ids, `/scan` 3 times, a POST, a
+/// static file, `/forbidden` (403) twice, and one line that does not parse.
+fn mixed_log() -> String {
+    let mut log = String::new();
+    for (path, times) in [("/items/7", 3), ("/items/12", 2), ("/items/40", 1)] {
+        for _ in 0..times {
+            log += &line("GET", path, 200);
+        }
+    }
+    for _ in 0..3 {
+        log += &line("GET", "/scan", 200);
+    }
+    log += &line("POST", "/write", 200);
+    log += &line("GET", "/assets/app.css", 200);
+    log += &line("GET", "/forbidden", 403);
+    log += "this is not a log line\n";
+    log += &line("GET", "/forbidden", 403);
+    log
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    std::fs::write(&log, mixed_log()).unwrap();
+    let base = app.url("");
+    let mut cmd = pgcost();
+    cmd.args(["survey", "--access-log"])
+        .arg(&log)
+        .args([
+            "--base-url",
+            &base,
+            "--db",
+            &db.url(),
+            "--format",
+            "json",
+            "-q",
+        ])
+        .args(["-n", "40", "-c", "4", "--warmup", "40"]);
+    let started = Instant::now();
+    let out = run_blocking(cmd).get_output().clone();
+    eprintln!("survey took {:.1}s", started.elapsed().as_secs_f64());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Not valid as a whole: the 403 route is not.
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["parsed_requests"], 13);
+    assert_eq!(json["unparsed_lines"], 1);
+    assert_eq!(json["first_unparsed"][0]["line"], 13);
+    assert_eq!(json["static_requests"], 1);
+    let skipped = json["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(
+        (
+            &skipped[0]["method"],
+            &skipped[0]["route"],
+            &skipped[0]["requests"]
+        ),
+        (&"POST".into(), &"/write".into(), &1.into())
+    );
+    let routes = json["routes"].as_array().unwrap();
+    let names: Vec<&str> = routes
+        .iter()
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    // /items/{id} reads ITEMS + SMALL rows six times, /scan ITEMS rows three times.
+    assert_eq!(names, ["/items/{id}", "/scan", "/forbidden"]);
+    let items = &routes[0];
+    assert_eq!(items["valid"], true, "{items}");
+    assert_eq!(items["rank"], 1);
+    assert_eq!(items["log_requests"], 6);
+    assert_eq!(items["replayed_url"], "/items/7");
+    assert_eq!(items["urls"][1]["url"], "/items/12");
+    let sample: Vec<u64> = (items["sample"].as_array().unwrap().iter())
+        .map(|u| u["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sample, [20, 13, 7], "40 requests shared 3:2:1");
+    assert_eq!(items["per_request"]["statements"], 2.0);
+    assert_eq!(items["per_request"]["rows_read"], (ITEMS + SMALL) as f64);
+    assert_eq!(items["per_request"]["rows_returned"], (1 + SMALL) as f64);
+    let scan = &routes[1];
+    assert_eq!(scan["valid"], true, "{scan}");
+    assert_eq!(scan["per_request"]["statements"], 1.0);
+    assert_eq!(scan["per_request"]["rows_read"], ITEMS as f64);
+    let denied = &routes[2];
+    assert_eq!(denied["valid"], false);
+    assert_eq!(denied["rank"], serde_json::Value::Null);
+    assert!(
+        denied["invalid_reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("403")
+    );
+    assert_eq!(denied["share_of_total"], serde_json::Value::Null);
+    // Statements: 6 × 2 = 12 against 3 × 1 = 3; rows read 6 × 60 against 3 × 50.
+    let share = |r: &serde_json::Value, k: &str| r["share_of_total"][k].as_f64().unwrap();
+    assert_eq!(share(items, "statements"), 12.0 / 15.0);
+    assert_eq!(share(items, "rows_read"), 360.0 / 510.0);
+    for key in [
+        "statements",
+        "rows_read",
+        "rows_returned",
+        "db_time",
+        "blocks",
+    ] {
+        let sum = share(items, key) + share(scan, key);
+        assert!((sum - 1.0).abs() < 1e-9, "{key}: {sum}");
+    }
+    let traffic = items["traffic_share"].as_f64().unwrap();
+    assert!((traffic - 6.0 / 13.0).abs() < 1e-12, "{traffic}");
+}
+
+#[test]
+fn bad_inputs_are_usage_errors_before_any_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let writes = dir.path().join("writes.log");
+    std::fs::write(
+        &writes,
+        line("POST", "/a/1", 201) + &line("GET", "/x.js", 200),
+    )
+    .unwrap();
+    let ok = dir.path().join("ok.log");
+    std::fs::write(&ok, line("GET", "/scan", 200)).unwrap();
+    let refused = format!("http://127.0.0.1:{}", closed_port());
+    let cases = [
+        (&empty, "no request found"),
+        (&writes, "no route to replay"),
+        (&ok, "refused connections"),
+    ];
+    for (log, message) in cases {
+        let out = pgcost()
+            .args(["survey", "--access-log"])
+            .arg(log)
+            .args([
+                "--base-url",
+                &refused,
+                "--db",
+                "postgres://nobody@127.0.0.1:1/none",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(message), "{message}: {stderr}");
+    }
+}
