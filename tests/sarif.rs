@@ -6,29 +6,12 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 use support::fixture::Fixture;
-use support::{SMALL, TestDb, pgcost};
+use support::{SMALL, TestDb, pgcost, validate_sarif as validate};
 
 const N_PLUS_ONE: &str = "SELECT label FROM small WHERE id = $1";
-
-/// Runs the schema validator on `files`: (passed, what it printed).
-fn validate(files: &[&Path]) -> (bool, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate_sarif.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .args(files)
-        .output()
-        .expect("python3 runs the SARIF validator");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
 
 fn results(log: &Value) -> &Vec<Value> {
     log["runs"][0]["results"].as_array().unwrap()

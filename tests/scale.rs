@@ -76,14 +76,25 @@ fn assert_loop(report: &Value) {
 async fn the_loop_grows_by_one_statement_per_row_and_the_page_and_count_stay_flat() {
     let (db, app) = setup().await;
     let started = Instant::now();
+    let sarif = tempfile::NamedTempFile::new().unwrap();
     let mut cmd = pgcost();
     cmd.args(["scale", "--url", &app.url("/scale/loop?limit={n}")])
         .args(["--values", VALUES, "--db", &db.url(), "-n", "100", "-q"])
-        .args(["--format", "json"]);
+        .args(["--format", "json"])
+        .arg(format!("--export=sarif={}", sarif.path().display()));
     let out = run_blocking(cmd).code(0);
     let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     eprintln!("pgcost scale: {:.1} s", started.elapsed().as_secs_f64());
     assert_loop(&report);
+    // The same run in SARIF: valid against the schema, the loop's n_plus_one its result.
+    let (valid, printed) = support::validate_sarif(&[sarif.path()]);
+    assert!(valid, "{printed}");
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(sarif.path()).unwrap()).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results[0]["ruleId"], "n_plus_one");
+    let message = results[0]["message"]["text"].as_str().unwrap();
+    assert!(message.contains(scale::LOOKUP), "{message}");
     assert_eq!(
         report["url"],
         app.url("/scale/loop?limit={n}"),

@@ -57,7 +57,11 @@ async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
             "json",
             "-q",
         ])
-        .args(["-n", "40", "-c", "4", "--warmup", "40"]);
+        .args(["-n", "40", "-c", "4", "--warmup", "40"])
+        .arg(format!(
+            "--export=sarif={}",
+            dir.path().join("survey.sarif").display()
+        ));
     let started = Instant::now();
     let out = run_blocking(cmd).get_output().clone();
     eprintln!("survey took {:.1}s", started.elapsed().as_secs_f64());
@@ -65,6 +69,23 @@ async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
     // Not valid as a whole: the 403 route is not.
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The same run in SARIF: valid against the schema, a result per route's finding.
+    let sarif = dir.path().join("survey.sarif");
+    let (valid, printed) = support::validate_sarif(&[&sarif]);
+    assert!(valid, "{printed}");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let findings: usize = (json["routes"].as_array().unwrap().iter())
+        .map(|r| r["findings"].as_array().unwrap().len())
+        .sum();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), findings, "{results:#?}");
+    assert!(
+        !log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(json["parsed_requests"], 13);
     assert_eq!(json["unparsed_lines"], 1);
     assert_eq!(json["first_unparsed"][0]["line"], 13);

@@ -37,9 +37,15 @@ pub const RAMP_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markd
 /// What `pgcost demo` writes.
 pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
 /// What `pgcost scale` writes.
-pub const SCALE_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+pub const SCALE_FORMATS: &[Format] = &[
+    Format::Table,
+    Format::Json,
+    Format::Markdown,
+    Format::Html,
+    Format::Sarif,
+];
 /// What `pgcost survey` writes.
-pub const SURVEY_FORMATS: &[Format] = &[Format::Table, Format::Json];
+pub const SURVEY_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Sarif];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

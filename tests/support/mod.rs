@@ -4,6 +4,24 @@
 
 pub mod fixture;
 
+/// Runs the SARIF 2.1.0 schema validator (`tests/support/validate_sarif.py`, Python's
+/// jsonschema; `.ci/run` installs it) on `files`: (passed, what it printed).
+pub fn validate_sarif(files: &[&std::path::Path]) -> (bool, String) {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate_sarif.py");
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .args(files)
+        .output()
+        .expect("python3 runs the SARIF validator");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
 use pgcost::postgres::cluster::Cluster;
 use tokio_postgres::NoTls;
 

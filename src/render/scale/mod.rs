@@ -5,6 +5,7 @@
 mod html;
 mod json;
 mod markdown;
+mod sarif;
 mod table;
 
 use crate::cost::scale::{Fit, ScaleReport};
@@ -27,6 +28,7 @@ impl View for ScaleReport {
             Format::Json => json::render(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
+            Format::Sarif => sarif::render(self),
             _ => return Err(Unsupported::of(self, format)),
         })
     }

@@ -1,6 +1,8 @@
-//! The views of `pgcost survey`'s ranking: the table (`table.rs`) and JSON (`json.rs`).
+//! The views of `pgcost survey`'s ranking: the table (`table.rs`), JSON (`json.rs`) and
+//! SARIF (`sarif.rs`).
 
 mod json;
+mod sarif;
 mod table;
 
 use crate::cost::survey::SurveyReport;
@@ -20,6 +22,7 @@ impl View for SurveyReport {
         match format {
             Format::Table => Ok(table::render(self)),
             Format::Json => Ok(json::render(self)),
+            Format::Sarif => Ok(sarif::render(self)),
             _ => Err(Unsupported::of(self, format)),
         }
     }
