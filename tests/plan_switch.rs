@@ -17,7 +17,7 @@ use support::{DB, TestDb, assert_valid, audit, audit_config};
 
 /// More connections than the default warm-up reaches six times each.
 const POOL: usize = 16;
-const REQUESTS: u64 = 200;
+const REQUESTS: u64 = 1000;
 
 /// The plan of the `i`th `EXPLAIN EXECUTE` of the prepared statement for `kind`, on one
 /// connection.

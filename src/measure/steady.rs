@@ -150,7 +150,8 @@ pub async fn read_at_half(
         if done.load(Ordering::Relaxed) {
             return None;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        // A short burst's second half can pass within a few polls: poll often.
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
     source.statements_now().await.ok().flatten()
 }
