@@ -5,16 +5,21 @@
 
 /// A lag whose autocorrelation is at least this is a period.
 pub const MIN_CORRELATION: f64 = 0.5;
+/// A series whose variance is within this many times its mean varies no more than
+/// counting noise (a Poisson count's variance is its mean): it has no period, however its
+/// small ups and downs happen to alternate.
+pub const MIN_DISPERSION: f64 = 2.0;
 
 /// The period of `series` (counts per sub-window), in sub-windows: the shortest lag of 2
 /// or more that is a local peak of the autocorrelation, at least [`MIN_CORRELATION`],
-/// with two whole periods in the series. `None` for a flat or aperiodic background.
+/// with two whole periods in the series. `None` for a flat or aperiodic background, and for
+/// one that varies no more than counting noise ([`MIN_DISPERSION`]).
 pub fn period(series: &[i64]) -> Option<usize> {
     let n = series.len();
     let mean = series.iter().sum::<i64>() as f64 / n.max(1) as f64;
     let centred: Vec<f64> = series.iter().map(|&x| x as f64 - mean).collect();
     let variance: f64 = centred.iter().map(|c| c * c).sum();
-    if n < 4 || variance <= 0.0 {
+    if n < 4 || variance <= 0.0 || variance / n as f64 <= MIN_DISPERSION * mean {
         return None;
     }
     let correlation = |lag: usize| -> f64 {
@@ -135,6 +140,9 @@ mod tests {
             })
             .collect();
         assert_eq!(period(&random), None, "{random:?}");
+        // A steady writer read a little off the second: its counts alternate by a few.
+        let steady: Vec<i64> = (0..12).map(|i| if i % 2 == 0 { 49 } else { 52 }).collect();
+        assert_eq!(period(&steady), None);
         // One period only is not enough to tell.
         assert_eq!(period(&bursts(5, 5, 0, 10)), None);
         assert_eq!(period(&[]), None);
