@@ -338,6 +338,8 @@ mod tests {
             assert!((a.unwrap() + b.unwrap() - 1.0).abs() < 1e-12);
         }
         assert_eq!(survey.routes[2].share_of_total, None);
+        // Without --production-stats, no production key.
+        assert_eq!(survey.production, None);
         assert_eq!(survey.routes[2].traffic_share, 0.25);
         assert!(survey.routes[2].invalid_reasons[0].contains("403 x2"));
     }
