@@ -32,6 +32,10 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     let outputs = outputs_from_args(&args.output, SURVEY_FORMATS)?;
     let base_url = args.base.base_url.clone().unwrap_or_default();
     let parsed = read_inputs(args)?;
+    let production = match &args.production_stats {
+        Some(source) => Some(super::survey_production::read(source, env).await?),
+        None => None,
+    };
     let overrides = (args.routes.iter())
         .map(|r| Override::parse(r).map_err(Error::usage))
         .collect::<Result<Vec<_>>>()?;
@@ -74,6 +78,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         static_requests: grouping.static_requests,
         skipped: grouping.skipped.clone(),
         warnings,
+        production,
     };
     let report = survey(&configs, &grouping, traffic, &progress, stop.clone())
         .await

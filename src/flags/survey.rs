@@ -1,6 +1,6 @@
 //! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`), the
-//! grouping (`--route`) and the methods replayed (`--allow-method`); the rest are
-//! `audit`'s groups.
+//! grouping (`--route`), the methods replayed (`--allow-method`) and production's
+//! statements (`--production-stats`); the rest are `audit`'s groups.
 
 use std::path::PathBuf;
 
@@ -49,6 +49,12 @@ pub struct SurveyArgs {
     /// default: a replayed write changes the app's data.
     #[arg(long = "allow-method", value_name = "METHOD")]
     pub allow_methods: Vec<String>,
+
+    /// Production's pg_stat_statements to attribute to the routes: a CSV or JSON export
+    /// (queryid, query, calls; rows, total_exec_time, shared_blks_hit optional) or a
+    /// read-only postgres:// URL.
+    #[arg(long = "production-stats", value_name = "SOURCE")]
+    pub production_stats: Option<String>,
 
     #[command(flatten)]
     pub base: BaseUrlArgs,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::input::Unparsed;
+use super::production::{self, Production, ProductionStats, RouteRun, RouteStatement};
 use super::routes::{Skipped, UrlCount};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
@@ -20,6 +21,8 @@ pub struct Measured {
     /// None when the route was not measured.
     pub per_request: Option<PerRequest>,
     pub findings: Vec<Finding>,
+    /// The statements the replay ran, for `--production-stats`.
+    pub statements: Vec<RouteStatement>,
 }
 
 impl Measured {
@@ -30,6 +33,13 @@ impl Measured {
             invalid_reasons: report.invalid_reasons,
             per_request: Some(report.per_request),
             findings: report.findings,
+            statements: (report.statements.into_iter())
+                .map(|s| RouteStatement {
+                    queryid: s.queryid,
+                    query: s.query,
+                    calls_per_request: s.calls_per_request,
+                })
+                .collect(),
         }
     }
 
@@ -49,6 +59,7 @@ impl Measured {
             invalid_reasons: vec![reason],
             per_request: None,
             findings: Vec::new(),
+            statements: Vec::new(),
         }
     }
 }
@@ -116,6 +127,9 @@ pub struct SurveyReport {
     pub routes: Vec<RouteResult>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// With `--production-stats`: production's statements mapped onto the routes; null
+    /// otherwise.
+    pub production: Option<Production>,
 }
 
 /// The inputs of the report besides the routes.
@@ -128,6 +142,7 @@ pub struct Traffic {
     pub static_requests: u64,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    pub production: Option<ProductionStats>,
 }
 
 /// The figures a share is taken of, per request.
@@ -145,6 +160,7 @@ fn figures(p: &PerRequest) -> [Option<f64>; 5] {
 /// then the routes that are not valid, unranked.
 pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
     let total = traffic.parsed_requests.max(1) as f64;
+    let production = (traffic.production.as_ref()).map(|stats| attribution(stats, &routes));
     let mut results: Vec<RouteResult> = routes.into_iter().map(|r| result(r, total)).collect();
     let weight = |r: &RouteResult| r.log_requests as f64;
     let mut sums = [None::<f64>; 5];
@@ -200,7 +216,21 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         routes: results,
         skipped: traffic.skipped,
         warnings: traffic.warnings,
+        production,
     }
+}
+
+fn attribution(stats: &ProductionStats, routes: &[RouteInput]) -> Production {
+    let runs: Vec<RouteRun> = (routes.iter())
+        .map(|r| RouteRun {
+            method: &r.method,
+            route: &r.route,
+            log_requests: r.urls.iter().map(|u| u.requests).sum(),
+            valid: r.measured.valid,
+            statements: &r.measured.statements,
+        })
+        .collect();
+    production::attribute(stats, &runs)
 }
 
 fn result(r: RouteInput, total: f64) -> RouteResult {
@@ -210,6 +240,7 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         invalid_reasons,
         per_request,
         findings,
+        ..
     } = r.measured;
     RouteResult {
         rank: None,
@@ -270,6 +301,7 @@ mod tests {
             invalid_reasons: Vec::new(),
             per_request: Some(p),
             findings: Vec::new(),
+            statements: Vec::new(),
         }
     }
 
@@ -306,6 +338,8 @@ mod tests {
             assert!((a.unwrap() + b.unwrap() - 1.0).abs() < 1e-12);
         }
         assert_eq!(survey.routes[2].share_of_total, None);
+        // Without --production-stats, no production key.
+        assert_eq!(survey.production, None);
         assert_eq!(survey.routes[2].traffic_share, 0.25);
         assert!(survey.routes[2].invalid_reasons[0].contains("403 x2"));
     }

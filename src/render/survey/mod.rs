@@ -1,7 +1,8 @@
-//! The views of `pgcost survey`'s ranking: the table (`table.rs`), JSON (`json.rs`) and
-//! SARIF (`sarif.rs`).
+//! The views of `pgcost survey`'s ranking: the table (`table.rs`, its production section
+//! in `production.rs`), JSON (`json.rs`) and SARIF (`sarif.rs`).
 
 mod json;
+mod production;
 mod sarif;
 mod table;
 

@@ -85,5 +85,8 @@ pub fn render(report: &SurveyReport) -> String {
     for w in &report.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+    if let Some(production) = &report.production {
+        super::production::render(&mut out, production);
+    }
     out
 }
