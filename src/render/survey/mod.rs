@@ -1,9 +1,15 @@
-//! The views of `pgcost survey`'s ranking: the table (`table.rs`), JSON (`json.rs`) and
-//! SARIF (`sarif.rs`).
+//! The views of `pgcost survey`'s ranking: the table (`table.rs`), JSON (`json.rs`),
+//! SARIF (`sarif.rs`), Markdown (`markdown.rs`) and HTML (`html.rs`), the last two sharing
+//! `sections.rs`.
 
+mod html;
 mod json;
+mod markdown;
 mod sarif;
+mod sections;
 mod table;
+#[cfg(test)]
+mod tests;
 
 use crate::cost::survey::SurveyReport;
 use crate::render::format::{Format, SURVEY_FORMATS};
@@ -23,6 +29,8 @@ impl View for SurveyReport {
             Format::Table => Ok(table::render(self)),
             Format::Json => Ok(json::render(self)),
             Format::Sarif => Ok(sarif::render(self)),
+            Format::Markdown => Ok(markdown::render(self)),
+            Format::Html => Ok(html::render(self)),
             _ => Err(Unsupported::of(self, format)),
         }
     }
