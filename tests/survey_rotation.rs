@@ -93,6 +93,9 @@ async fn a_route_costs_the_sample_weighted_mix_of_its_urls() {
         .args([
             "--format", "json", "-q", "-n", "40", "-c", "4", "--warmup", "40",
         ]);
+    let (markdown, html) = (dir.path().join("s.md"), dir.path().join("s.html"));
+    cmd.arg(format!("--export=markdown={}", markdown.display()))
+        .arg(format!("--export=html={}", html.display()));
     let out = run_blocking(cmd).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -129,4 +132,15 @@ async fn a_route_costs_the_sample_weighted_mix_of_its_urls() {
     assert_eq!(fixed["share_of_total"], serde_json::Value::Null);
     assert_eq!(json["static_requests"], 2);
     assert_eq!(json["valid"], true);
+    // The same run in Markdown and HTML: the ranked route, and its figures as measured.
+    let markdown = std::fs::read_to_string(markdown).unwrap();
+    let row = (markdown.lines())
+        .find(|l| l.contains("/first/{id}"))
+        .unwrap();
+    assert!(row.starts_with("| 1 "), "{row}");
+    assert!(row.contains("| 5.55 "), "{row}");
+    assert!(markdown.contains("static (no statement)"), "{markdown}");
+    let html = std::fs::read_to_string(html).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert!(html.contains(">GET /first/{id}<"));
 }
