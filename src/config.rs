@@ -18,6 +18,7 @@ use crate::flags::{
 };
 use crate::http::error_answer::ErrorRule;
 use crate::http::request::RequestSpec;
+use crate::http::rotation::Target;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
 use crate::values::{
@@ -60,6 +61,9 @@ pub struct AuditConfig {
     pub background: background::Options,
     /// PgBouncer's admin console (`--pgbouncer`), read around every window.
     pub pgbouncer: Option<DbTarget>,
+    /// URLs the burst rotates over, each its share of the requests, in place of
+    /// `request.url`; empty for every command but `survey`.
+    pub targets: Vec<Target>,
 }
 
 /// The databases of the target group, resolved and checked together.
@@ -141,6 +145,7 @@ impl AuditConfig {
             retries: args.load.retries,
             background,
             pgbouncer: databases.pgbouncer,
+            targets: Vec::new(),
         })
     }
 

@@ -17,11 +17,13 @@ use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, rank};
 use crate::error::{Error, Result, exit};
 use crate::flags::{AuditArgs, Spelling, SurveyArgs};
 use crate::http::load;
+use crate::http::rotation::Target;
 use crate::measure;
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::render::format::SURVEY_FORMATS;
+use crate::values::parse_url;
 
 /// Requests sent to each route before anything is measured: a refused connection or a
 /// rejected route is found before the first settle wait.
@@ -144,7 +146,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// The audit of one route: `audit`'s groups with the route's method and its most logged
-/// URL, validated by [`AuditConfig::from_raw`].
+/// URL, validated by [`AuditConfig::from_raw`]; the burst rotates over its sample.
 fn route_config(
     args: &SurveyArgs,
     base_url: &str,
@@ -165,13 +167,23 @@ fn route_config(
         auth: args.auth.clone(),
         background: args.background.clone(),
     };
-    AuditConfig::from_raw(
+    let mut config = AuditConfig::from_raw(
         &audit,
         &Spelling::flags(),
         Redactor::default(),
         env,
         &auth::prompt_on_terminal,
-    )
+    )?;
+    config.targets = (routes::apportion(&route.urls, config.requests).into_iter())
+        .map(|u| {
+            let url = format!("{}{}", base_url.trim_end_matches('/'), u.url);
+            Ok(Target {
+                url: parse_url(&url)?,
+                requests: u.requests,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(config)
 }
 
 /// Probes every route (before any settle wait), measures the accepted ones in one
@@ -214,7 +226,6 @@ async fn survey(
             method: route.method.clone(),
             route: route.template.clone(),
             urls: route.urls.clone(),
-            replayed_url: route.urls[0].url.clone(),
             sample: routes::apportion(&route.urls, config.requests),
             measured: outcome
                 .unwrap_or_else(|| Measured::not_measured("not measured: interrupted".into())),

@@ -24,6 +24,7 @@ use tokio_rustls::client::TlsStream;
 use crate::http::error_answer::{ErrorAnswer, ErrorRule};
 use crate::http::request::RequestSpec;
 use crate::http::response::{self, Ended, Response};
+use crate::http::rotation::{Rotation, Target};
 
 /// Why one request got no response: the kind names the `load.errors` key.
 #[derive(Debug)]
@@ -115,8 +116,8 @@ pub struct Driver {
     host: String,
     port: u16,
     tls: Option<(TlsConnector, ServerName<'static>)>,
-    /// The request as written on the wire: head and body.
-    bytes: Vec<u8>,
+    /// The request as written on the wire, head and body: one per URL.
+    rotation: Rotation,
     /// A HEAD request's response has no body, whatever its head says.
     head_only: bool,
     /// How a 2xx response is recognised as an error answer.
@@ -140,7 +141,34 @@ impl Driver {
         spec: &RequestSpec,
         tls: Option<Arc<rustls::ClientConfig>>,
     ) -> Result<Driver, String> {
+        Driver::rotating(spec, tls, &[])
+    }
+
+    /// Prepares `spec` sent to each of `targets` in turn, each its share of the requests
+    /// (`http::rotation`); with no target, to `spec`'s URL. The targets share the URL's
+    /// origin: one host, one set of connections.
+    pub fn rotating(
+        spec: &RequestSpec,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        targets: &[Target],
+    ) -> Result<Driver, String> {
         let url = &spec.url;
+        if let Some(other) = (targets.iter()).find(|t| t.url.origin() != url.origin()) {
+            return Err(format!(
+                "{} is not on {}",
+                other.url,
+                url.origin().ascii_serialization()
+            ));
+        }
+        let rotation = if targets.is_empty() {
+            Rotation::single(encode(spec)?)
+        } else {
+            let requests = (targets.iter())
+                .map(|t| encode_to(spec, &t.url))
+                .collect::<Result<Vec<_>, String>>()?;
+            let counts: Vec<u64> = targets.iter().map(|t| t.requests).collect();
+            Rotation::weighted(requests, &counts)
+        };
         let host = match url.host() {
             Some(url::Host::Ipv6(addr)) => addr.to_string(),
             Some(host) => host.to_string(),
@@ -162,7 +190,7 @@ impl Driver {
             host,
             port,
             tls,
-            bytes: encode(spec)?,
+            rotation,
             head_only: spec.method == Method::HEAD,
             error_rule: spec.error_rule.clone(),
             timeout: spec.timeout,
@@ -197,14 +225,17 @@ impl Driver {
     /// and fails before any byte of the response came back was most likely closed by the
     /// server while idle: the request goes out once more on a new connection, and only
     /// that attempt counts. `link` is left empty when the connection cannot be reused.
-    /// With `count_items`, a 2xx JSON body's items are counted (one body parsed).
+    /// With `count_items`, a 2xx JSON body's items are counted (one body parsed). `k`, the
+    /// request's number in its burst, picks the URL when there are several.
     pub async fn exchange(
         &self,
         link: &mut Option<Link>,
         count_items: bool,
+        k: u64,
     ) -> Result<Answer, Failure> {
+        let bytes = self.rotation.bytes(k);
         if let Some(open) = link.as_mut() {
-            match self.send(open, count_items).await {
+            match self.send(open, bytes, count_items).await {
                 Ok((answer, reusable)) => {
                     if !reusable {
                         *link = None;
@@ -222,7 +253,7 @@ impl Driver {
         // Boxed: the connecting future (TLS included) is large, and would otherwise be
         // copied with every request's future.
         let mut fresh = Box::pin(self.connect()).await?;
-        match self.send(&mut fresh, count_items).await {
+        match self.send(&mut fresh, bytes, count_items).await {
             Ok((answer, reusable)) => {
                 if reusable {
                     *link = Some(fresh);
@@ -239,11 +270,12 @@ impl Driver {
     async fn send(
         &self,
         link: &mut Link,
+        bytes: &[u8],
         count_items: bool,
     ) -> Result<(Answer, bool), (Failure, bool)> {
         let reused = link.reused;
         let silent = |failure: Failure| (failure, reused);
-        if let Err(e) = write(&mut link.stream, &self.bytes).await {
+        if let Err(e) = write(&mut link.stream, bytes).await {
             return Err(silent(Failure::new("request", &e)));
         }
         let rule = &self.error_rule;
@@ -307,7 +339,11 @@ impl From<response::Failed> for Failure {
 /// The request's bytes: request line, headers (`Host` and `Accept` unless given, Basic
 /// authorization from the URL's user information, `Content-Length` for a body), body.
 fn encode(spec: &RequestSpec) -> Result<Vec<u8>, String> {
-    let url = &spec.url;
+    encode_to(spec, &spec.url)
+}
+
+/// As [`encode`], to `url` instead of the spec's own.
+fn encode_to(spec: &RequestSpec, url: &reqwest::Url) -> Result<Vec<u8>, String> {
     let mut headers = spec.headers.clone();
     if !headers.contains_key(HOST) {
         let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];

@@ -209,7 +209,7 @@ async fn work(
         let outcome = timer
             .within(
                 deadline(t0, timeout),
-                driver.exchange(&mut link, count_items),
+                driver.exchange(&mut link, count_items, claimed),
             )
             .await;
         if let Some(Ok(answer)) = &outcome

@@ -8,3 +8,4 @@ pub mod load;
 pub mod open_loop;
 pub mod request;
 mod response;
+pub mod rotation;

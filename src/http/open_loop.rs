@@ -39,7 +39,7 @@ async fn work(
         let due = start + Duration::from_secs_f64(slot as f64 / rate);
         tokio::time::sleep_until(due.into()).await;
         let late = Instant::now().saturating_duration_since(due) > LATE_AFTER;
-        let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link, false))
+        let outcome = tokio::time::timeout(driver.timeout, driver.exchange(&mut link, false, slot))
             .await
             .ok();
         let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());

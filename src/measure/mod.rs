@@ -53,7 +53,7 @@ pub fn driver(config: &AuditConfig) -> Result<Arc<Driver>> {
     } else {
         None
     };
-    Driver::new(&config.request, tls)
+    Driver::rotating(&config.request, tls, &config.targets)
         .map(Arc::new)
         .map_err(|e| Error::usage(format!("cannot prepare the request: {e}")))
 }

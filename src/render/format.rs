@@ -45,7 +45,13 @@ pub const SCALE_FORMATS: &[Format] = &[
     Format::Sarif,
 ];
 /// What `pgcost survey` writes.
-pub const SURVEY_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Sarif];
+pub const SURVEY_FORMATS: &[Format] = &[
+    Format::Table,
+    Format::Json,
+    Format::Markdown,
+    Format::Html,
+    Format::Sarif,
+];
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

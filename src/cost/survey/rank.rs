@@ -70,7 +70,6 @@ pub struct RouteInput {
     pub method: String,
     pub route: String,
     pub urls: Vec<UrlCount>,
-    pub replayed_url: String,
     pub sample: Vec<UrlCount>,
     pub measured: Measured,
 }
@@ -89,7 +88,7 @@ pub struct Shares {
 /// One route of the survey.
 #[derive(Debug, Clone, Serialize)]
 pub struct RouteResult {
-    /// 1 for the route with the largest share of db time; null when not valid.
+    /// 1 for the route with the largest share of db time; null when not valid or static.
     pub rank: Option<usize>,
     pub method: String,
     pub route: String,
@@ -98,12 +97,14 @@ pub struct RouteResult {
     pub traffic_share: f64,
     /// Its concrete URLs with their logged counts, most logged first.
     pub urls: Vec<UrlCount>,
-    /// The URL the burst sent.
-    pub replayed_url: String,
-    /// The burst's requests shared among `urls` in proportion to their counts.
+    /// The burst's requests shared among `urls` in proportion to their counts: the URLs
+    /// the burst sent, each this many times, in a fixed rotation.
     pub sample: Vec<UrlCount>,
     pub valid: bool,
     pub invalid_reasons: Vec<String>,
+    /// Its replay ran no statement: a static file without a known extension, or a cached
+    /// page. Not ranked, no share of the total; its traffic counts as static.
+    pub static_by_statements: bool,
     /// The audit's figures; null when the route was not measured.
     pub per_request: Option<PerRequest>,
     /// Null when not valid.
@@ -122,7 +123,8 @@ pub struct SurveyReport {
     pub parsed_requests: u64,
     pub unparsed_lines: usize,
     pub first_unparsed: Vec<Unparsed>,
-    /// Requests of static files: counted, never replayed.
+    /// Requests of static files: by extension (never replayed) and of the routes static
+    /// by statements (replayed, not ranked).
     pub static_requests: u64,
     pub routes: Vec<RouteResult>,
     pub skipped: Vec<Skipped>,
@@ -162,9 +164,14 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
     let total = traffic.parsed_requests.max(1) as f64;
     let production = (traffic.production.as_ref()).map(|stats| attribution(stats, &routes));
     let mut results: Vec<RouteResult> = routes.into_iter().map(|r| result(r, total)).collect();
+    let static_by_statements: u64 = (results.iter())
+        .filter(|r| r.static_by_statements)
+        .map(|r| r.log_requests)
+        .sum();
+    let ranked = |r: &RouteResult| r.valid && !r.static_by_statements;
     let weight = |r: &RouteResult| r.log_requests as f64;
     let mut sums = [None::<f64>; 5];
-    for r in results.iter().filter(|r| r.valid) {
+    for r in results.iter().filter(|r| ranked(r)) {
         let p = r.per_request.as_ref().expect("a valid route was measured");
         for (sum, x) in sums.iter_mut().zip(figures(p)) {
             if let Some(x) = x {
@@ -172,7 +179,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
             }
         }
     }
-    for r in results.iter_mut().filter(|r| r.valid) {
+    for r in results.iter_mut().filter(|r| ranked(r)) {
         let p = r.per_request.as_ref().expect("a valid route was measured");
         let share: Vec<Option<f64>> = (figures(p).into_iter().zip(sums))
             .map(|(x, sum)| match (x, sum) {
@@ -192,8 +199,10 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         let s = r.share_of_total.clone().unwrap_or_default();
         (s.db_time.unwrap_or(0.0), s.rows_read.unwrap_or(0.0))
     };
+    // Ranked routes first, then the static ones, then those that are not valid.
+    let group = |r: &RouteResult| (!ranked(r), !r.valid);
     results.sort_by(|a, b| {
-        (b.valid.cmp(&a.valid))
+        (group(a).cmp(&group(b)))
             .then(
                 key(b)
                     .partial_cmp(&key(a))
@@ -203,7 +212,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
             .then(a.route.cmp(&b.route))
     });
     for (i, r) in results.iter_mut().enumerate() {
-        r.rank = r.valid.then_some(i + 1);
+        r.rank = ranked(r).then_some(i + 1);
     }
     SurveyReport {
         schema_version: SCHEMA_VERSION,
@@ -212,7 +221,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         parsed_requests: traffic.parsed_requests,
         unparsed_lines: traffic.unparsed_lines,
         first_unparsed: traffic.first_unparsed,
-        static_requests: traffic.static_requests,
+        static_requests: traffic.static_requests + static_by_statements,
         routes: results,
         skipped: traffic.skipped,
         warnings: traffic.warnings,
@@ -242,6 +251,8 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         findings,
         ..
     } = r.measured;
+    let static_by_statements =
+        valid && per_request.as_ref().and_then(|p| p.statements) == Some(0.0);
     RouteResult {
         rank: None,
         method: r.method,
@@ -249,10 +260,10 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         log_requests,
         traffic_share: log_requests as f64 / total,
         urls: r.urls,
-        replayed_url: r.replayed_url,
         sample: r.sample,
         valid,
         invalid_reasons,
+        static_by_statements,
         per_request,
         share_of_total: None,
         findings,
@@ -289,7 +300,6 @@ mod tests {
                 url: name.into(),
                 requests,
             }],
-            replayed_url: name.into(),
             sample: Vec::new(),
             measured,
         }
@@ -355,5 +365,42 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(shares.rows_returned, Some(1.0));
+    }
+
+    #[test]
+    fn a_route_that_ran_no_statement_is_static_not_ranked() {
+        let mut cached = per_request(0.0, 0.0, 0.0);
+        cached.rows_returned = Some(0.0);
+        let routes = vec![
+            route("/cached", 70, report(cached, true)),
+            route("/a", 20, report(per_request(2.0, 10.0, 1.0), true)),
+            route("/b", 10, report(per_request(1.0, 10.0, 3.0), true)),
+            route("/denied", 5, Measured::rejected("403 x2")),
+        ];
+        let traffic = Traffic {
+            parsed_requests: 110,
+            static_requests: 5,
+            ..Traffic::default()
+        };
+        let survey = rank(routes, traffic);
+        let names: Vec<&str> = survey.routes.iter().map(|r| r.route.as_str()).collect();
+        assert_eq!(names, ["/b", "/a", "/cached", "/denied"]);
+        let ranks: Vec<Option<usize>> = survey.routes.iter().map(|r| r.rank).collect();
+        assert_eq!(ranks, [Some(1), Some(2), None, None]);
+        let flags: Vec<bool> = (survey.routes.iter())
+            .map(|r| r.static_by_statements)
+            .collect();
+        assert_eq!(flags, [false, false, true, false]);
+        let cached = &survey.routes[2];
+        assert!(cached.valid);
+        assert_eq!(cached.share_of_total, None);
+        assert_eq!(survey.static_requests, 5 + 70);
+        // Statements: 20 × 2 = 40 against 10 × 1 = 10; the static route takes no share.
+        let a = survey.routes[1].share_of_total.clone().unwrap();
+        assert_eq!(a.statements, Some(40.0 / 50.0));
+        assert_eq!(a.db_time, Some(20.0 / 50.0));
+        assert_eq!(a.rows_read, Some(200.0 / 300.0));
+        // The invalid route keeps the survey from being valid, the static one does not.
+        assert!(!survey.valid);
     }
 }

@@ -87,4 +87,4 @@ pub fn grid_table(grid: &Grid) -> Markup {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,10 +1,16 @@
 //! The views of `pgcost survey`'s ranking: the table (`table.rs`, its production section
-//! in `production.rs`), JSON (`json.rs`) and SARIF (`sarif.rs`).
+//! in `production.rs`), JSON (`json.rs`), SARIF (`sarif.rs`), Markdown (`markdown.rs`) and
+//! HTML (`html.rs`), the last two sharing `sections.rs`.
 
+mod html;
 mod json;
+mod markdown;
 mod production;
 mod sarif;
+mod sections;
 mod table;
+#[cfg(test)]
+mod tests;
 
 use crate::cost::survey::SurveyReport;
 use crate::render::format::{Format, SURVEY_FORMATS};
@@ -24,6 +30,8 @@ impl View for SurveyReport {
             Format::Table => Ok(table::render(self)),
             Format::Json => Ok(json::render(self)),
             Format::Sarif => Ok(sarif::render(self)),
+            Format::Markdown => Ok(markdown::render(self)),
+            Format::Html => Ok(html::render(self)),
             _ => Err(Unsupported::of(self, format)),
         }
     }

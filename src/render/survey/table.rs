@@ -18,7 +18,9 @@ fn figure(value: Option<f64>) -> String {
 fn row(r: &RouteResult) -> String {
     let shares = r.share_of_total.clone().unwrap_or_default();
     let per = r.per_request.as_ref();
-    let status = if r.valid {
+    let status = if r.static_by_statements {
+        "  static: no statement".to_string()
+    } else if r.valid {
         String::new()
     } else {
         format!("  NOT VALID: {}", r.invalid_reasons.join("; "))
@@ -65,11 +67,11 @@ pub fn render(report: &SurveyReport) -> String {
     for r in report.routes.iter().take(TOP).filter(|r| r.urls.len() > 1) {
         let _ = writeln!(
             out,
-            "  {} {}: {} URLs logged, replayed {}",
+            "  {} {}: {} URLs logged, the burst rotated over {} of them",
             r.method,
             r.route,
             r.urls.len(),
-            r.replayed_url
+            r.sample.len()
         );
     }
     for s in &report.skipped {

@@ -1,0 +1,77 @@
+//! The survey in Markdown, for a pull-request comment: the ranking table, what was not
+//! ranked (static, skipped, unparsed), the routes that are not valid, and each route's
+//! findings with their savings.
+
+use std::fmt::Write;
+
+use super::sections::{counts, finding_line, not_valid, ranking, skipped, with_findings};
+use crate::cost::survey::SurveyReport;
+use crate::cost::text::one_line;
+use crate::render::markdown_table;
+
+/// Text inside backticks, which it cannot hold.
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
+}
+
+pub(super) fn render(report: &SurveyReport) -> String {
+    let mark = if report.valid { "✅" } else { "❌" };
+    let mut out = format!("### {mark} pgcost survey of {}\n\n", code(&report.base_url));
+    let facts: Vec<String> = (counts(report).into_iter())
+        .map(|(k, v)| format!("{k}: **{v}**"))
+        .collect();
+    let _ = writeln!(out, "{}.\n", facts.join(", "));
+    let _ = writeln!(out, "{}", markdown_table(&ranking(report)));
+    let bad: Vec<_> = not_valid(report).collect();
+    if !bad.is_empty() {
+        out.push_str("\n#### Not valid\n\n");
+        for r in bad {
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                code(&format!("{} {}", r.method, r.route)),
+                r.invalid_reasons.join("; ")
+            );
+        }
+    }
+    if !report.skipped.is_empty() {
+        let _ = write!(
+            out,
+            "\n#### Skipped\n\n{}\n",
+            markdown_table(&skipped(report))
+        );
+    }
+    if !report.first_unparsed.is_empty() {
+        let _ = writeln!(out, "\n#### Unparsed lines ({})\n", report.unparsed_lines);
+        for u in &report.first_unparsed {
+            let _ = writeln!(out, "- {}:{}: {}", u.file, u.line, code(&u.text));
+        }
+    }
+    findings(report, &mut out);
+    for w in &report.warnings {
+        let _ = writeln!(out, "\n> ⚠ {w}");
+    }
+    out
+}
+
+/// Each route's findings under its name, with what each would save per request.
+fn findings(report: &SurveyReport, out: &mut String) {
+    for r in with_findings(report) {
+        let _ = writeln!(
+            out,
+            "\n#### Findings of {}\n",
+            code(&format!("{} {}", r.method, r.route))
+        );
+        for f in &r.findings {
+            let (head, subject) = finding_line(f);
+            match subject {
+                Some(subject) => {
+                    let _ = writeln!(out, "- **{head}**: {}", code(&one_line(&subject, 200)));
+                }
+                None => {
+                    let _ = writeln!(out, "- **{head}**");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! What the survey's Markdown and HTML views share: the ranking as a grid, the counts of
+//! what was not ranked, and each route's findings as lines.
+
+use crate::cost::findings::Finding;
+use crate::cost::survey::{RouteResult, SurveyReport};
+use crate::render::{Grid, figure};
+
+/// Routes charted in HTML; the table below the chart has them all.
+pub(super) const CHARTED: usize = 15;
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or("n/a".into(), |s| format!("{:.1}%", s * 100.0))
+}
+
+/// `yes`, `static (no statement)`, or `no`: the reasons are listed apart.
+fn validity(r: &RouteResult) -> &'static str {
+    match (r.valid, r.static_by_statements) {
+        (true, true) => "static (no statement)",
+        (true, false) => "yes",
+        (false, _) => "no",
+    }
+}
+
+/// One row per route, in the report's order (ranked, static, then not valid).
+pub(super) fn ranking(report: &SurveyReport) -> Grid {
+    let rows = (report.routes.iter())
+        .map(|r| {
+            let per = r.per_request.as_ref();
+            let shares = r.share_of_total.clone().unwrap_or_default();
+            vec![
+                r.rank.map_or("-".into(), |n| n.to_string()),
+                r.method.clone(),
+                r.route.clone(),
+                r.log_requests.to_string(),
+                percent(Some(r.traffic_share)),
+                figure(per.and_then(|p| p.statements)),
+                figure(per.map(|p| p.rows_read)),
+                figure(per.and_then(|p| p.db_time_ms)),
+                percent(shares.db_time),
+                percent(shares.rows_read),
+                r.findings.len().to_string(),
+                validity(r).to_string(),
+            ]
+        })
+        .collect();
+    let header = [
+        "rank",
+        "method",
+        "route",
+        "log requests",
+        "traffic",
+        "stmts/req",
+        "rows read/req",
+        "db ms/req",
+        "share of db time",
+        "share of rows read",
+        "findings",
+        "valid",
+    ];
+    Grid::new(&header, rows, 3..11)
+}
+
+/// The counts of the record: parsed, routes, static, skipped and unparsed.
+pub(super) fn counts(report: &SurveyReport) -> Vec<(String, String)> {
+    let skipped: u64 = report.skipped.iter().map(|s| s.requests).sum();
+    let ranked = report.routes.iter().filter(|r| r.rank.is_some()).count();
+    [
+        ("requests parsed", report.parsed_requests.to_string()),
+        (
+            "routes ranked",
+            format!("{ranked} of {}", report.routes.len()),
+        ),
+        ("static requests", report.static_requests.to_string()),
+        ("skipped requests", skipped.to_string()),
+        ("unparsed lines", report.unparsed_lines.to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec()
+}
+
+/// The skipped routes: method, route, logged requests and why.
+pub(super) fn skipped(report: &SurveyReport) -> Grid {
+    let rows = (report.skipped.iter())
+        .map(|s| {
+            vec![
+                s.method.clone(),
+                s.route.clone(),
+                s.requests.to_string(),
+                s.reason.clone(),
+            ]
+        })
+        .collect();
+    Grid::new(&["method", "route", "log requests", "reason"], rows, 2..3)
+}
+
+/// One line for a finding: kind, severity, what it saves, and its subject.
+pub(super) fn finding_line(f: &Finding) -> (String, Option<String>) {
+    let head = format!(
+        "{} ({}): {}",
+        f.kind,
+        f.severity,
+        f.saves_per_request.describe()
+    );
+    let subject = match (&f.table, &f.query) {
+        (Some(t), Some(q)) => Some(format!("{t}: {q}")),
+        (None, Some(q)) => Some(q.clone()),
+        (Some(t), None) => Some(t.clone()),
+        (None, None) => None,
+    };
+    (head, subject)
+}
+
+/// The routes that have findings, in rank order.
+pub(super) fn with_findings(report: &SurveyReport) -> impl Iterator<Item = &RouteResult> {
+    report.routes.iter().filter(|r| !r.findings.is_empty())
+}
+
+/// The routes that are not valid, each with its reasons.
+pub(super) fn not_valid(report: &SurveyReport) -> impl Iterator<Item = &RouteResult> {
+    report.routes.iter().filter(|r| !r.valid)
+}
