@@ -116,6 +116,20 @@ pub struct SurveyReport {
     pub routes: Vec<RouteResult>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// Ranked routes over a `[survey.budget]` limit (set by the command).
+    pub budget_failures: Vec<BudgetFailure>,
+}
+
+/// A ranked route over one limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetFailure {
+    pub method: String,
+    pub route: String,
+    /// `rows_read` or `statements`.
+    pub figure: String,
+    /// The route's figure per request.
+    pub value: f64,
+    pub limit: f64,
 }
 
 /// The inputs of the report besides the routes.
@@ -200,6 +214,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         routes: results,
         skipped: traffic.skipped,
         warnings: traffic.warnings,
+        budget_failures: Vec::new(),
     }
 }
 
