@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::ProgressBar;
 
 use crate::auth::{self, Redactor};
+use crate::commands::survey_config;
 use crate::config::{AuditConfig, outputs_from_args};
 use crate::cost::survey::input::{self, Parsed};
+use crate::cost::survey::openapi::{self, OpenApi};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
-use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, rank};
+use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, budget, rank};
 use crate::error::{Error, Result, exit};
 use crate::flags::{AuditArgs, Spelling, SurveyArgs};
 use crate::http::load;
@@ -29,16 +31,25 @@ use crate::values::parse_url;
 /// rejected route is found before the first settle wait.
 const PROBE_REQUESTS: u64 = 2;
 
+/// The warning of a survey with an OpenAPI input: its operations have no traffic counts.
+const OPENAPI_COUNTS: &str = "an OpenAPI operation counts 1 request: its shares are per \
+    request, not at a traffic mix";
+
 /// The command: read, group, probe, measure, rank, write, and the exit code.
 pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
+    let (args, settings) = survey_config::resolve(args)?;
+    let args = &args;
     let outputs = outputs_from_args(&args.output, SURVEY_FORMATS)?;
-    let base_url = args.base.base_url.clone().unwrap_or_default();
-    let parsed = read_inputs(args)?;
+    let base_url = (args.base.base_url.clone()).ok_or_else(|| {
+        Error::usage("no base URL to replay the routes against")
+            .with_hint("pass --base-url http://127.0.0.1:3000, or base_url under [survey]")
+    })?;
+    let (parsed, from_openapi) = read_inputs(args)?;
     let production = match &args.production_stats {
         Some(source) => Some(super::survey_production::read(source, env).await?),
         None => None,
     };
-    let overrides = (args.routes.iter())
+    let overrides = (args.routes.iter().chain(&from_openapi.templates))
         .map(|r| Override::parse(r).map_err(Error::usage))
         .collect::<Result<Vec<_>>>()?;
     let allowed: Vec<String> = args
@@ -51,12 +62,16 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         .iter()
         .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
     {
-        let warning =
-            format!("--allow-method {method}: a replayed {method} changes the app's data");
-        progress::warning(&warning);
-        warnings.push(warning);
+        warnings.push(format!(
+            "--allow-method {method}: a replayed {method} changes the app's data"
+        ));
     }
-    let grouping = routes::group(&parsed.hits, &overrides, &allowed);
+    if !args.openapi.is_empty() {
+        warnings.push(OPENAPI_COUNTS.to_string());
+    }
+    warnings.iter().for_each(|w| progress::warning(w));
+    let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
+    grouping.skipped.extend(from_openapi.skipped);
     if grouping.routes.is_empty() {
         return Err(Error::usage(format!(
             "no route to replay: {} request(s) parsed, {} static, {} skipped",
@@ -65,6 +80,9 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
             grouping.skipped.iter().map(|s| s.requests).sum::<u64>()
         ))
         .with_hint("only GET and HEAD are replayed; --allow-method METHOD replays another"));
+    }
+    if let Some(top) = settings.top {
+        survey_config::keep_top(&mut grouping, top);
     }
     let configs = (grouping.routes.iter())
         .map(|route| route_config(args, &base_url, route, env))
@@ -82,13 +100,16 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         warnings,
         production,
     };
-    let report = survey(&configs, &grouping, traffic, &progress, stop.clone())
+    let mut report = survey(&configs, &grouping, traffic, &progress, stop.clone())
         .await
         .map_err(|e| output::scrubbed(e, &redactor))?;
+    report.budget_failures = budget::check(&report, &settings.budget);
     let scrub = |text: &str| redactor.scrub(text);
     output::write(&report, &outputs, &scrub, &progress)?;
     Ok(if stop.load(Ordering::Relaxed) {
         exit::INTERRUPTED
+    } else if !report.budget_failures.is_empty() {
+        exit::BUDGET
     } else if report.valid {
         exit::OK
     } else {
@@ -96,9 +117,15 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     })
 }
 
-/// Every input parsed; an input that cannot be read is a usage error, and so is a record
-/// with no request in it.
-fn read_inputs(args: &SurveyArgs) -> Result<Parsed> {
+/// Every input parsed, with what the OpenAPI documents add (their templates and the
+/// operations they cannot replay); an input that cannot be read is a usage error, and so
+/// is a record with no request in it.
+fn read_inputs(args: &SurveyArgs) -> Result<(Parsed, OpenApi)> {
+    if args.access_logs.is_empty() && args.hars.is_empty() && args.openapi.is_empty() {
+        return Err(Error::usage("no traffic record to survey").with_hint(
+            "pass --access-log, --har or --openapi, or list them under [survey] in pgcost.toml",
+        ));
+    }
     let mut parsed = Parsed::default();
     for path in &args.access_logs {
         let text = read_text(path)?;
@@ -107,6 +134,14 @@ fn read_inputs(args: &SurveyArgs) -> Result<Parsed> {
     for path in &args.hars {
         let text = read_text(path)?;
         parsed.extend(input::har(&path.display().to_string(), &text).map_err(Error::usage)?);
+    }
+    let mut from_openapi = OpenApi::default();
+    for path in &args.openapi {
+        let text = read_text(path)?;
+        let api = openapi::document(&path.display().to_string(), &text).map_err(Error::usage)?;
+        parsed.extend(api.parsed);
+        from_openapi.templates.extend(api.templates);
+        from_openapi.skipped.extend(api.skipped);
     }
     if parsed.unparsed > 0 {
         let first: Vec<String> = (parsed.first_unparsed.iter())
@@ -120,15 +155,17 @@ fn read_inputs(args: &SurveyArgs) -> Result<Parsed> {
     }
     if parsed.hits.is_empty() {
         return Err(Error::usage(format!(
-            "no request found in the traffic record ({} line(s) did not parse)",
-            parsed.unparsed
+            "no request found in the traffic record ({} line(s) did not parse, {} operation(s) \
+             skipped)",
+            parsed.unparsed,
+            from_openapi.skipped.len()
         ))
         .with_hint(
-            "--access-log takes nginx/Apache combined lines or JSON lines, --har a HAR file \
-             (`pgcost docs survey`)",
+            "--access-log takes nginx/Apache combined lines or JSON lines, --har a HAR file, \
+             --openapi a document with example values (`pgcost docs survey`)",
         ));
     }
-    Ok(parsed)
+    Ok((parsed, from_openapi))
 }
 
 /// A file's text, gunzipped when it starts with gzip's magic bytes.

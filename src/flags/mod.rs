@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod background;
 pub mod base_url;
+pub mod config_file;
 pub mod findings;
 pub mod load;
 pub mod output;
@@ -17,6 +18,7 @@ pub mod target;
 pub use auth::AuthArgs;
 pub use background::BackgroundArgs;
 pub use base_url::BaseUrlArgs;
+pub use config_file::{ConfigFileArgs, DEFAULT_CONFIG};
 pub use findings::{FindingsArgs, PlansArgs};
 pub use load::{BurstArgs, CountArgs, LoadArgs};
 pub use output::OutputArgs;
@@ -167,12 +169,14 @@ pub struct MeasureArgs {
     mut_arg("no_plans", |a| a.help(
         "Do not fetch the plans (EXPLAIN, never run) of the findings' and the top \
          statements after the last endpoint; overrides `plans` under [defaults] in the file"
-    ))
+    )),
+    mut_arg("config", |a| a
+        .help("The file that lists the endpoints and their budgets")
+        .default_value(DEFAULT_CONFIG))
 )]
 pub struct CheckArgs {
-    /// The file that lists the endpoints and their budgets.
-    #[arg(long, value_name = "PATH", default_value = "pgcost.toml")]
-    pub config: PathBuf,
+    #[command(flatten)]
+    pub file: ConfigFileArgs,
 
     /// Check only the endpoint of this name (repeatable); all by default.
     #[arg(long = "endpoint", value_name = "NAME")]

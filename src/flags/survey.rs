@@ -1,20 +1,21 @@
-//! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`), the
-//! grouping (`--route`), the methods replayed (`--allow-method`) and production's
-//! statements (`--production-stats`); the rest are `audit`'s groups.
+//! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`, `--openapi`),
+//! the `[survey]` file (`--config`), the grouping (`--route`), the methods replayed
+//! (`--allow-method`) and production's statements (`--production-stats`); the rest are
+//! `audit`'s groups.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{
-    AuthArgs, BackgroundArgs, BaseUrlArgs, DEFAULT_REQUESTS_TEXT, EXIT_CODES, FindingsArgs,
-    LoadArgs, OutputArgs, TargetArgs, output,
+    AuthArgs, BackgroundArgs, BaseUrlArgs, ConfigFileArgs, DEFAULT_REQUESTS_TEXT, EXIT_CODES,
+    FindingsArgs, LoadArgs, OutputArgs, TargetArgs, output,
 };
 use crate::render::format::SURVEY_FORMATS;
 
 /// Which routes of real traffic cost the database most: group a log into routes, replay
 /// each in its own window, rank them by their share of the work.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(
     after_help = EXIT_CODES,
     mut_arg("format", output::narrowed(SURVEY_FORMATS)),
@@ -23,22 +24,29 @@ use crate::render::format::SURVEY_FORMATS;
         .default_value(DEFAULT_REQUESTS_TEXT)),
     mut_arg("method", |a| a.hide(true)),
     mut_arg("base_url", |a| a
-        .required(true)
-        .help("The app's origin the logged paths are replayed against, e.g. http://127.0.0.1:3000"))
+        .help("The app's origin the logged paths are replayed against, e.g. http://127.0.0.1:3000 \
+               (or base_url under [survey])")),
+    mut_arg("config", |a| a
+        .help("The pgcost.toml whose [survey] section holds the inputs, the burst, top and \
+               [survey.budget]; ./pgcost.toml when it has a [survey] section. Flags override it"))
 )]
 pub struct SurveyArgs {
     /// An access log (repeatable; .gz accepted): nginx/Apache combined format, or JSON
     /// lines (`pgcost docs survey` lists the keys read).
-    #[arg(
-        long = "access-log",
-        value_name = "FILE",
-        required_unless_present = "hars"
-    )]
+    #[arg(long = "access-log", value_name = "FILE")]
     pub access_logs: Vec<PathBuf>,
 
     /// A HAR file of recorded browser traffic (repeatable).
     #[arg(long = "har", value_name = "FILE")]
     pub hars: Vec<PathBuf>,
+
+    /// An OpenAPI 3 document, JSON or YAML (repeatable): each operation replayed once at
+    /// its parameters' example values, counted as 1 request.
+    #[arg(long = "openapi", value_name = "FILE")]
+    pub openapi: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub file: ConfigFileArgs,
 
     /// A route template that overrides the grouping, e.g. '/api/v1/projects/{id}'
     /// (repeatable); `{name}` matches any one path segment.

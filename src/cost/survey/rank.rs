@@ -132,6 +132,20 @@ pub struct SurveyReport {
     /// With `--production-stats`: production's statements mapped onto the routes; null
     /// otherwise.
     pub production: Option<Production>,
+    /// Ranked routes over a `[survey.budget]` limit (set by the command).
+    pub budget_failures: Vec<BudgetFailure>,
+}
+
+/// A ranked route over one limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetFailure {
+    pub method: String,
+    pub route: String,
+    /// `rows_read` or `statements`.
+    pub figure: String,
+    /// The route's figure per request.
+    pub value: f64,
+    pub limit: f64,
 }
 
 /// The inputs of the report besides the routes.
@@ -226,6 +240,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         skipped: traffic.skipped,
         warnings: traffic.warnings,
         production,
+        budget_failures: Vec::new(),
     }
 }
 

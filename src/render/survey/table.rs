@@ -87,6 +87,13 @@ pub fn render(report: &SurveyReport) -> String {
     for w in &report.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+    for f in &report.budget_failures {
+        let _ = writeln!(
+            out,
+            "OVER BUDGET {} {}: {} {:.1} per request > {} ([survey.budget])",
+            f.method, f.route, f.figure, f.value, f.limit
+        );
+    }
     if let Some(production) = &report.production {
         super::production::render(&mut out, production);
     }

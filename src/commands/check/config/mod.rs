@@ -27,7 +27,7 @@ pub use schema::{
 
 use super::previous_run::PreviousRun;
 use crate::error::{Error, Result};
-use crate::flags::CheckArgs;
+use crate::flags::{CheckArgs, DEFAULT_CONFIG};
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::format::{CHECK_FORMATS, Outputs};
 use crate::values::parse_percent;
@@ -62,7 +62,8 @@ impl CheckConfig {
             base_url: args.base.base_url.clone(),
             only: args.endpoints.clone(),
         };
-        let mut endpoints = load(&args.config, &overrides, env)?;
+        let path = args.file.config.clone().unwrap_or(DEFAULT_CONFIG.into());
+        let mut endpoints = load(&path, &overrides, env)?;
         if args.plans.no_plans {
             for endpoint in &mut endpoints {
                 endpoint.audit.plans = false;
@@ -84,7 +85,7 @@ impl CheckConfig {
             None => None,
         };
         Ok(CheckConfig {
-            path: args.config.clone(),
+            path,
             endpoints,
             outputs: crate::config::outputs_from_args(&args.output, CHECK_FORMATS)?,
             baseline,

@@ -29,6 +29,8 @@ pub struct File {
     pub thresholds: BTreeMap<String, f64>,
     #[serde(default, rename = "endpoint")]
     pub endpoints: Vec<EndpointTable>,
+    /// `[survey]`: read by `pgcost survey` (`commands/survey_config`), not by check.
+    pub survey: Option<toml::Table>,
 }
 
 /// `[database]`: where the counters are read. Without `url` and `url_env`, DATABASE_URL

@@ -1,0 +1,108 @@
+//! `[survey.budget]`: per-request limits every ranked route is held to, and the routes
+//! over them. Pure.
+
+use super::rank::{BudgetFailure, SurveyReport};
+
+/// The limits, per request; `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SurveyBudget {
+    pub rows_read: Option<f64>,
+    pub statements: Option<f64>,
+}
+
+/// Every ranked route's figures against the limits, in rank order.
+pub fn check(report: &SurveyReport, budget: &SurveyBudget) -> Vec<BudgetFailure> {
+    let mut failures = Vec::new();
+    for route in report.routes.iter().filter(|r| r.rank.is_some()) {
+        let Some(per) = &route.per_request else {
+            continue;
+        };
+        let figures = [
+            ("rows_read", Some(per.rows_read), budget.rows_read),
+            ("statements", per.statements, budget.statements),
+        ];
+        for (figure, value, limit) in figures {
+            if let (Some(value), Some(limit)) = (value, limit)
+                && value > limit
+            {
+                failures.push(BudgetFailure {
+                    method: route.method.clone(),
+                    route: route.route.clone(),
+                    figure: figure.into(),
+                    value,
+                    limit,
+                });
+            }
+        }
+    }
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::survey::rank::{Measured, RouteInput, Traffic, rank};
+    use crate::cost::survey::routes::UrlCount;
+
+    fn measured(statements: f64, rows_read: f64, valid: bool) -> Measured {
+        let per_request = serde_json::from_value(serde_json::json!({
+            "transactions": 1.0, "statements": statements, "rows_read": rows_read,
+            "rows_fetched": 0.0, "rows_written": 0.0, "blocks_hit": 1.0, "blocks_read": 0.0,
+            "db_time_ms": rows_read / 100.0,
+        }))
+        .unwrap();
+        Measured {
+            valid,
+            invalid_reasons: Vec::new(),
+            per_request: Some(per_request),
+            findings: Vec::new(),
+        }
+    }
+
+    fn input(route: &str, m: Measured) -> RouteInput {
+        RouteInput {
+            method: "GET".into(),
+            route: route.into(),
+            urls: vec![UrlCount {
+                url: route.into(),
+                requests: 1,
+            }],
+            replayed_url: route.into(),
+            sample: Vec::new(),
+            measured: m,
+        }
+    }
+
+    #[test]
+    fn every_ranked_route_is_held_to_each_limit() {
+        let report = rank(
+            vec![
+                input("/items/{id}", measured(2.0, 60.0, true)),
+                input("/scan", measured(1.0, 50.0, true)),
+                input("/broken", measured(9.0, 900.0, false)),
+            ],
+            Traffic::default(),
+        );
+        let budget = SurveyBudget {
+            rows_read: Some(55.0),
+            statements: Some(1.0),
+        };
+        let failures = check(&report, &budget);
+        let found: Vec<(&str, &str, f64, f64)> = (failures.iter())
+            .map(|f| (f.route.as_str(), f.figure.as_str(), f.value, f.limit))
+            .collect();
+        // `/broken` is not ranked: an invalid figure is not held to a budget.
+        assert_eq!(
+            found,
+            [
+                ("/items/{id}", "rows_read", 60.0, 55.0),
+                ("/items/{id}", "statements", 2.0, 1.0)
+            ]
+        );
+        let loose = SurveyBudget {
+            rows_read: Some(60.0),
+            statements: None,
+        };
+        assert!(check(&report, &loose).is_empty());
+    }
+}
