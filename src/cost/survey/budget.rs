@@ -56,6 +56,7 @@ mod tests {
             invalid_reasons: Vec::new(),
             per_request: Some(per_request),
             findings: Vec::new(),
+            statements: Vec::new(),
         }
     }
 
@@ -67,8 +68,10 @@ mod tests {
                 url: route.into(),
                 requests: 1,
             }],
-            replayed_url: route.into(),
-            sample: Vec::new(),
+            sample: vec![UrlCount {
+                url: route.into(),
+                requests: 1,
+            }],
             measured: m,
         }
     }

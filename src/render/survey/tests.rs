@@ -27,6 +27,7 @@ fn measured(statements: f64, rows_read: f64, db_time_ms: f64) -> Measured {
         invalid_reasons: Vec::new(),
         per_request: Some(per_request),
         findings: Vec::new(),
+        statements: Vec::new(),
     }
 }
 
@@ -71,6 +72,7 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
             reason: "not replayed: POST changes data (--allow-method POST replays it)".into(),
         }],
         warnings: Vec::new(),
+        production: None,
     };
     rank::rank(routes, traffic)
 }
