@@ -23,6 +23,15 @@ struct Shared {
     runtime: tokio::runtime::Runtime,
 }
 
+/// The tests' databases, one each.
+const DATABASES: [&str; 5] = [
+    "m_autocannon",
+    "m_locust",
+    "m_given",
+    "m_control",
+    "m_ctrl_c",
+];
+
 /// The cluster shared by the tests that run at the same time.
 fn shared() -> Arc<Shared> {
     static SHARED: Mutex<Weak<Shared>> = Mutex::new(Weak::new());
@@ -35,7 +44,17 @@ fn shared() -> Arc<Shared> {
         .enable_all()
         .build()
         .unwrap();
-    let db = runtime.block_on(TestDb::start());
+    // Every test's database is made now, before any test opens a window: creating and
+    // seeding one writes thousands of catalog rows, and the invalidations that this
+    // broadcasts make idle backends of the other databases run an empty transaction to
+    // catch up, which would land in their windows as a transaction no request made.
+    let db = runtime.block_on(async {
+        let db = TestDb::start().await;
+        for name in DATABASES {
+            db.create_seeded_database(name).await;
+        }
+        db
+    });
     let shared = Arc::new(Shared { db, runtime });
     *slot = Arc::downgrade(&shared);
     shared
@@ -54,8 +73,8 @@ impl App {
     fn start(name: &str) -> App {
         let shared = shared();
         let db_url = shared.db.cluster.url(name);
+        assert!(DATABASES.contains(&name), "{name} is not in DATABASES");
         let fixture = shared.runtime.block_on(async {
-            shared.db.create_seeded_database(name).await;
             let fixture = Fixture::start(&db_url, 1).await;
             for _ in 0..10 {
                 let body = reqwest::get(fixture.url("/scan")).await.unwrap();

@@ -562,7 +562,8 @@ fn churn_message(note: &Note) -> Option<String> {
             "transactions exceed statements: {transactions} transactions against {statements} \
              statements ({beyond_per_request:.3} per request beyond them) did work \
              pg_stat_statements does not count, such as DEALLOCATE, a statement prepared \
-             outside a transaction, or an empty transaction"
+             outside a transaction, or an empty transaction (a driver's ping, or an idle \
+             connection catching up with catalog changes made elsewhere in the cluster)"
         ),
         Note::ConnectionChurn {
             opened,
