@@ -129,10 +129,14 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     let (u, p) = (b.uncertainty.unwrap(), &small.per_request);
     let sized = (small.notes.iter()).find(|n| n.code() == "burst_sized");
     println!(
-        "-n 40 --control 6s: {} requests sent, statements {:.4} ± {:.4}; {:?}",
+        "-n 40 --control 6s: {} requests sent, valid {}, statements {:.4} ± {:.4}, \
+         transactions {:.4} ± {:.4}; {:?}",
         small.load.requests,
+        small.valid,
         p.statements.unwrap(),
         u.statements.unwrap(),
+        p.transactions,
+        u.transactions,
         sized.map(|n| n.message())
     );
     let report = format!("{:?}\n{p:?}\n{b:#?}", small.invalid_reasons);
@@ -146,10 +150,11 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     if small.valid {
         assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
     } else {
-        // The burst is sized from the warm-up's figures, an estimate: on CI's busiest lane
-        // 330 requests left transactions at ±15.5%. The answer must then be the honest one:
-        // not valid, saying what would give an answer, its figures holding the truth within
-        // their ±, and short of the 15% target by little.
+        // The burst is sized from the warm-up and the first control window, an estimate
+        // (sized for half the target since 80% of it left transactions at ±15.5% and ±25%
+        // on CI's busiest lane). Should it still fall short, the answer must be the honest
+        // one: not valid, saying what would give an answer, its figures holding the truth
+        // within their ±, and short of the 15% target by little.
         let reasons = small.invalid_reasons.join("\n");
         assert!(reasons.contains("would give an answer"), "{reasons}");
         for (figure, truth, plus_minus) in [

@@ -132,6 +132,9 @@ pub struct Control {
     pub transactions_series: Vec<i64>,
     /// Rows read in the same sub-windows.
     pub rows_read_series: Vec<i64>,
+    /// Where the series join windows apart in time: the sub-window at each index begins
+    /// the window after a burst. Empty for one window.
+    pub joins: Vec<usize>,
 }
 
 impl Control {
@@ -151,10 +154,27 @@ impl Control {
         series::period(series).map(|p| p as f64 * self.sub_seconds())
     }
 
+    /// A series of this window's sub-windows, cut where it joins windows apart in time.
+    pub fn segments<'a>(&self, series: &'a [i64]) -> Vec<&'a [i64]> {
+        let mut segments = Vec::new();
+        let mut start = 0;
+        for &join in self.joins.iter().filter(|&&j| j > 0 && j < series.len()) {
+            segments.push(&series[start..join]);
+            start = join;
+        }
+        segments.push(&series[start..]);
+        segments
+    }
+
     /// This window and `after` (the one after the burst) as one: lengths and counts
-    /// summed, sub-windows one after the other.
+    /// summed, sub-windows one after the other, and a join between them.
     pub fn merged(&self, after: &Control) -> Control {
         let (a, b) = (self.counts, after.counts);
+        let subs = (self.series.len()).max(self.transactions_series.len());
+        let joins = (self.joins.iter().copied())
+            .chain([subs])
+            .chain(after.joins.iter().map(|j| j + subs))
+            .collect();
         Control {
             seconds: self.seconds + after.seconds,
             counts: Counts {
@@ -169,6 +189,7 @@ impl Control {
             ]
             .concat(),
             rows_read_series: [self.rows_read_series.as_slice(), &after.rows_read_series].concat(),
+            joins,
         }
     }
 }
@@ -469,8 +490,9 @@ fn in_bursts(figure: &mut Figure, series: &[i64], control: &Control, window: f64
     if series.is_empty() || sub <= 0.0 {
         return;
     }
-    let edges = series::edge_spread(series, (window / sub).ceil() as usize);
-    let bursts = series::uncertainty(series, sub, window, NOISE_SIGMAS);
+    let segments = control.segments(series);
+    let edges = series::edge_spread(&segments, (window / sub).ceil() as usize);
+    let bursts = series::uncertainty(&segments, sub, window, NOISE_SIGMAS);
     let held = figure.fixed * (1.0 + window / control.seconds.max(f64::MIN_POSITIVE));
     let noise = figure.uncertainty - held;
     if bursts > noise {

@@ -219,6 +219,7 @@ impl Meter {
             series,
             transactions_series: transactions,
             rows_read_series: rows_read,
+            joins: Vec::new(),
         };
         Ok((control, reasons))
     }

@@ -38,25 +38,39 @@ pub fn period(series: &[i64]) -> Option<usize> {
 /// How far the background counted over a window of `window` sub-windows may be from
 /// `rate × window`, as a count: the largest deviation of any run of consecutive
 /// sub-windows, of any length up to `window`, from the mean rate. A burst that falls in or
-/// out of the window at its edges is the whole error of a periodic background.
-pub fn edge_spread(series: &[i64], window: usize) -> f64 {
-    let n = series.len();
-    let mean = series.iter().sum::<i64>() as f64 / n.max(1) as f64;
+/// out of the window at its edges is the whole error of a periodic background. The
+/// `segments` are control windows apart in time (one before the burst, one after): the
+/// mean is theirs together, and no run spans the gap between two of them, where the
+/// background's phase may have moved.
+pub fn edge_spread(segments: &[&[i64]], window: usize) -> f64 {
+    let mean = mean(segments);
     let mut worst: f64 = 0.0;
-    for length in 1..=window.min(n) {
-        for start in 0..=n - length {
-            let sum: i64 = series[start..start + length].iter().sum();
-            worst = worst.max((sum as f64 - mean * length as f64).abs());
+    for series in segments {
+        let n = series.len();
+        for length in 1..=window.min(n) {
+            for start in 0..=n - length {
+                let sum: i64 = series[start..start + length].iter().sum();
+                worst = worst.max((sum as f64 - mean * length as f64).abs());
+            }
         }
     }
     worst
 }
 
+/// The mean count per sub-window over every segment.
+fn mean(segments: &[&[i64]]) -> f64 {
+    let n: usize = segments.iter().map(|s| s.len()).sum();
+    let sum: i64 = segments.iter().flat_map(|s| s.iter()).sum();
+    sum as f64 / n.max(1) as f64
+}
+
 /// How far the mean rate per sub-window may be from the truth, at `sigmas` deviations:
 /// the spread of the sums of consecutive blocks of `block` sub-windows (a period, or 1)
 /// over the number of blocks. Zero for a background whose every period counts the same.
-pub fn rate_spread(series: &[i64], block: usize, sigmas: f64) -> f64 {
-    let sums: Vec<f64> = (series.chunks_exact(block.max(1)))
+/// Blocks are taken within each of the `segments`, never across the gap between two.
+pub fn rate_spread(segments: &[&[i64]], block: usize, sigmas: f64) -> f64 {
+    let sums: Vec<f64> = (segments.iter())
+        .flat_map(|series| series.chunks_exact(block.max(1)))
         .map(|c| c.iter().sum::<i64>() as f64)
         .collect();
     let b = sums.len();
@@ -69,15 +83,17 @@ pub fn rate_spread(series: &[i64], block: usize, sigmas: f64) -> f64 {
 }
 
 /// The uncertainty of the background expected over `window_seconds`, as a count, from
-/// sub-windows of `sub_seconds` each: the edges ([`edge_spread`]) plus the rate's spread
-/// ([`rate_spread`], over whole periods when there is one) scaled to the window.
-pub fn uncertainty(series: &[i64], sub_seconds: f64, window_seconds: f64, sigmas: f64) -> f64 {
-    if series.is_empty() || sub_seconds <= 0.0 {
+/// sub-windows of `sub_seconds` each, in `segments` apart in time: the edges
+/// ([`edge_spread`]) plus the rate's spread ([`rate_spread`], over whole periods when there
+/// is one) scaled to the window.
+pub fn uncertainty(segments: &[&[i64]], sub_seconds: f64, window_seconds: f64, sigmas: f64) -> f64 {
+    if segments.iter().all(|s| s.is_empty()) || sub_seconds <= 0.0 {
         return 0.0;
     }
     let window = (window_seconds / sub_seconds).ceil() as usize;
-    let block = period(series).unwrap_or(1);
-    edge_spread(series, window) + rate_spread(series, block, sigmas) * window_seconds / sub_seconds
+    let block = period(&segments.concat()).unwrap_or(1);
+    edge_spread(segments, window)
+        + rate_spread(segments, block, sigmas) * window_seconds / sub_seconds
 }
 
 /// How many sub-windows a control window of at least `wanted` needs to cover whole
@@ -152,32 +168,50 @@ mod tests {
     fn the_edges_of_a_window_can_hold_one_burst_more_or_less() {
         let series = bursts(10, 2, 0, 40); // mean 20 per sub-window
         // A window of 3 sub-windows holds 1 or 2 bursts: 40 or 80 against 60.
-        assert_eq!(edge_spread(&series, 3), 20.0);
+        assert_eq!(edge_spread(&[&series], 3), 20.0);
         // Of any length up to 4: a single sub-window with a burst is 20 off.
-        assert_eq!(edge_spread(&series, 4), 20.0);
-        assert_eq!(edge_spread(&[5; 10], 4), 0.0);
+        assert_eq!(edge_spread(&[&series], 4), 20.0);
+        assert_eq!(edge_spread(&[&[5; 10]], 4), 0.0);
+    }
+
+    #[test]
+    fn two_control_windows_out_of_phase_are_not_one_run() {
+        // Before the burst the job ran in odd seconds, after it in even ones: read as one
+        // series, the join holds two bursts side by side, a whole burst off the mean.
+        let (before, after) = (bursts(6, 2, 1, 30), bursts(8, 2, 0, 30));
+        assert_eq!(
+            edge_spread(&[&[before.as_slice(), &after].concat()], 4),
+            30.0
+        );
+        // Apart, each window is half a burst off at most, as one window alone would be.
+        assert_eq!(edge_spread(&[&before, &after], 4), 15.0);
+        assert_eq!(edge_spread(&[&before], 4), 15.0);
+        // Whole periods within each window count the same: the rate is exact.
+        assert_eq!(rate_spread(&[&before, &after], 2, 3.0), 0.0);
+        let u = uncertainty(&[&before, &after], 1.0, 11.0, 3.0);
+        assert_eq!(u, 15.0);
     }
 
     #[test]
     fn the_rate_of_a_strict_period_is_exact_and_of_an_uneven_one_is_not() {
-        assert_eq!(rate_spread(&bursts(10, 2, 0, 40), 2, 3.0), 0.0);
+        assert_eq!(rate_spread(&[&bursts(10, 2, 0, 40)], 2, 3.0), 0.0);
         // Per-period sums 30, 50, 30, 50: sd 11.547, over √4, per 2 sub-windows, × 3.
         let uneven = [30, 0, 50, 0, 30, 0, 50, 0];
-        let spread = rate_spread(&uneven, 2, 3.0);
+        let spread = rate_spread(&[&uneven], 2, 3.0);
         assert!(
             (spread - 3.0 * 11.547_005 / 2.0 / 2.0).abs() < 1e-4,
             "{spread}"
         );
-        assert_eq!(rate_spread(&[1], 1, 3.0), 0.0);
+        assert_eq!(rate_spread(&[&[1]], 1, 3.0), 0.0);
     }
 
     #[test]
     fn the_uncertainty_adds_the_edges_and_the_rate_scaled_to_the_window() {
         let series = bursts(10, 2, 0, 40);
         // A 13 s window: 20 at the edges, the rate exact.
-        assert_eq!(uncertainty(&series, 1.0, 13.0, 3.0), 20.0);
+        assert_eq!(uncertainty(&[&series], 1.0, 13.0, 3.0), 20.0);
         let uneven = [30, 0, 50, 0, 30, 0, 50, 0];
-        let u = uncertainty(&uneven, 1.0, 10.0, 3.0);
+        let u = uncertainty(&[&uneven], 1.0, 10.0, 3.0);
         // The edges: one sub-window of 50 against a mean of 20.
         let expected = 30.0 + 3.0 * 11.547_005 / 4.0 * 10.0;
         assert!((u - expected).abs() < 1e-3, "{u} vs {expected}");

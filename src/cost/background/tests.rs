@@ -32,6 +32,22 @@ fn input(control: Option<Control>) -> Input {
     }
 }
 
+/// The assessment of a window of `window_seconds` that counted `measured` in `requests`,
+/// beside `control`.
+fn assessed(control: Control, window_seconds: f64, measured: Counts, requests: u64) -> Assessed {
+    let input = Input {
+        window_seconds,
+        ..input(Some(control))
+    };
+    assess(&input, measured, requests)
+}
+
+/// The statements' uncertainty per request that an assessment reports.
+fn statements_uncertainty(a: &Assessed) -> f64 {
+    let background = a.background.as_ref().unwrap();
+    background.uncertainty.unwrap().statements.unwrap()
+}
+
 fn control(seconds: f64, transactions: i64, rows_read: i64, statements: i64) -> Control {
     Control {
         seconds,
@@ -225,13 +241,7 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
         ..measured
     };
     let a = assess(&input, measured, 100);
-    let u = a
-        .background
-        .unwrap()
-        .uncertainty
-        .unwrap()
-        .statements
-        .unwrap();
+    let u = statements_uncertainty(&a);
     assert_eq!(u, 2.0, "the edges: 200 over 100 requests");
     let reason = a.invalid_reasons.last().unwrap();
     assert!(
@@ -240,6 +250,40 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
             && reason.contains("about 1334 requests would give an answer"),
         "{reason}"
     );
+}
+
+#[test]
+fn control_windows_before_and_after_the_burst_keep_their_own_phase() {
+    // 400 statements every 2 s: in odd seconds over the 6 s before the burst, in even ones
+    // over the 8 s after it (the burst lasted a whole number and a half of periods).
+    // Poisson would say 3 * 2800 / sqrt(2800) * 11 / 14 = 124.7; the bursts say more.
+    let bursts = |n: usize, phase: usize| -> Vec<i64> {
+        (0..n)
+            .map(|i| if i % 2 == phase { 400 } else { 0 })
+            .collect()
+    };
+    let window = |n: usize, phase: usize| {
+        let mut c = control(n as f64, 0, 0, 200 * n as i64);
+        c.series = bursts(n, phase);
+        c
+    };
+    let merged = window(6, 1).merged(&window(8, 0));
+    assert_eq!(merged.joins, vec![6]);
+    assert_eq!(merged.segments(&merged.series).len(), 2);
+    let measured = Counts {
+        transactions: 2000,
+        rows_read: 2000,
+        statements: Some(4200),
+    };
+    let a = assessed(merged, 11.0, measured, 2000);
+    // Half a burst at the edges, as either window alone says, and the rate exact; not the
+    // whole burst that the two side by side at the join would make of it.
+    let u = statements_uncertainty(&a);
+    assert!((u - 200.0 / 2000.0).abs() < 1e-12, "{u}");
+    // A third window after another burst: two joins.
+    let three = window(6, 1).merged(&window(8, 0)).merged(&window(4, 1));
+    assert_eq!(three.joins, vec![6, 14]);
+    assert_eq!(three.segments(&three.series).len(), 3);
 }
 
 #[test]
@@ -370,14 +414,12 @@ fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() 
     let mut c = control(10.0, 100, 100, 0);
     c.transactions_series = [vec![100], vec![0; 9]].concat();
     c.rows_read_series = c.transactions_series.clone();
-    let mut input = input(Some(c));
-    input.window_seconds = 13.0;
     let measured = Counts {
         transactions: 10_000,
         rows_read: 10_000,
         statements: Some(10_000),
     };
-    let a = assess(&input, measured, 10_000);
+    let a = assessed(c, 13.0, measured, 10_000);
     let u = a.background.unwrap().uncertainty.unwrap();
     // The held edges: 10 a second for 1 s, at both edges of both windows (1 + 1.3).
     let held = 10.0 * 1.0 * 2.3;
