@@ -10,7 +10,7 @@ use super::{Control, Counts, Input, PerFigure, UNCERTAINTY_TARGET, figures, rate
 /// estimated before it, and the first control window is short. The report judges it
 /// with the control window after the burst too, where a job whose period drifts against
 /// the one-second reads shows split runs (larger edges, a wider spread of the rate) that
-/// the first window did not: on a loaded machine, 80% of the target gave ±16% to ±25%.
+/// the first window did not: on a loaded machine, 80% of the target gave ±15.5% to ±25%.
 pub const MARGIN: f64 = 0.5;
 
 /// What the warm-up and the time left say about the burst to come.
