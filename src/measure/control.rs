@@ -17,7 +17,7 @@ use crate::cost::delta;
 use crate::cost::notes::Note;
 use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
-use crate::postgres::settle::Probe;
+use crate::postgres::settle::{Probe, Shortcut};
 use crate::progress::Progress;
 
 /// The control window's sub-windows: `pg_stat_statements` counts at once, so a read each
@@ -39,7 +39,7 @@ impl Meter {
         let settle = self
             .settle(
                 progress,
-                "settling before the control window",
+                ("settling before the control window", Shortcut::Any),
                 stop,
                 opened_at,
             )

@@ -24,7 +24,7 @@ use crate::http::connection::Driver;
 use crate::http::load;
 use crate::measure::background::{self, Watch};
 use crate::postgres::conninfo::DbTarget;
-use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules};
+use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules, Shortcut};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::Backend;
 use crate::progress::Progress;
@@ -167,10 +167,12 @@ impl Meter {
         settle_reason(when, outcome, self.timeout.as_secs_f64())
     }
 
+    /// Waits until the app's counters are published (`postgres::settle`); the backends
+    /// seen as other traffic in the wait are known as such in every later one.
     pub(super) async fn settle(
         &mut self,
         progress: &Progress,
-        label: &str,
+        (label, shortcut): (&str, Shortcut),
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Outcome> {
@@ -178,8 +180,9 @@ impl Meter {
             since: quiet_since,
             anchor: self.anchor,
             others: &self.watch.others,
+            shortcut,
         };
-        settle::wait(
+        let outcome = settle::wait(
             &mut self.source,
             &self.rules,
             self.timeout,
@@ -188,7 +191,9 @@ impl Meter {
             stop,
             quiet,
         )
-        .await
+        .await?;
+        (self.watch.others.seen_quiet).extend(outcome.others.keys().copied());
+        Ok(outcome)
     }
 
     /// The first half of a boundary (see [`crate::measure::Meters::boundary`]): the wait, the closing snapshot when `closes`,
@@ -207,8 +212,8 @@ impl Meter {
         } else if closes {
             self.settle_after_burst(progress, stop, quiet_since).await?
         } else {
-            self.settle(progress, "settling before the burst", stop, quiet_since)
-                .await?
+            let label = ("settling before the burst", Shortcut::Any);
+            self.settle(progress, label, stop, quiet_since).await?
         };
         let end_at = closes.then(Instant::now);
         let (end, own_footprint, end_pids) = if closes {
@@ -257,10 +262,10 @@ impl Meter {
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Outcome> {
-        match self
-            .settle(progress, "settling after the burst", stop, quiet_since)
-            .await
-        {
+        // A backend that served the burst may still hold its counters: only known other
+        // traffic is taken as flushed early.
+        let label = ("settling after the burst", Shortcut::KnownBackground);
+        match self.settle(progress, label, stop, quiet_since).await {
             Ok(outcome) => Ok(outcome),
             Err(lost) if lost.kind == Kind::ConnectionLost => {
                 let started = self.window_started.clone();
@@ -290,8 +295,9 @@ impl Meter {
         let waited = if self.source.tables_flush_themselves() {
             Outcome::immediate()
         } else {
-            self.settle(progress, "settling before the burst", stop, quiet_since)
-                .await?
+            // The app's counters were waited for just before: this wait is for the read's.
+            let label = ("settling before the burst", Shortcut::Any);
+            self.settle(progress, label, stop, quiet_since).await?
         };
         // The burst's own wait will check the server's clock against this reading.
         self.anchor = self.source.clock_anchor().await?;

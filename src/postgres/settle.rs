@@ -12,14 +12,18 @@
 //! monotonic clock: when the wall clock steps forward (a time sync, a resumed virtual
 //! machine), a backend looks idle for longer than it has been. Each wait therefore checks
 //! the server's clock against pgcost's own since an anchor read before the traffic, and
-//! takes any step out of the idle times.
+//! takes any step out of the idle times. An apparent step may only lengthen a wait: it is
+//! never used to take a backend for other traffic, nor to take one as flushed.
 //!
 //! Other traffic (a steady writer, a cron job) never idles for 10 s. On PG 15+ a backend
 //! also flushes at the end of any transaction at least `PGSTAT_MIN_INTERVAL` (1 s) after
 //! its previous flush, so one that went idle again well after pgcost's last request has
-//! published everything it held then. Backends of roles outside `--app-role`, and busy
-//! backends seen active in the control window, are not waited for at all
-//! ([`Others`], docs/background.md).
+//! published everything it held then. After a burst, that shortcut is taken only for
+//! backends already seen as other traffic while pgcost sent nothing (an earlier wait, the
+//! control window): any other backend may be the app's, finishing work of the burst, and
+//! is waited for in full. Backends of roles outside `--app-role`, and busy backends seen
+//! active in the control window, are not waited for at all ([`Others`],
+//! docs/background.md).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -138,6 +142,10 @@ pub struct Others {
     /// Backends seen active in the control window, while pgcost sent nothing: left out
     /// while busy (an idle one is judged as any other).
     pub background_pids: BTreeSet<i32>,
+    /// Backends seen doing something well after pgcost's last request in an earlier wait
+    /// (or busy in the control window): known other traffic, whose late transactions may
+    /// end a wait after a burst early (see [`judge`]).
+    pub seen_quiet: BTreeSet<i32>,
 }
 
 impl Others {
@@ -145,12 +153,31 @@ impl Others {
     pub fn other_role(&self, b: &Backend) -> bool {
         !self.app_roles.is_empty() && !self.app_roles.contains(&b.role)
     }
+
+    /// True for a backend known as other traffic before the wait began.
+    fn known_background(&self, b: &Backend) -> bool {
+        self.seen_quiet.contains(&b.pid) || self.background_pids.contains(&b.pid)
+    }
+}
+
+/// Which backends a wait may take as flushed because they transacted well after pgcost's
+/// last request (PG 15+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortcut {
+    /// Any backend: a wait before a burst, where only the warm-up's counters are at stake
+    /// and nothing is known yet of the other traffic.
+    Any,
+    /// Only backends known as other traffic ([`Others::known_background`]): a wait after
+    /// a burst, where a backend that served it may still be working for it.
+    KnownBackground,
 }
 
 /// Seconds between pgcost's last request (`quiet_seconds` ago) and the backend's last
-/// change of state; `None` for a backend whose state is hidden.
-fn changed_after_quiet(b: &Backend, quiet_seconds: f64, server_ahead: f64) -> Option<f64> {
-    (!hidden(b)).then_some(quiet_seconds - (b.idle_seconds - server_ahead))
+/// change of state; `None` for a backend whose state is hidden. Read off the server's
+/// clock as it is: a step of that clock makes the change look earlier, never later, so
+/// that no step can make a backend look busy after the burst (other traffic) or flushed.
+fn changed_after_quiet(b: &Backend, quiet_seconds: f64) -> Option<f64> {
+    (!hidden(b)).then_some(quiet_seconds - b.idle_seconds)
 }
 
 /// The backends that did something at least `after` seconds after pgcost's last request:
@@ -158,12 +185,11 @@ fn changed_after_quiet(b: &Backend, quiet_seconds: f64, server_ahead: f64) -> Op
 pub fn active_after_quiet(
     backends: &[Backend],
     quiet_seconds: f64,
-    server_ahead: f64,
     after: f64,
 ) -> impl Iterator<Item = &Backend> {
     backends.iter().filter(move |b| {
         b.backend_type == "client backend"
-            && changed_after_quiet(b, quiet_seconds, server_ahead).is_some_and(|s| s >= after)
+            && changed_after_quiet(b, quiet_seconds).is_some_and(|s| s >= after)
     })
 }
 
@@ -172,13 +198,14 @@ pub fn active_after_quiet(
 /// is hidden is taken as idle since then, the best that can be known about it.
 /// `server_ahead` is how far the server's wall clock stepped ahead of pgcost's clock since
 /// before the traffic: the backends' idle times are that much shorter than they read.
-/// `others` are not waited for (see [`Others`]).
+/// `others` are not waited for (see [`Others`]); `shortcut` says which backends may be
+/// taken as flushed for a transaction well after the last request.
 pub fn judge(
     backends: &[Backend],
     rules: &Rules,
-    quiet_seconds: f64,
-    server_ahead: f64,
+    (quiet_seconds, server_ahead): (f64, f64),
     others: &Others,
+    shortcut: Shortcut,
 ) -> SettleOutcome {
     let mut busy: Vec<String> = Vec::new();
     let mut idle_wait: f64 = 0.0;
@@ -188,9 +215,10 @@ pub fn judge(
         let left = if hidden(b) {
             rules.flush_after_seconds - quiet_seconds
         } else if b.state == "idle" {
-            let flushed_since = changed_after_quiet(b, quiet_seconds, server_ahead)
+            let may = shortcut == Shortcut::Any || others.known_background(b);
+            let flushed_since = changed_after_quiet(b, quiet_seconds)
                 .zip(rules.flushed_after_quiet_seconds)
-                .is_some_and(|(changed, needed)| changed >= needed);
+                .is_some_and(|(changed, needed)| may && changed >= needed);
             match flushed_since {
                 true => 0.0,
                 false => rules.flush_after_seconds - (b.idle_seconds - server_ahead),
@@ -252,8 +280,13 @@ pub struct Outcome {
     pub timed_out: bool,
     /// What was still pending when the wait timed out.
     pub pending: Option<String>,
-    /// How far the server's wall clock had stepped ahead of pgcost's clock (seconds).
+    /// How far the server's wall clock stepped ahead of pgcost's clock (seconds), as
+    /// claimed: see [`claimed_step`]. 0 when no step was measured robustly.
     pub server_clock_ahead: f64,
+    /// The largest step any single reading allowed for: the wait was lengthened by it.
+    pub clock_allowance: f64,
+    /// Each reading's lower bound of the step, with its own round trip (seconds).
+    pub clock_readings: Vec<(f64, f64)>,
     /// Client backends seen doing something well after pgcost's last request, during the
     /// wait: other traffic, by pid (the last reading of each).
     pub others: BTreeMap<i32, Backend>,
@@ -271,19 +304,46 @@ impl Outcome {
             timed_out: false,
             pending: None,
             server_clock_ahead: 0.0,
+            clock_allowance: 0.0,
+            clock_readings: Vec::new(),
             others: BTreeMap::new(),
             moved_while_quiet: false,
         }
     }
 }
 
-/// When the app's traffic ended, the clocks read before it began, and the backends that
-/// are other traffic.
+/// A reading whose round trip took longer than this says too little about the server's
+/// clock to claim a step from it.
+pub const CLOCK_READING_MAX_ROUND_TRIP_SECONDS: f64 = 0.25;
+/// Readings that must each show a step before one is claimed.
+pub const CLOCK_STEP_READINGS: usize = 3;
+
+/// The step of the server's clock that `readings` (each one's lower bound of the step, and
+/// its round trip) show robustly: the smallest of the [`CLOCK_STEP_READINGS`] largest
+/// bounds among readings with a short round trip, or 0 with fewer such readings. Every
+/// bound already gives the server the whole round trip (pgcost's clock is read before the
+/// anchor was sent and after the reading returned), so a slow reading can only shrink it;
+/// needing several keeps one odd reading from being reported.
+pub fn claimed_step(readings: &[(f64, f64)]) -> f64 {
+    let mut bounds: Vec<f64> = (readings.iter())
+        .filter(|(_, round_trip)| *round_trip <= CLOCK_READING_MAX_ROUND_TRIP_SECONDS)
+        .map(|(bound, _)| *bound)
+        .collect();
+    if bounds.len() < CLOCK_STEP_READINGS {
+        return 0.0;
+    }
+    bounds.sort_by(|a, b| b.total_cmp(a));
+    bounds[CLOCK_STEP_READINGS - 1].max(0.0)
+}
+
+/// When the app's traffic ended, the clocks read before it began, the backends that are
+/// other traffic, and which backends may be taken as flushed early.
 #[derive(Debug, Clone, Copy)]
 pub struct Quiet<'a> {
     pub since: Instant,
     pub anchor: ClockAnchor,
     pub others: &'a Others,
+    pub shortcut: Shortcut,
 }
 
 /// A backend that changed state this long after pgcost's last request is other traffic:
@@ -358,27 +418,29 @@ async fn look<P: Probe>(
     quiet: &Quiet<'_>,
     outcome: &mut Outcome,
 ) -> Result<(SettleOutcome, bool)> {
+    let sent = Instant::now();
     let activity = probe.activity().await?;
-    let ahead = quiet
-        .anchor
-        .server_ahead(activity.server_now, Instant::now());
-    outcome.server_clock_ahead = outcome.server_clock_ahead.max(ahead);
-    let (quiet_seconds, ahead) = (
-        quiet.since.elapsed().as_secs_f64(),
-        outcome.server_clock_ahead,
-    );
+    let returned = Instant::now();
+    let ahead = quiet.anchor.server_ahead(activity.server_now, returned);
+    let round_trip = returned.saturating_duration_since(sent).as_secs_f64();
+    outcome.clock_readings.push((ahead, round_trip));
+    outcome.server_clock_ahead = claimed_step(&outcome.clock_readings);
+    // Any reading's step only lengthens the wait (see `changed_after_quiet`).
+    outcome.clock_allowance = outcome.clock_allowance.max(ahead);
+    let quiet_seconds = quiet.since.elapsed().as_secs_f64();
     let mut others_now = false;
     let after = OTHER_TRAFFIC_AFTER_SECONDS;
-    for b in active_after_quiet(&activity.backends, quiet_seconds, ahead, after) {
+    for b in active_after_quiet(&activity.backends, quiet_seconds, after) {
         outcome.others.insert(b.pid, b.clone());
         others_now = true;
     }
+    let timing = (quiet_seconds, outcome.clock_allowance);
     let verdict = judge(
         &activity.backends,
         rules,
-        quiet_seconds,
-        ahead,
+        timing,
         quiet.others,
+        quiet.shortcut,
     );
     Ok((verdict, others_now))
 }
@@ -417,7 +479,7 @@ mod tests {
     #[test]
     fn no_backends_is_settled() {
         assert_eq!(
-            judge(&[], &pg15(), 0.0, 0.0, &none()),
+            judge(&[], &pg15(), (0.0, 0.0), &none(), Shortcut::Any),
             SettleOutcome::Settled
         );
     }
@@ -427,9 +489,9 @@ mod tests {
         let v = judge(
             &[b(1, "idle", 3.0), b(2, "idle", 9.0)],
             &pg15(),
-            0.0,
-            0.0,
+            (0.0, 0.0),
             &none(),
+            Shortcut::Any,
         );
         match v {
             SettleOutcome::Pending { retry_in, reason } => {
@@ -438,7 +500,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let v = judge(&[b(1, "idle", 10.3)], &pg15(), 0.0, 0.0, &none());
+        let v = judge(
+            &[b(1, "idle", 10.3)],
+            &pg15(),
+            (0.0, 0.0),
+            &none(),
+            Shortcut::Any,
+        );
         assert!(
             matches!(v, SettleOutcome::Pending { retry_in, .. } if retry_in < Duration::from_millis(250))
         );
@@ -446,9 +514,9 @@ mod tests {
             judge(
                 &[b(1, "idle", 10.6), b(2, "idle", 400.0)],
                 &pg15(),
-                0.0,
-                0.0,
-                &none()
+                (0.0, 0.0),
+                &none(),
+                Shortcut::Any
             ),
             SettleOutcome::Settled
         );
@@ -457,7 +525,13 @@ mod tests {
     #[test]
     fn active_and_in_transaction_backends_block() {
         for state in ["active", "idle in transaction"] {
-            let v = judge(&[b(7, state, 50.0)], &pg15(), 0.0, 0.0, &none());
+            let v = judge(
+                &[b(7, state, 50.0)],
+                &pg15(),
+                (0.0, 0.0),
+                &none(),
+                Shortcut::Any,
+            );
             assert!(
                 matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains(state)),
                 "{v:?}"
@@ -472,7 +546,7 @@ mod tests {
             ..b(3, "active", 0.0)
         };
         assert_eq!(
-            judge(&[walsender], &pg15(), 0.0, 0.0, &none()),
+            judge(&[walsender], &pg15(), (0.0, 0.0), &none(), Shortcut::Any),
             SettleOutcome::Settled
         );
     }
@@ -483,13 +557,19 @@ mod tests {
             backend_type: String::new(),
             ..b(9, "", 0.0)
         };
-        let v = judge(std::slice::from_ref(&hidden), &pg15(), 4.0, 0.0, &none());
+        let v = judge(
+            std::slice::from_ref(&hidden),
+            &pg15(),
+            (4.0, 0.0),
+            &none(),
+            Shortcut::Any,
+        );
         assert!(
             matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
         assert_eq!(
-            judge(&[hidden], &pg15(), 10.6, 0.0, &none()),
+            judge(&[hidden], &pg15(), (10.6, 0.0), &none(), Shortcut::Any),
             SettleOutcome::Settled
         );
     }
@@ -498,13 +578,25 @@ mod tests {
     fn a_server_clock_that_stepped_ahead_does_not_shorten_the_wait() {
         // 12 s idle by the server's clock, of which 11 s are a step of that clock: the
         // backend's flush timer has run for 1 s only.
-        let v = judge(&[b(1, "idle", 12.0)], &pg15(), 0.0, 11.0, &none());
+        let v = judge(
+            &[b(1, "idle", 12.0)],
+            &pg15(),
+            (0.0, 11.0),
+            &none(),
+            Shortcut::Any,
+        );
         assert!(
             matches!(v, SettleOutcome::Pending { ref reason, .. } if reason.contains("1 idle")),
             "{v:?}"
         );
         assert_eq!(
-            judge(&[b(1, "idle", 22.0)], &pg15(), 0.0, 11.0, &none()),
+            judge(
+                &[b(1, "idle", 22.0)],
+                &pg15(),
+                (0.0, 11.0),
+                &none(),
+                Shortcut::Any
+            ),
             SettleOutcome::Settled
         );
     }
@@ -545,6 +637,7 @@ mod tests {
                 server: 1000.0,
             },
             others: &none(),
+            shortcut: Shortcut::Any,
         };
         let mut server = SteppedServer {
             idle_at,
@@ -568,10 +661,10 @@ mod tests {
             "settled after {:?}",
             idle_at.elapsed()
         );
-        assert!(
-            (outcome.server_clock_ahead - 30.0).abs() < 0.05,
-            "{outcome:?}"
-        );
+        assert!((outcome.clock_allowance - 30.0).abs() < 0.05, "{outcome:?}");
+        // Two readings lengthen the wait, but are too few to claim the step in the report.
+        assert_eq!(outcome.clock_readings.len(), 2, "{outcome:?}");
+        assert_eq!(outcome.server_clock_ahead, 0.0);
     }
 
     /// A database with no backend of its own whose counters another server's traffic
@@ -616,6 +709,7 @@ mod tests {
                 server: 1000.0,
             },
             others: &others,
+            shortcut: Shortcut::Any,
         };
         let outcome = |moves| async move {
             let mut probe = Background { moves, commits: 0 };
@@ -635,22 +729,34 @@ mod tests {
         // pgcost's last request 3 s ago; the writer went idle again 10 ms ago.
         let writer = b(5, "idle", 0.01);
         assert_eq!(
-            judge(std::slice::from_ref(&writer), &pg15(), 3.0, 0.0, &none()),
+            judge(
+                std::slice::from_ref(&writer),
+                &pg15(),
+                (3.0, 0.0),
+                &none(),
+                Shortcut::Any
+            ),
             SettleOutcome::Settled
         );
         // 1.2 s after the last request is too soon: its last flush may predate it.
         assert!(matches!(
-            judge(std::slice::from_ref(&writer), &pg15(), 1.2, 0.0, &none()),
+            judge(
+                std::slice::from_ref(&writer),
+                &pg15(),
+                (1.2, 0.0),
+                &none(),
+                Shortcut::Any
+            ),
             SettleOutcome::Pending { .. }
         ));
         // Before 15 an idle backend may hold its counters: no such rule.
         let pg14 = Rules::for_server(140010, true);
         let idle = b(5, "idle", 0.1);
         assert!(matches!(
-            judge(&[idle], &pg14, 3.0, 0.0, &none()),
+            judge(&[idle], &pg14, (3.0, 0.0), &none(), Shortcut::Any),
             SettleOutcome::Pending { .. }
         ));
-        let seen: Vec<i32> = active_after_quiet(&[writer, b(6, "idle", 2.9)], 3.0, 0.0, 1.0)
+        let seen: Vec<i32> = active_after_quiet(&[writer, b(6, "idle", 2.9)], 3.0, 1.0)
             .map(|b| b.pid)
             .collect();
         assert_eq!(
@@ -661,13 +767,80 @@ mod tests {
     }
 
     #[test]
+    fn after_a_burst_only_known_background_is_taken_as_flushed_early() {
+        // pgcost's last request 3 s ago; the backend went idle again 1 s ago: it may be the
+        // app's, finishing work of the burst, with counters still pending.
+        let late = b(5, "idle", 1.0);
+        let after_burst = |others: &Others| {
+            judge(
+                std::slice::from_ref(&late),
+                &pg15(),
+                (3.0, 0.0),
+                others,
+                Shortcut::KnownBackground,
+            )
+        };
+        assert!(matches!(
+            after_burst(&none()),
+            SettleOutcome::Pending { .. }
+        ));
+        let known = Others {
+            seen_quiet: [5].into(),
+            ..Others::default()
+        };
+        assert_eq!(after_burst(&known), SettleOutcome::Settled);
+        // Before a burst, nothing is known yet: the transaction is enough.
+        assert_eq!(
+            judge(&[late], &pg15(), (3.0, 0.0), &none(), Shortcut::Any),
+            SettleOutcome::Settled
+        );
+    }
+
+    #[test]
+    fn a_stepped_clock_never_makes_a_backend_look_busy_after_the_burst() {
+        // Idle 0.5 s by the server's clock, which stepped 3 s: by the raw reading it changed
+        // state 2.5 s after the last request (3 s ago); the step is not added to that.
+        let idle = b(4, "idle", 0.5);
+        let seen = active_after_quiet(std::slice::from_ref(&idle), 3.0, 1.0).count();
+        assert_eq!(seen, 1);
+        let earlier = b(4, "idle", 2.5);
+        assert_eq!(active_after_quiet(&[earlier], 3.0, 1.0).count(), 0);
+        // The step still lengthens the flush timer's wait: 11 s idle, of which 3 s a step.
+        let v = judge(
+            &[b(4, "idle", 11.0)],
+            &pg15(),
+            (0.0, 3.0),
+            &none(),
+            Shortcut::KnownBackground,
+        );
+        assert!(matches!(v, SettleOutcome::Pending { .. }), "{v:?}");
+    }
+
+    #[test]
+    fn a_step_is_claimed_from_several_quick_readings_only() {
+        assert_eq!(claimed_step(&[(3.1, 0.01)]), 0.0, "one reading");
+        assert_eq!(claimed_step(&[(3.1, 0.01), (3.0, 0.01), (0.2, 0.01)]), 0.2);
+        let quick = [(3.1, 0.01), (3.0, 0.02), (2.9, 0.01), (0.0, 0.01)];
+        assert!((claimed_step(&quick) - 2.9).abs() < 1e-9);
+        // Slow readings (a starved machine) are not used.
+        let slow = [(3.1, 0.9), (3.0, 1.2), (2.9, 0.5), (3.0, 0.01)];
+        assert_eq!(claimed_step(&slow), 0.0);
+    }
+
+    #[test]
     fn other_roles_and_busy_background_backends_are_not_waited_for() {
         let writer = Backend {
             role: "cron".into(),
             application: "nightly".into(),
             ..b(8, "idle in transaction", 0.0)
         };
-        let v = judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &none());
+        let v = judge(
+            std::slice::from_ref(&writer),
+            &pg15(),
+            (0.0, 0.0),
+            &none(),
+            Shortcut::Any,
+        );
         assert!(
             matches!(v, SettleOutcome::Pending { ref reason, .. }
                 if reason.contains("8 (role cron, application \"nightly\") is idle in transaction")),
@@ -678,7 +851,13 @@ mod tests {
             ..Others::default()
         };
         assert_eq!(
-            judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_role),
+            judge(
+                std::slice::from_ref(&writer),
+                &pg15(),
+                (0.0, 0.0),
+                &by_role,
+                Shortcut::Any
+            ),
             SettleOutcome::Settled
         );
         let by_pid = Others {
@@ -686,7 +865,13 @@ mod tests {
             ..Others::default()
         };
         assert_eq!(
-            judge(std::slice::from_ref(&writer), &pg15(), 0.0, 0.0, &by_pid),
+            judge(
+                std::slice::from_ref(&writer),
+                &pg15(),
+                (0.0, 0.0),
+                &by_pid,
+                Shortcut::Any
+            ),
             SettleOutcome::Settled
         );
         // Idle, a background pid is judged as any backend: it may hold the app's counters.
@@ -696,7 +881,7 @@ mod tests {
             ..writer
         };
         assert!(matches!(
-            judge(&[idle], &pg15(), 0.5, 0.0, &by_pid),
+            judge(&[idle], &pg15(), (0.5, 0.0), &by_pid, Shortcut::Any),
             SettleOutcome::Pending { .. }
         ));
     }
@@ -719,7 +904,13 @@ mod tests {
         let rules = Rules::for_server(140010, true);
         assert_eq!(rules.flush_after_seconds, 1.0);
         assert_eq!(
-            judge(&[b(1, "idle", 1.2)], &rules, 0.0, 0.0, &none()),
+            judge(
+                &[b(1, "idle", 1.2)],
+                &rules,
+                (0.0, 0.0),
+                &none(),
+                Shortcut::Any
+            ),
             SettleOutcome::Settled
         );
     }
