@@ -172,10 +172,20 @@ pub enum Note {
         /// The app roles' statements a second in the control window.
         background_per_second: f64,
     },
+    /// Events that only some requests had (a remainder of a few events over the requests,
+    /// `cost::one_off`) came back the same in consecutive windows: the app's own rare
+    /// work, kept in the figures.
+    RareEvents {
+        windows: u32,
+        requests: u64,
+        events: Vec<crate::cost::one_off::OddEvents>,
+        /// Rows the odd scans read, per request, where known.
+        rows_read_per_request: f64,
+    },
 }
 
 /// Every code, once: docs/json.md lists them all.
-pub const CODES: [&str; 37] = [
+pub const CODES: [&str; 38] = [
     "allow_status_rejection",
     "token_expires_soon",
     "tls_insecure",
@@ -213,6 +223,7 @@ pub const CODES: [&str; 37] = [
     "warmup_not_steady",
     "plan_changed",
     "burst_sized",
+    "rare_events",
 ];
 
 impl Note {
@@ -262,6 +273,7 @@ impl Note {
             WarmupNotSteady { .. } => 34,
             PlanChanged { .. } => 35,
             BurstSized { .. } => 36,
+            RareEvents { .. } => 37,
         }
     }
 
@@ -535,6 +547,21 @@ fn churn_message(note: &Note) -> Option<String> {
         Note::WindowsDiscarded { discarded, reasons } => format!(
             "{discarded} window(s) discarded and measured again: {}",
             reasons.join("; ")
+        ),
+        Note::RareEvents {
+            windows,
+            requests,
+            events,
+            rows_read_per_request,
+        } => format!(
+            "in each of {windows} windows, some requests did what the others did not ({}); \
+             the same both times, so it is taken as the app's own rare work and kept in the \
+             figures{}",
+            crate::cost::one_off::describe(events, *requests),
+            match *rows_read_per_request > 0.0 {
+                true => format!(" (rows read include {rows_read_per_request:.3} per request from it)"),
+                false => String::new(),
+            }
         ),
         Note::WarmupNotSteady { requests, seconds } => format!(
             "the warm-up stopped at its cap ({requests} requests, {seconds:.0} s) before two \

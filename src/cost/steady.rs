@@ -147,6 +147,10 @@ pub struct Warmed {
     /// App connections to the target at the end of the warm-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
+    /// Their backend pids: a connection the window runs on that is not among them opened
+    /// after the warm-up, and is not warm.
+    #[serde(skip)]
+    pub pids: BTreeSet<i32>,
 }
 
 impl Warmed {

@@ -15,6 +15,7 @@ use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};
 use crate::cost::notes::Note;
+use crate::cost::one_off::{self, CatalogRead, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::replica::{self, REPLICA, Recovery};
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
@@ -56,6 +57,8 @@ pub struct Boundary {
     /// `pg_stat_user_tables`, read outside both windows: it closes the window before and
     /// opens the window after.
     pub tables: BTreeMap<String, TableStats>,
+    /// The system catalogs' scans, read with the tables (admin mode, PG 15+).
+    pub catalog: Option<CatalogRead>,
     /// The wait for the table read's own counters, before the opening snapshot.
     pub settle_tables: Option<Outcome>,
     /// The counters that open the window after this boundary.
@@ -241,6 +244,7 @@ impl Meter {
             end,
             own_footprint,
             tables,
+            catalog: self.source.take_catalog(),
             settle_tables: None,
             start: None,
             end_pids,
@@ -371,6 +375,22 @@ impl Meter {
             closed.end_pids.as_ref().unwrap_or(&none),
             sessions,
         )
+    }
+
+    /// The system catalog relations scanned in the window between two boundaries a number
+    /// of times that is not the same on every one of `requests` (`cost::one_off`).
+    pub fn odd_catalog_scans(
+        &self,
+        opened: &Boundary,
+        closed: &Boundary,
+        requests: u64,
+    ) -> Vec<OddEvents> {
+        match (&opened.catalog, &closed.catalog, self.source.catalog_names()) {
+            (Some(opened), Some(closed), Some(names)) => {
+                one_off::odd_catalog_scans(opened, closed, names, requests)
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Transactions beyond the top-level statements of a window, as (extra, transactions,

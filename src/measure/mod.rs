@@ -315,6 +315,16 @@ fn sized_bursts(
     sized
 }
 
+/// How many app connections the window `opened` opens on that were not there when the
+/// endpoint's warm-up ended, when there are any: a backend born after the warm-up is not
+/// warm (its plans, its caches of the catalog).
+fn cold_connections(opened: &Boundaries, notes: &Notes) -> Option<usize> {
+    let warmed = &notes.warmed.as_ref()?.pids;
+    let now = opened.first()?.start_pids.as_ref()?;
+    let cold = now.difference(warmed).count();
+    (!warmed.is_empty() && cold > 0).then_some(cold)
+}
+
 /// [`run_sequence`] up to the reports: what each endpoint's report is built from, with the
 /// report of its unauthenticated run, if any, to set beside its own.
 async fn sequence(
@@ -358,7 +368,7 @@ async fn sequence(
         });
     }
     for ((config, driver), notes) in configs.iter().zip(&drivers).zip(&mut notes) {
-        notes.warmed = steady::warm_up(&meter, config, driver, progress, stop).await?;
+        notes.warmed = steady::warm_up(&meter, config, driver, progress, stop, 1).await?;
     }
 
     let mut windows = Vec::with_capacity(configs.len());
@@ -368,8 +378,23 @@ async fn sequence(
         .await?;
     let configs = &sized_bursts(&meter, configs, &mut notes, &opened);
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);
-    for (i, (((config, driver), unauthenticated), notes)) in endpoints.enumerate() {
+    for (i, (((config, driver), unauthenticated), mut notes)) in endpoints.enumerate() {
         before_burst(i);
+        if let Some(cold) = cold_connections(&opened, &notes) {
+            // Warmed before the windows of the endpoints before it: the app has opened
+            // connections since, which have not run this endpoint's statements.
+            if !config.quiet {
+                progress.status(&format!(
+                    "{cold} app connection(s) opened since the warm-up of {}: warming it up \
+                     again",
+                    auth::redact::url(&config.request.url)
+                ));
+            }
+            notes.warmed = steady::warm_up(&meter, config, driver, progress, stop, 1).await?;
+            opened = meter
+                .boundary((false, true, false), progress, stop, Instant::now())
+                .await?;
+        }
         let endpoint = retry::Endpoint {
             config,
             driver,

@@ -1,7 +1,8 @@
-//! Windows without churn or plan changes: one endpoint measured from an open window, and
-//! measured again (warm-up, opening boundary, burst, closing boundary) when an app
-//! connection opened or closed inside it, or a statement's plan changed between the halves
-//! of its burst, up to `--retries` times. The rules are `cost::churn`'s and `cost::steady`'s.
+//! Windows without churn, plan changes or one-offs: one endpoint measured from an open
+//! window, and measured again (warm-up, opening boundary, burst, closing boundary) when an
+//! app connection opened or closed inside it, a statement's plan changed between the halves
+//! of its burst, or a few requests did what the others did not, up to `--retries` times.
+//! The rules are `cost::churn`'s, `cost::steady`'s and `cost::one_off`'s.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +10,8 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, ChurnVerdict};
+use crate::cost::notes::Note;
+use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::error::Result;
@@ -41,6 +44,8 @@ enum Discard {
     Churn(Churn),
     /// Statements whose rows or blocks per call changed between the burst's halves.
     Plans(Vec<crate::cost::steady::Change>),
+    /// Events only a few requests had.
+    OneOffs(Vec<OddEvents>),
 }
 
 /// Measures `endpoint` from the window `opened` opened. A window in which app connections
@@ -58,6 +63,9 @@ pub async fn measure(
 ) -> Result<Measured> {
     let config = endpoint.config;
     let mut base = endpoint.notes.clone();
+    // The one-offs of each window so far, while every window had some: the app's own rare
+    // work shows in every window, in the same counters; a one-off does not.
+    let mut odd_windows: Vec<Vec<OddEvents>> = Vec::new();
     loop {
         let burst = meter.burst(config, endpoint.driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
@@ -74,8 +82,11 @@ pub async fn measure(
             ChurnVerdict::Churned(churned) => Discard::Churn(churned),
             ChurnVerdict::ConnectionPerRequest => return Ok(measured(first, closed, burst.ended)),
             ChurnVerdict::Clean => match steady::plan_changes(&opened, &burst, &closed) {
-                changes if changes.is_empty() => return Ok(measured(first, closed, burst.ended)),
-                changes => Discard::Plans(changes),
+                changes if !changes.is_empty() => Discard::Plans(changes),
+                _ => match one_offs(meter, &first, edges, config.requests) {
+                    odd if odd.is_empty() => return Ok(measured(first, closed, burst.ended)),
+                    odd => Discard::OneOffs(odd),
+                },
             },
         };
         // Plans are not fetched yet: they do not decide validity.
@@ -89,12 +100,31 @@ pub async fn measure(
                 Discard::Plans(changes) => {
                     steady::with_plan_warning(base, changes, edges, config.retries)
                 }
+                Discard::OneOffs(odd) => {
+                    odd_windows.push(odd.clone());
+                    with_one_offs(base, &odd_windows, config)
+                }
             };
             return Ok(measured(report(notes), closed, burst.ended));
         }
         let reason = match &discard {
             Discard::Churn(churned) => churn::discard_reason(*churned),
             Discard::Plans(changes) => steady::discard_reason(changes),
+            Discard::OneOffs(odd) => format!(
+                "a few requests did what the others did not: {}",
+                one_off::describe(odd, config.requests)
+            ),
+        };
+        // After a one-off, the next warm-up compares more slices before it trusts them.
+        let min_slices = match discard {
+            Discard::OneOffs(odd) => {
+                odd_windows.push(odd);
+                steady::MIN_SLICES_AFTER_ONE_OFF
+            }
+            _ => {
+                odd_windows.clear();
+                1
+            }
         };
         base.windows.discarded += 1;
         base.windows.reasons.push(reason.clone());
@@ -105,11 +135,72 @@ pub async fn measure(
             ));
         }
         let meters = &*meter;
-        base.warmed = steady::warm_up(meters, config, endpoint.driver, progress, stop).await?;
+        let driver = endpoint.driver;
+        base.warmed = steady::warm_up(meters, config, driver, progress, stop, min_slices).await?;
         opened = meter
             .boundary((false, true, false), progress, stop, Instant::now())
             .await?;
     }
+}
+
+/// The window's one-offs, when they can be told: not when other traffic shares its
+/// counters (other backends seen, or a background subtracted with `--control`), nor when
+/// the report is not valid anyway.
+fn one_offs(
+    meter: &Meters,
+    window: &Window,
+    (opened, closed): (&Boundaries, &Boundaries),
+    requests: u64,
+) -> Vec<OddEvents> {
+    let quiet = window.context.background.as_ref().is_none_or(|b| {
+        b.options.control.is_none() && b.other_backends.is_empty() && b.other_roles.is_empty()
+    });
+    let valid = window.context.invalid_reasons.is_empty() && window.delta.invalid_reasons.is_empty();
+    if !quiet || !valid || window.load.sent != requests {
+        return Vec::new();
+    }
+    let mut odd = one_off::odd_events(&window.delta, requests);
+    if let (Some(opened), Some(closed)) = (opened.first(), closed.first()) {
+        odd.extend(meter.first().odd_catalog_scans(opened, closed, requests));
+    }
+    odd
+}
+
+/// `notes` once the last window had one-offs and is kept: when every window within
+/// `--retries` had them, in the same counters, they are the app's own rare work, kept in
+/// the figures with a note; when the windows disagree, the figures cannot be trusted. Not
+/// retried for another reason (an invalid report, Ctrl-C): that reason stands.
+fn with_one_offs(mut notes: Notes, windows: &[Vec<OddEvents>], config: &AuditConfig) -> Notes {
+    let Some(last) = windows.last() else {
+        return notes;
+    };
+    if notes.windows.discarded < config.retries {
+        return notes;
+    }
+    let requests = config.requests;
+    let rows = one_off::rows_per_request(last, requests);
+    if one_off::apps_own(windows) {
+        notes.warnings.push(Note::RareEvents {
+            windows: windows.len() as u32,
+            requests,
+            rows_read_per_request: rows,
+            events: last.clone(),
+        });
+        return notes;
+    }
+    notes.invalid_reasons.push(format!(
+        "a few requests did what the others did not, in every window within --retries {} \
+         ({}){}: a plan switch, a cache refill or a backend that was not warm, most likely \
+         on a busy machine; measure again when the machine is quieter, or raise --retries \
+         and --warmup",
+        config.retries,
+        one_off::describe(last, requests),
+        match rows > 0.0 {
+            true => format!("; rows read include {rows:.3} per request from them"),
+            false => String::new(),
+        }
+    ));
+    notes
 }
 
 fn measured(window: Window, closed: Boundaries, quiet_since: Instant) -> Measured {

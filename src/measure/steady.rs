@@ -1,11 +1,13 @@
 //! The warm-up that goes on to a steady state, and plan changes inside a window. After the
 //! `--warmup` floor, slices of requests are sent until two in a row agree on every
-//! statement's rows and blocks per call (`cost::steady`) and the app's connections have
-//! each had the executions a prepared statement needs to go generic; a capped wait, shown.
+//! statement's rows and blocks per call (`cost::steady`), the app's connections have each
+//! had the executions a prepared statement needs to go generic, and no app connection
+//! opened during the last slice; at least one slice past the floor is always compared, so
+//! that "steady" always rests on a comparison. A capped wait, shown.
 //! During the burst, pg_stat_statements is read once half the requests are done, so the
 //! two halves of the window can be compared.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,18 +30,23 @@ const MAX_SLICES: u32 = 20;
 const MAX_WARMUP: Duration = Duration::from_secs(60);
 /// The fewest requests in one slice.
 const MIN_SLICE: u64 = 20;
+/// Slices past the floor the warm-up compares before it trusts a steady state after a
+/// window with one-offs was discarded (one otherwise).
+pub const MIN_SLICES_AFTER_ONE_OFF: u32 = 3;
 
 type Statements = BTreeMap<StatementKey, StatementStats>;
 
 /// Warms the endpoint up: the `--warmup` floor, sent in two halves compared as the first
-/// two slices, then more slices until a steady state (see the module). `None` when no
-/// slice can be compared: a floor under 2 requests, or no pg_stat_statements.
+/// two slices, then at least `min_slices` more until a steady state (see the module).
+/// `None` when no slice can be compared: a floor under 2 requests, or no
+/// pg_stat_statements.
 pub async fn warm_up(
     meters: &Meters,
     config: &AuditConfig,
     driver: &Arc<Driver>,
     progress: &Progress,
     stop: &Arc<AtomicBool>,
+    min_slices: u32,
 ) -> Result<Option<Warmed>> {
     let started = Instant::now();
     let meter = meters.first();
@@ -59,14 +66,20 @@ pub async fn warm_up(
         steady: false,
         seconds: 0.0,
         connections: None,
+        pids: BTreeSet::new(),
     };
     loop {
-        let connections = app_connections(meter).await?;
+        let pids = meter.source.app_pids(&meter.watch.others).await?;
+        let connections = pids.len() as u64;
+        // A connection that opened during the last slice has not had its executions yet.
+        let same_connections = warmed.slices == 0 || pids.is_subset(&warmed.pids);
         warmed.connections = Some(connections);
+        warmed.pids = pids;
         // An endpoint that runs no statement has no plan to settle on any connection.
         let quiet = previous.is_empty() && slice.is_empty();
         let reached = quiet || warmed.requests >= steady::requests_to_reach(connections);
-        if reached && steady::steady(&previous, &slice) {
+        let compared = warmed.slices >= min_slices.max(1) && same_connections;
+        if compared && reached && steady::steady(&previous, &slice) {
             warmed.steady = true;
             break;
         }
@@ -127,11 +140,6 @@ async fn floor_in_halves(
 /// execution past the custom plans, were the requests spread evenly.
 fn slice_size(concurrency: u32, connections: u64) -> u64 {
     steady::requests_to_reach(connections.max(u64::from(concurrency))).max(MIN_SLICE)
-}
-
-async fn app_connections(meter: &Meter) -> Result<u64> {
-    let pids = meter.source.app_pids(&meter.watch.others).await?;
-    Ok(pids.len() as u64)
 }
 
 /// pg_stat_statements once `bar` has counted `half` requests, read while the burst goes

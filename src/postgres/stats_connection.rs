@@ -13,6 +13,7 @@ use tokio_postgres::Client;
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::nodes::Traffic;
 use crate::cost::notes::Note;
+use crate::cost::one_off::CatalogRead;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
@@ -62,6 +63,8 @@ pub struct StatsConnection {
     texts: BTreeMap<StatementKey, String>,
     /// The connection to the target that reads `pg_stat_user_tables` (admin mode, PG 15+).
     table_reader: Option<TableReader>,
+    /// The catalog scans read with the tables at the last boundary, until taken.
+    catalog: Option<CatalogRead>,
 }
 
 /// A connection to the target kept for reading `pg_stat_user_tables` at every boundary. It
@@ -70,6 +73,8 @@ pub struct StatsConnection {
 struct TableReader {
     client: Client,
     pid: i32,
+    /// The system catalog relations' names, read when it connected.
+    catalog_names: BTreeMap<u32, String>,
 }
 
 /// Opens the reading connection: to the admin database when it can serve, else to the
@@ -180,6 +185,7 @@ impl StatsConnection {
             admin_db: admin_db.to_string(),
             texts: BTreeMap::new(),
             table_reader: None,
+            catalog: None,
         })
     }
 
@@ -351,14 +357,38 @@ impl StatsConnection {
         {
             let client = views::connect(&self.target).await?;
             let pid = views::backend_pid(&client).await?;
-            self.table_reader = Some(TableReader { client, pid });
+            let catalog_names = views::read_catalog_names(&client).await?;
+            // Its first read caches what it needs: later reads touch no catalog at all.
+            views::read_catalog_scans(&client).await?;
+            self.table_reader = Some(TableReader {
+                client,
+                pid,
+                catalog_names,
+            });
         }
         let reader = &self.table_reader.as_ref().expect("opened above").client;
+        // Closes the window before: the app's catalog scans since the last boundary.
+        let closes = views::read_catalog_scans(reader).await?;
         let tables = views::read_tables(reader).await?;
         // Everything this backend did, its connection included, is published before the
-        // window opens.
+        // window opens...
         views::flush_own_counters_now(reader).await?;
+        // ...so the catalog scans that open the next window include this boundary's own.
+        let opens = views::read_catalog_scans(reader).await?;
+        views::flush_own_counters_now(reader).await?;
+        self.catalog = Some(CatalogRead { closes, opens });
         Ok(tables)
+    }
+
+    /// The catalog scans read with the tables at the last boundary (PG 15+, admin mode),
+    /// taken: `None` where they are not read.
+    pub fn take_catalog(&mut self) -> Option<CatalogRead> {
+        self.catalog.take()
+    }
+
+    /// The system catalog relations' names, by oid, once the tables have been read.
+    pub fn catalog_names(&self) -> Option<&BTreeMap<u32, String>> {
+        self.table_reader.as_ref().map(|r| &r.catalog_names)
     }
 
     async fn tables_over_short_connection(&mut self) -> Result<BTreeMap<String, TableStats>> {

@@ -29,6 +29,8 @@ const SQL_STATEMENT_TEXTS: &str = include_str!("../../sql/statement_texts.sql");
 const SQL_STATEMENT_TEXTS_V1_7: &str = include_str!("../../sql/statement_texts_v1_7.sql");
 const SQL_STATEMENTS_INFO: &str = include_str!("../../sql/statements_info.sql");
 const SQL_TABLES: &str = include_str!("../../sql/tables.sql");
+const SQL_CATALOG_SCANS: &str = include_str!("../../sql/catalog_scans.sql");
+const SQL_CATALOG_NAMES: &str = include_str!("../../sql/catalog_names.sql");
 const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
 const SQL_FORCE_FLUSH: &str = include_str!("../../sql/force_flush.sql");
 const SQL_BACKEND_PID: &str = include_str!("../../sql/backend_pid.sql");
@@ -377,6 +379,31 @@ pub async fn read_tables(client: &Client) -> Result<BTreeMap<String, TableStats>
             };
             (name, stats)
         })
+        .collect())
+}
+
+/// The scans of each system catalog relation of the connected database that has any, by
+/// oid (`sql/catalog_scans.sql`).
+pub async fn read_catalog_scans(client: &Client) -> Result<BTreeMap<u32, i64>> {
+    let rows = client
+        .query(SQL_CATALOG_SCANS, &[])
+        .await
+        .map_err(|e| query_error("pg_stat_get_numscans() of the system catalogs", e))?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.get::<_, i32>("oid") as u32, row.get::<_, i64>("scans")))
+        .collect())
+}
+
+/// The names of the system catalog relations, by oid (`sql/catalog_names.sql`).
+pub async fn read_catalog_names(client: &Client) -> Result<BTreeMap<u32, String>> {
+    let rows = client
+        .query(SQL_CATALOG_NAMES, &[])
+        .await
+        .map_err(|e| query_error("pg_class", e))?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.get::<_, i32>("oid") as u32, row.get::<_, String>("name")))
         .collect())
 }
 
