@@ -155,25 +155,25 @@ pub fn judge_audit(report: &Value, truth: &Truth) -> Outcome {
 }
 
 /// How a report's window was reached and measured, for the reader of a wrong figure: the
-/// warm-up, the burst, the closing settle, windows discarded, and the notes' codes.
+/// warm-up, the settle waits around the burst, windows discarded, and the notes' codes.
 fn how_measured(report: &Value) -> String {
-    let load = &report["load"];
+    let seconds = |v: &Value| v.as_f64().map_or("?".into(), |s| format!("{s:.1} s"));
+    let (load, settle) = (&report["load"], &report["settle"]);
     let warmup = &load["warmup_done"];
     let codes: Vec<&str> = (report["notes"].as_array().into_iter().flatten())
         .filter_map(|n| n["code"].as_str())
         .collect();
     format!(
-        "warm-up {} requests in {:.1} s ({} slices, steady {}), burst {:.1} s at c={}, \
-         closing settle {:.1} s, {} window(s) discarded, notes {codes:?}",
+        "warm-up {} requests in {} ({} slices, steady {}), opening settle {}, burst {} at \
+         c={}, closing settle {}, {} window(s) discarded, notes {codes:?}",
         warmup["requests"],
-        warmup["seconds"].as_f64().unwrap_or(f64::NAN),
+        seconds(&warmup["seconds"]),
         warmup["slices"],
         warmup["steady"],
-        load["wall_seconds"].as_f64().unwrap_or(f64::NAN),
+        seconds(&settle["before_seconds"]),
+        seconds(&load["wall_seconds"]),
         load["concurrency"],
-        report["settle"]["after_seconds"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
+        seconds(&settle["after_seconds"]),
         report["windows"]["discarded"],
     )
 }
