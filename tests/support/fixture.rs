@@ -21,6 +21,7 @@ pub mod pgbouncer;
 pub mod php_like;
 pub mod plan_joins;
 pub mod plan_switch;
+pub mod rails_like;
 pub mod replica;
 pub mod scale;
 pub mod survey;
@@ -187,6 +188,15 @@ async fn perms_exists(State(app): State<App>) -> Reply {
 /// N+1: list the ids of `small`, then fetch each label by id.
 async fn n_plus_one(State(app): State<App>) -> Reply {
     let client = app.pool.get().await.map_err(fail)?;
+    Ok(labels_one_by_one(&client).await?.to_string())
+}
+
+/// The N+1 of `/n-plus-one` on `client`: `SELECT id FROM small` (a sequential scan of its
+/// [`SMALL`](super::SMALL) rows), then one `SELECT label FROM small WHERE id = $1` per id
+/// (no index: each scans every row). Returns the labels fetched.
+async fn labels_one_by_one(
+    client: &deadpool_postgres::Client,
+) -> Result<usize, (StatusCode, String)> {
     let list = client
         .prepare_cached("SELECT id FROM small")
         .await
@@ -206,7 +216,7 @@ async fn n_plus_one(State(app): State<App>) -> Reply {
                 .get::<_, String>(0),
         );
     }
-    Ok(labels.len().to_string())
+    Ok(labels.len())
 }
 
 /// A page whose statements change between versions, for the statement diff of
@@ -334,6 +344,7 @@ impl Fixture {
             .merge(php_like::routes())
             .merge(replica::routes())
             .merge(plan_switch::routes())
+            .merge(rails_like::routes())
             .merge(plan_joins::routes())
             .merge(scale::routes())
             .merge(survey::routes())
