@@ -559,7 +559,8 @@ fn churn_message(note: &Note) -> Option<String> {
              figures{}",
             crate::cost::one_off::describe(events, *requests),
             match *rows_read_per_request > 0.0 {
-                true => format!(" (rows read include {rows_read_per_request:.3} per request from it)"),
+                true =>
+                    format!(" (rows read include {rows_read_per_request:.3} per request from it)"),
                 false => String::new(),
             }
         ),

@@ -129,10 +129,20 @@ pub fn odd_events(window: &WindowDelta, requests: u64) -> Vec<OddEvents> {
         push(EventKind::RowsDeleted, &table.name, c.n_tup_del, 0);
     }
     for statement in &window.statements {
-        push(EventKind::Calls, &one_line(&statement.query, 80), statement.calls, 0);
+        push(
+            EventKind::Calls,
+            &one_line(&statement.query, 80),
+            statement.calls,
+            0,
+        );
     }
     let db = &window.database;
-    push(EventKind::Transactions, "", db.xact_commit + db.xact_rollback, 0);
+    push(
+        EventKind::Transactions,
+        "",
+        db.xact_commit + db.xact_rollback,
+        0,
+    );
     for odd in &mut out {
         if !matches!(odd.kind, EventKind::SeqScan | EventKind::IdxScan) {
             odd.rows = None;
@@ -232,7 +242,11 @@ mod tests {
         assert_eq!(remainder(399, 200), Some((2, -1)));
         assert_eq!(remainder(420, 200), Some((2, 20)), "10% is still rare");
         assert_eq!(remainder(421, 200), None);
-        assert_eq!(remainder(126, 200), None, "a cache refilled in 63% of requests");
+        assert_eq!(
+            remainder(126, 200),
+            None,
+            "a cache refilled in 63% of requests"
+        );
         assert_eq!(remainder(500, 200), None, "2.5 per request: half and half");
         assert_eq!(remainder(1, 5), Some((0, 1)), "one event in few requests");
         assert_eq!(remainder(3, 0), None);
@@ -340,7 +354,10 @@ mod tests {
         assert!(!apps_own(&[switch.clone(), touch(1)]));
         assert!(!apps_own(&[touch(1), switch.clone(), touch(1)]));
         let both = [touch(1), switch].concat();
-        assert!(!apps_own(&[both, touch(1)]), "an extra counter in one window");
+        assert!(
+            !apps_own(&[both, touch(1)]),
+            "an extra counter in one window"
+        );
     }
 
     #[test]

@@ -385,7 +385,11 @@ impl Meter {
         closed: &Boundary,
         requests: u64,
     ) -> Vec<OddEvents> {
-        match (&opened.catalog, &closed.catalog, self.source.catalog_names()) {
+        match (
+            &opened.catalog,
+            &closed.catalog,
+            self.source.catalog_names(),
+        ) {
             (Some(opened), Some(closed), Some(names)) => {
                 one_off::odd_catalog_scans(opened, closed, names, requests)
             }

@@ -155,7 +155,8 @@ fn one_offs(
     let quiet = window.context.background.as_ref().is_none_or(|b| {
         b.options.control.is_none() && b.other_backends.is_empty() && b.other_roles.is_empty()
     });
-    let valid = window.context.invalid_reasons.is_empty() && window.delta.invalid_reasons.is_empty();
+    let valid =
+        window.context.invalid_reasons.is_empty() && window.delta.invalid_reasons.is_empty();
     if !quiet || !valid || window.load.sent != requests {
         return Vec::new();
     }

@@ -403,7 +403,12 @@ pub async fn read_catalog_names(client: &Client) -> Result<BTreeMap<u32, String>
         .map_err(|e| query_error("pg_class", e))?;
     Ok(rows
         .into_iter()
-        .map(|row| (row.get::<_, i32>("oid") as u32, row.get::<_, String>("name")))
+        .map(|row| {
+            (
+                row.get::<_, i32>("oid") as u32,
+                row.get::<_, String>("name"),
+            )
+        })
         .collect())
 }
 
