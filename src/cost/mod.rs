@@ -23,6 +23,7 @@ pub mod findings;
 pub mod load;
 pub mod nodes;
 pub mod notes;
+pub mod odd_events;
 pub mod one_off;
 pub mod pgbouncer;
 pub mod plan;

@@ -173,15 +173,9 @@ pub enum Note {
         background_per_second: f64,
     },
     /// Events that only some requests had (a remainder of a few events over the requests,
-    /// `cost::one_off`) came back the same in consecutive windows: the app's own rare
-    /// work, kept in the figures.
-    RareEvents {
-        windows: u32,
-        requests: u64,
-        events: Vec<crate::cost::one_off::OddEvents>,
-        /// Rows the odd scans read, per request, where known.
-        rows_read_per_request: f64,
-    },
+    /// `cost::one_off`) came back in the same counters in the last two windows: the app's
+    /// own rare work, kept in the figures.
+    RareEvents(crate::cost::odd_events::RareWork),
 }
 
 /// Every code, once: docs/json.md lists them all.
@@ -273,7 +267,7 @@ impl Note {
             WarmupNotSteady { .. } => 34,
             PlanChanged { .. } => 35,
             BurstSized { .. } => 36,
-            RareEvents { .. } => 37,
+            RareEvents(_) => 37,
         }
     }
 
@@ -548,22 +542,7 @@ fn churn_message(note: &Note) -> Option<String> {
             "{discarded} window(s) discarded and measured again: {}",
             reasons.join("; ")
         ),
-        Note::RareEvents {
-            windows,
-            requests,
-            events,
-            rows_read_per_request,
-        } => format!(
-            "in each of {windows} windows, some requests did what the others did not ({}); \
-             the same both times, so it is taken as the app's own rare work and kept in the \
-             figures{}",
-            crate::cost::one_off::describe(events, *requests),
-            match *rows_read_per_request > 0.0 {
-                true =>
-                    format!(" (rows read include {rows_read_per_request:.3} per request from it)"),
-                false => String::new(),
-            }
-        ),
+        Note::RareEvents(work) => work.message(),
         Note::WarmupNotSteady { requests, seconds } => format!(
             "the warm-up stopped at its cap ({requests} requests, {seconds:.0} s) before two \
              slices agreed on every statement's rows and blocks per call: plans or caches may \

@@ -14,86 +14,16 @@
 //! one-offs again, and reads a remainder that comes back the same as the app's.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::{Deserialize, Serialize};
+pub use crate::cost::odd_events::{EventKind, OddEvents, RareWork, Spread, describe};
 
 use crate::cost::delta::{WindowDelta, per_request};
+use crate::cost::figures::Figures;
 use crate::cost::text::one_line;
 
 /// A remainder of at most this share of the requests (and at least one event) is rare
 /// enough to be a one-off; more is the app's own mix of requests.
 pub const RARE_SHARE: f64 = 0.1;
-
-/// Which counter moved.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// A table's sequential scans (`seq_scan`).
-    SeqScan,
-    /// A table's index scans (`idx_scan`).
-    IdxScan,
-    /// Rows a table had inserted, updated or deleted.
-    RowsInserted,
-    RowsUpdated,
-    RowsDeleted,
-    /// A statement's calls.
-    Calls,
-    /// The database's transactions (`xact_commit + xact_rollback`).
-    Transactions,
-    /// Scans of a system catalog or catalog index.
-    CatalogScans,
-}
-
-impl EventKind {
-    fn noun(&self) -> &'static str {
-        match self {
-            EventKind::SeqScan => "sequential scan(s)",
-            EventKind::IdxScan => "index scan(s)",
-            EventKind::RowsInserted => "row(s) inserted",
-            EventKind::RowsUpdated => "row(s) updated",
-            EventKind::RowsDeleted => "row(s) deleted",
-            EventKind::Calls => "call(s)",
-            EventKind::Transactions => "transaction(s)",
-            EventKind::CatalogScans => "catalog scan(s)",
-        }
-    }
-}
-
-/// Events of one counter beyond (or short of) a whole number per request.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct OddEvents {
-    pub kind: EventKind,
-    /// The table (`schema.table`) or the statement's text; empty for transactions.
-    pub of: String,
-    /// The whole number per request that the other requests show.
-    pub whole_per_request: i64,
-    /// Events beyond that (positive) or short of it (negative), over the window.
-    pub events: i64,
-    /// The rows the odd scans read, when the other requests do not scan the table that
-    /// way at all (so every such scan in the window is an odd one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<i64>,
-}
-
-impl fmt::Display for OddEvents {
-    /// `1 sequential scan(s) of public.grants more than 0 per request (863 rows)`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (count, side) = match self.events > 0 {
-            true => (self.events, "more"),
-            false => (-self.events, "fewer"),
-        };
-        write!(f, "{count} {}", self.kind.noun())?;
-        if !self.of.is_empty() {
-            write!(f, " of {}", self.of)?;
-        }
-        write!(f, " {side} than {} per request", self.whole_per_request)?;
-        match self.rows {
-            Some(rows) => write!(f, " ({rows} rows)"),
-            None => Ok(()),
-        }
-    }
-}
 
 /// The whole number per request and the remainder of `total` over `requests`, when the
 /// remainder is rare (see [`RARE_SHARE`]); `None` for an exact multiple or a mix.
@@ -194,13 +124,35 @@ pub fn odd_catalog_scans(
     out
 }
 
-/// True when the one-offs of every window measured within `--retries` (each had some) are
-/// the app's own rare work: two windows or more, each with events in the same counters. A
-/// plan switch or a cache loaded once does not come back in every window.
+/// True when the one-offs of the windows measured within `--retries` (each had some) are
+/// the app's own rare work: the last two windows had events in the same counters. A plan
+/// switch or a cache loaded once does not come back in the next window; an earlier window
+/// may hold such a one-off beside the rare work (the rare path's first run, cold).
 pub fn apps_own(windows: &[Vec<OddEvents>]) -> bool {
-    match windows.last() {
-        Some(last) => windows.len() >= 2 && windows.iter().all(|w| same_counters(w, last)),
-        None => false,
+    match windows {
+        [.., before, last] => same_counters(before, last),
+        _ => false,
+    }
+}
+
+/// How far apart the windows' figures were: half the range of each over `windows`.
+pub fn spread(windows: &[Figures]) -> Spread {
+    let half = |values: Vec<f64>| {
+        let max = values.iter().copied().fold(f64::MIN, f64::max);
+        let min = values.iter().copied().fold(f64::MAX, f64::min);
+        if values.is_empty() {
+            0.0
+        } else {
+            (max - min) / 2.0
+        }
+    };
+    let all =
+        |f: fn(&Figures) -> Option<f64>| -> Option<Vec<f64>> { windows.iter().map(f).collect() };
+    Spread {
+        transactions: half(windows.iter().map(|f| f.transactions).collect()),
+        statements: all(|f| f.statements).map(half),
+        rows_read: half(windows.iter().map(|f| f.rows_read).collect()),
+        rows_returned: all(|f| f.rows_returned).map(half),
     }
 }
 
@@ -214,12 +166,6 @@ pub fn same_counters(a: &[OddEvents], b: &[OddEvents]) -> bool {
         keys
     };
     counters(a) == counters(b)
-}
-
-/// The one-offs as one line: `1 sequential scan(s) of ... ; 1 index scan(s) of ...`.
-pub fn describe(odd: &[OddEvents], requests: u64) -> String {
-    let list: Vec<String> = odd.iter().map(ToString::to_string).collect();
-    format!("{} in {requests} requests", list.join("; "))
 }
 
 /// Rows the odd scans read per request, where known: the part of the rows read figure that
@@ -358,6 +304,23 @@ mod tests {
             !apps_own(&[both, touch(1)]),
             "an extra counter in one window"
         );
+    }
+
+    #[test]
+    fn the_spread_is_half_the_range_of_each_figure() {
+        let f = |transactions: f64, rows_read: f64| Figures {
+            transactions,
+            statements: Some(transactions),
+            rows_read,
+            rows_returned: None,
+            ..Figures::default()
+        };
+        let apart = spread(&[f(1.02, 50.2), f(1.03, 50.31), f(1.02, 50.2)]);
+        assert!((apart.transactions - 0.005).abs() < 1e-12, "{apart:?}");
+        assert!((apart.rows_read - 0.055).abs() < 1e-9, "{apart:?}");
+        assert_eq!(apart.rows_returned, None);
+        assert!(!apart.is_zero());
+        assert!(spread(&[f(1.02, 50.2), f(1.02, 50.2)]).is_zero());
     }
 
     #[test]

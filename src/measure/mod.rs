@@ -315,6 +315,28 @@ fn sized_bursts(
     sized
 }
 
+/// Warms an endpoint up again, right before its window, because `cold` app connections
+/// opened since its warm-up, which have not run its statements; then opens the window.
+async fn warm_again(
+    meter: &mut Meters,
+    (config, driver): (&AuditConfig, &Arc<Driver>),
+    cold: usize,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Option<crate::cost::steady::Warmed>, Boundaries)> {
+    if !config.quiet {
+        progress.status(&format!(
+            "{cold} app connection(s) opened since the warm-up of {}: warming it up again",
+            auth::redact::url(&config.request.url)
+        ));
+    }
+    let warmed = steady::warm_up(meter, config, driver, progress, stop, 1).await?;
+    let opened = meter
+        .boundary((false, true, false), progress, stop, Instant::now())
+        .await?;
+    Ok((warmed, opened))
+}
+
 /// How many app connections the window `opened` opens on that were not there when the
 /// endpoint's warm-up ended, when there are any: a backend born after the warm-up is not
 /// warm (its plans, its caches of the catalog).
@@ -381,19 +403,8 @@ async fn sequence(
     for (i, (((config, driver), unauthenticated), mut notes)) in endpoints.enumerate() {
         before_burst(i);
         if let Some(cold) = cold_connections(&opened, &notes) {
-            // Warmed before the windows of the endpoints before it: the app has opened
-            // connections since, which have not run this endpoint's statements.
-            if !config.quiet {
-                progress.status(&format!(
-                    "{cold} app connection(s) opened since the warm-up of {}: warming it up \
-                     again",
-                    auth::redact::url(&config.request.url)
-                ));
-            }
-            notes.warmed = steady::warm_up(&meter, config, driver, progress, stop, 1).await?;
-            opened = meter
-                .boundary((false, true, false), progress, stop, Instant::now())
-                .await?;
+            let endpoint = (config, driver);
+            (notes.warmed, opened) = warm_again(&mut meter, endpoint, cold, progress, stop).await?;
         }
         let endpoint = retry::Endpoint {
             config,

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, ChurnVerdict};
+use crate::cost::figures::Figures;
 use crate::cost::notes::Note;
 use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
@@ -17,7 +18,7 @@ use crate::cost::report::Report;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::steady;
-use crate::measure::{Boundaries, Meters, Notes, Window};
+use crate::measure::{Boundaries, Burst, Meters, Notes, Window};
 use crate::progress::Progress;
 
 /// One endpoint of a sequence, ready for its burst.
@@ -65,7 +66,7 @@ pub async fn measure(
     let mut base = endpoint.notes.clone();
     // The one-offs of each window so far, while every window had some: the app's own rare
     // work shows in every window, in the same counters; a one-off does not.
-    let mut odd_windows: Vec<Vec<OddEvents>> = Vec::new();
+    let mut odd_windows: Vec<(Vec<OddEvents>, Figures)> = Vec::new();
     loop {
         let burst = meter.burst(config, endpoint.driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
@@ -78,16 +79,8 @@ pub async fn measure(
             meter.measured(config, edges, &burst, interrupted, unauthenticated, notes)
         };
         let first = report(base.clone());
-        let discard = match churn::judge(meter.churn(&opened, &closed), config.requests) {
-            ChurnVerdict::Churned(churned) => Discard::Churn(churned),
-            ChurnVerdict::ConnectionPerRequest => return Ok(measured(first, closed, burst.ended)),
-            ChurnVerdict::Clean => match steady::plan_changes(&opened, &burst, &closed) {
-                changes if !changes.is_empty() => Discard::Plans(changes),
-                _ => match one_offs(meter, &first, edges, config.requests) {
-                    odd if odd.is_empty() => return Ok(measured(first, closed, burst.ended)),
-                    odd => Discard::OneOffs(odd),
-                },
-            },
+        let Some(discard) = discard_of(meter, config, (&opened, &burst, &closed), &first) else {
+            return Ok(measured(first, closed, burst.ended));
         };
         // Plans are not fetched yet: they do not decide validity.
         let retry = first.report(&Plans::default()).valid
@@ -101,24 +94,17 @@ pub async fn measure(
                     steady::with_plan_warning(base, changes, edges, config.retries)
                 }
                 Discard::OneOffs(odd) => {
-                    odd_windows.push(odd.clone());
+                    odd_windows.push((odd.clone(), figures(&first)));
                     with_one_offs(base, &odd_windows, config)
                 }
             };
             return Ok(measured(report(notes), closed, burst.ended));
         }
-        let reason = match &discard {
-            Discard::Churn(churned) => churn::discard_reason(*churned),
-            Discard::Plans(changes) => steady::discard_reason(changes),
-            Discard::OneOffs(odd) => format!(
-                "a few requests did what the others did not: {}",
-                one_off::describe(odd, config.requests)
-            ),
-        };
+        let reason = discard.reason(config.requests);
         // After a one-off, the next warm-up compares more slices before it trusts them.
         let min_slices = match discard {
             Discard::OneOffs(odd) => {
-                odd_windows.push(odd);
+                odd_windows.push((odd, figures(&first)));
                 steady::MIN_SLICES_AFTER_ONE_OFF
             }
             _ => {
@@ -167,12 +153,16 @@ fn one_offs(
     odd
 }
 
-/// `notes` once the last window had one-offs and is kept: when every window within
-/// `--retries` had them, in the same counters, they are the app's own rare work, kept in
-/// the figures with a note; when the windows disagree, the figures cannot be trusted. Not
+/// `notes` once the last window had one-offs and is kept: when the last two windows had
+/// them in the same counters, they are the app's own rare work, kept in the figures with a
+/// note (the spread is theirs); when they disagree, the figures cannot be trusted. Not
 /// retried for another reason (an invalid report, Ctrl-C): that reason stands.
-fn with_one_offs(mut notes: Notes, windows: &[Vec<OddEvents>], config: &AuditConfig) -> Notes {
-    let Some(last) = windows.last() else {
+fn with_one_offs(
+    mut notes: Notes,
+    windows: &[(Vec<OddEvents>, Figures)],
+    config: &AuditConfig,
+) -> Notes {
+    let Some((last, _)) = windows.last() else {
         return notes;
     };
     if notes.windows.discarded < config.retries {
@@ -180,13 +170,16 @@ fn with_one_offs(mut notes: Notes, windows: &[Vec<OddEvents>], config: &AuditCon
     }
     let requests = config.requests;
     let rows = one_off::rows_per_request(last, requests);
-    if one_off::apps_own(windows) {
-        notes.warnings.push(Note::RareEvents {
+    let odd: Vec<Vec<OddEvents>> = windows.iter().map(|(odd, _)| odd.clone()).collect();
+    if one_off::apps_own(&odd) {
+        let figures: Vec<Figures> = windows.iter().rev().take(2).map(|(_, f)| *f).collect();
+        notes.warnings.push(Note::RareEvents(one_off::RareWork {
             windows: windows.len() as u32,
             requests,
             rows_read_per_request: rows,
             events: last.clone(),
-        });
+            spread: one_off::spread(&figures),
+        }));
         return notes;
     }
     notes.invalid_reasons.push(format!(
@@ -202,6 +195,47 @@ fn with_one_offs(mut notes: Notes, windows: &[Vec<OddEvents>], config: &AuditCon
         }
     ));
     notes
+}
+
+/// The headline figures of a window's report, before plans.
+fn figures(window: &Window) -> Figures {
+    Figures::of(&window.report(&Plans::default()))
+}
+
+/// Why the window between `opened` and `closed` must be measured again, if it must: churn
+/// (but not a connection per request, the endpoint's own cost), a plan change between the
+/// burst's halves, or one-offs.
+fn discard_of(
+    meter: &Meters,
+    config: &AuditConfig,
+    (opened, burst, closed): (&Boundaries, &Burst, &Boundaries),
+    window: &Window,
+) -> Option<Discard> {
+    match churn::judge(meter.churn(opened, closed), config.requests) {
+        ChurnVerdict::Churned(churned) => Some(Discard::Churn(churned)),
+        ChurnVerdict::ConnectionPerRequest => None,
+        ChurnVerdict::Clean => match steady::plan_changes(opened, burst, closed) {
+            changes if !changes.is_empty() => Some(Discard::Plans(changes)),
+            _ => match one_offs(meter, window, (opened, closed), config.requests) {
+                odd if odd.is_empty() => None,
+                odd => Some(Discard::OneOffs(odd)),
+            },
+        },
+    }
+}
+
+impl Discard {
+    /// Why the window was measured again, for the report.
+    fn reason(&self, requests: u64) -> String {
+        match self {
+            Discard::Churn(churned) => churn::discard_reason(*churned),
+            Discard::Plans(changes) => steady::discard_reason(changes),
+            Discard::OneOffs(odd) => format!(
+                "a few requests did what the others did not: {}",
+                one_off::describe(odd, requests)
+            ),
+        }
+    }
 }
 
 fn measured(window: Window, closed: Boundaries, quiet_since: Instant) -> Measured {

@@ -22,6 +22,7 @@ pub mod php_like;
 pub mod plan_joins;
 pub mod plan_switch;
 pub mod rails_like;
+pub mod rare;
 pub mod replica;
 pub mod scale;
 pub mod survey;
@@ -345,6 +346,7 @@ impl Fixture {
             .merge(replica::routes())
             .merge(plan_switch::routes())
             .merge(rails_like::routes())
+            .merge(rare::routes())
             .merge(plan_joins::routes())
             .merge(scale::routes())
             .merge(survey::routes())

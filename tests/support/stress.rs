@@ -147,10 +147,25 @@ pub fn judge_audit(report: &Value, truth: &Truth) -> Outcome {
                 .map(|(key, value)| format!("{key} {} (truth {value})", p[*key]))
                 .collect();
             match off.is_empty() {
-                true => Outcome::Right(String::new()),
+                true => Outcome::Right(measured_again(report)),
                 false => Outcome::Wrong(format!("{}; {}", off.join(", "), how_measured(report))),
             }
         }
+    }
+}
+
+/// Why the right window was measured more than once, if it was: empty when the first
+/// window was kept.
+fn measured_again(report: &Value) -> String {
+    let reasons: Vec<&str> = (report["windows"]["reasons"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .filter_map(Value::as_str)
+    .collect();
+    match reasons.is_empty() {
+        true => String::new(),
+        false => format!("measured again after: {}", reasons.join(" | ")),
     }
 }
 

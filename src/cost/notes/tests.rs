@@ -140,18 +140,19 @@ fn one_of_each() -> Vec<Note> {
             sent: 527,
             background_per_second: 14.8,
         },
-        Note::RareEvents {
+        Note::RareEvents(crate::cost::odd_events::RareWork {
             windows: 2,
             requests: 40,
-            events: vec![crate::cost::one_off::OddEvents {
-                kind: crate::cost::one_off::EventKind::RowsUpdated,
+            events: vec![crate::cost::odd_events::OddEvents {
+                kind: crate::cost::odd_events::EventKind::RowsUpdated,
                 of: "public.api_keys".into(),
                 whole_per_request: 0,
                 events: 1,
                 rows: None,
             }],
             rows_read_per_request: 0.0,
-        },
+            spread: Default::default(),
+        }),
     ]
 }
 

@@ -1,0 +1,148 @@
+//! The one-offs of a window as plain data, for the notes and the views to name: which
+//! counter moved, by how many events beyond a whole number per request, and how far apart
+//! the windows were. `cost::one_off` finds them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Which counter moved.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A table's sequential scans (`seq_scan`).
+    SeqScan,
+    /// A table's index scans (`idx_scan`).
+    IdxScan,
+    /// Rows a table had inserted, updated or deleted.
+    RowsInserted,
+    RowsUpdated,
+    RowsDeleted,
+    /// A statement's calls.
+    Calls,
+    /// The database's transactions (`xact_commit + xact_rollback`).
+    Transactions,
+    /// Scans of a system catalog or catalog index.
+    CatalogScans,
+}
+
+impl EventKind {
+    fn noun(&self) -> &'static str {
+        match self {
+            EventKind::SeqScan => "sequential scan(s)",
+            EventKind::IdxScan => "index scan(s)",
+            EventKind::RowsInserted => "row(s) inserted",
+            EventKind::RowsUpdated => "row(s) updated",
+            EventKind::RowsDeleted => "row(s) deleted",
+            EventKind::Calls => "call(s)",
+            EventKind::Transactions => "transaction(s)",
+            EventKind::CatalogScans => "catalog scan(s)",
+        }
+    }
+}
+
+/// Events of one counter beyond (or short of) a whole number per request.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct OddEvents {
+    pub kind: EventKind,
+    /// The table (`schema.table`) or the statement's text; empty for transactions.
+    pub of: String,
+    /// The whole number per request that the other requests show.
+    pub whole_per_request: i64,
+    /// Events beyond that (positive) or short of it (negative), over the window.
+    pub events: i64,
+    /// The rows the odd scans read, when the other requests do not scan the table that
+    /// way at all (so every such scan in the window is an odd one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<i64>,
+}
+
+impl fmt::Display for OddEvents {
+    /// `1 sequential scan(s) of public.grants more than 0 per request (863 rows)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (count, side) = match self.events > 0 {
+            true => (self.events, "more"),
+            false => (-self.events, "fewer"),
+        };
+        write!(f, "{count} {}", self.kind.noun())?;
+        if !self.of.is_empty() {
+            write!(f, " of {}", self.of)?;
+        }
+        write!(f, " {side} than {} per request", self.whole_per_request)?;
+        match self.rows {
+            Some(rows) => write!(f, " ({rows} rows)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How far apart the windows with one-offs were, per request: half the range of each
+/// figure over them. 0 where every window agreed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub transactions: f64,
+    pub statements: Option<f64>,
+    pub rows_read: f64,
+    pub rows_returned: Option<f64>,
+}
+
+impl Spread {
+    /// True when every window gave the same figures.
+    pub fn is_zero(&self) -> bool {
+        self.transactions == 0.0
+            && self.statements.unwrap_or(0.0) == 0.0
+            && self.rows_read == 0.0
+            && self.rows_returned.unwrap_or(0.0) == 0.0
+    }
+}
+
+/// The one-offs as one line: `1 sequential scan(s) of ... ; 1 index scan(s) of ...`.
+pub fn describe(odd: &[OddEvents], requests: u64) -> String {
+    let list: Vec<String> = odd.iter().map(ToString::to_string).collect();
+    format!("{} in {requests} requests", list.join("; "))
+}
+
+/// The app's own rare work, kept in the figures (the note `rare_events`): the events of
+/// the last window, and how far apart the last two windows were.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RareWork {
+    /// Windows measured, the kept one included.
+    pub windows: u32,
+    pub requests: u64,
+    pub events: Vec<OddEvents>,
+    /// Rows the odd scans read, per request, where known.
+    pub rows_read_per_request: f64,
+    /// How far apart the last two windows' figures were, per request.
+    pub spread: Spread,
+}
+
+impl RareWork {
+    /// What the few requests did, and how far apart the last two windows were.
+    pub fn message(&self) -> String {
+        let rows = match self.rows_read_per_request > 0.0 {
+            true => format!(
+                "; rows read include {:.3} per request from it",
+                self.rows_read_per_request
+            ),
+            false => String::new(),
+        };
+        let spread = &self.spread;
+        let apart = match spread.is_zero() {
+            true => "both gave the same figures".to_string(),
+            false => format!(
+                "their figures were up to ±{:.3} transactions, ±{:.3} statements and ±{:.3} \
+                 rows read per request apart",
+                spread.transactions,
+                spread.statements.unwrap_or(0.0),
+                spread.rows_read
+            ),
+        };
+        format!(
+            "in each of the last 2 of {} windows, a few requests did what the others did not, \
+             in the same counters ({}): the app's own rare work, kept in the figures{rows}; \
+             {apart}",
+            self.windows,
+            describe(&self.events, self.requests)
+        )
+    }
+}
