@@ -78,7 +78,7 @@ pub async fn warm_up(
         // An endpoint that runs no statement has no plan to settle on any connection.
         let quiet = previous.is_empty() && slice.is_empty();
         let reached = quiet || warmed.requests >= steady::requests_to_reach(connections);
-        let compared = warmed.slices >= min_slices.max(1) && same_connections;
+        let compared = quiet || (warmed.slices >= min_slices.max(1) && same_connections);
         if compared && reached && steady::steady(&previous, &slice) {
             warmed.steady = true;
             break;
