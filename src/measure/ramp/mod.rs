@@ -167,28 +167,27 @@ async fn run_steps(
         run.ended = Instant::now();
         run.sent += measured.load.sent + measured.warm_up_sent;
         run.invalid_reasons.extend(measured.invalid_reasons);
+        let (concurrency, rate) = match load {
+            Load::Closed(c) => (Some(c), None),
+            Load::Open(rate) => (None, Some(rate)),
+        };
         let step = figures::build(StepInput {
-            concurrency: if let Load::Closed(c) = load {
-                Some(c)
-            } else {
-                None
-            },
-            rate: if let Load::Open(rate) = load {
-                Some(rate)
-            } else {
-                None
-            },
+            concurrency,
+            rate,
             late: measured.late,
             load: &measured.load,
             allowed_statuses: &config.auth.allowed_statuses,
             statements: measured.statements,
-            samples: &measured.samples,
+            per_second: &measured.per_second,
+            seconds: &measured.seconds,
             database_ticks: measured.database_ticks,
             backends_seen: measured.backends_seen,
             app_ticks: measured.app_ticks,
             ticks_per_second: tps,
             own_cpu_seconds: measured.own_cpu_seconds,
             usable_cores: cores,
+            host: measured.host,
+            load_average: measured.load_average,
         });
         let step = Step { pgbouncer, ..step };
         let reason = plan.stop_reason(&step);
