@@ -55,6 +55,25 @@ fn the_busy_box_s_19_14_23_36_is_inconclusive_not_the_database() {
 }
 
 #[test]
+fn a_difference_right_at_its_threshold_does_not_hide_the_step_length_others_need() {
+    // c=1 → 2 grew 9.9%, against 10% (no step length decides that), and c=2 → 4 stayed
+    // flat within its noise: steps long enough for the second would place the knee.
+    let mut steps: Vec<Step> = [(1, 84.3), (2, 92.6), (4, 92.9)]
+        .iter()
+        .map(|&(c, rps)| step(c, rps, 0.0, 0, 0.0))
+        .collect();
+    steps[0].spread.rps = spread_of(15.4);
+    steps[1].spread.rps = spread_of(4.5);
+    steps[2].spread.rps = spread_of(4.0);
+    let v = judge(&steps, 2.0);
+    assert_eq!(v.wall, Wall::Inconclusive, "{v:?}");
+    assert_eq!(v.readings[0].step_seconds_needed, None, "{v:?}");
+    let second = v.readings[1].step_seconds_needed.unwrap();
+    assert!(second > 5, "{v:?}");
+    assert_eq!(v.step_seconds_needed, Some(second), "{v:?}");
+}
+
+#[test]
 fn a_quiet_doubling_then_flat_names_the_knee_and_the_wall() {
     // The same two workers on a quiet machine: c = 1 to 2 doubles, then flat.
     let steps: Vec<Step> = [(1, 20.0), (2, 40.0), (4, 40.5), (8, 39.8)]

@@ -124,14 +124,13 @@ impl Verdict {
     }
 
     /// Inconclusive because of the undecided readings among `blocking`: steps long enough
-    /// for all of them, or none when one of them would need more than an hour.
+    /// for every one of them that a step under an hour decides (a difference right at its
+    /// threshold is decided by none, but the next pair of steps may still place the knee);
+    /// none when no step under an hour decides any.
     pub fn inconclusive(mut self, blocking: &[Reading]) -> Verdict {
         let undecided = blocking.iter().filter(|r| r.outcome == Outcome::Undecided);
         self.wall = Wall::Inconclusive;
-        self.step_seconds_needed = undecided
-            .map(|r| r.step_seconds_needed)
-            .collect::<Option<Vec<u32>>>()
-            .and_then(|seconds| seconds.into_iter().max());
+        self.step_seconds_needed = undecided.filter_map(|r| r.step_seconds_needed).max();
         self
     }
 }
@@ -182,8 +181,8 @@ pub fn decide_text(seconds: Option<u32>) -> String {
             "steps of {s} s would decide it, if each second is as noisy as these were \
              (--step-duration {s}s)"
         ),
-        None => "no step under an hour would decide it: the difference is too close to its \
-                 threshold"
+        None => "no step under an hour would decide it: the differences are too close to \
+                 their thresholds"
             .into(),
     }
 }
