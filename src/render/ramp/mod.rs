@@ -141,8 +141,8 @@ fn host_note(report: &RampReport) -> Option<String> {
         .load_average
         .map_or(String::new(), |l| format!(", load average {l:.1}"));
     Some(format!(
-        "This machine: at {}, {:.2} of its {} CPUs busy, {:.2} of them other work than \
-         pgcost, the app's --pid and Postgres{load}{}",
+        "This machine: at {}, {:.2} cores of its {} CPUs busy, {:.2} of them with other \
+         work than pgcost, the app's --pid and Postgres{load}{}",
         crate::cost::ramp::verdict::label(step),
         host.busy_cores,
         host.cpus,
