@@ -5,9 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A spread needs at least this many samples: with two, Student's t at one degree of
-/// freedom (318 at 99.9%) decides nothing.
-pub const MIN_SAMPLES: usize = 3;
+/// A spread needs at least this many samples. Below it, the standard deviation itself is
+/// too unsure (with three, it comes out at half its true value one time in five) and
+/// Student's t too wide (22 at two degrees of freedom) to decide anything.
+pub const MIN_SAMPLES: usize = 5;
 
 /// The most samples (seconds) the advice ever proposes: a difference that would need more
 /// is too close to its threshold for any step length to settle it.
@@ -209,9 +210,14 @@ mod tests {
         assert_eq!(s.samples, 5);
         assert!((s.sd - 1.3f64.sqrt()).abs() < 1e-12, "{s:?}");
         assert!((s.se - (1.3f64 / 5.0).sqrt()).abs() < 1e-12, "{s:?}");
-        assert_eq!(of(&[1.0, 2.0]), None, "two samples are not a spread");
+        assert_eq!(
+            of(&[1.0, 2.0, 3.0, 4.0]),
+            None,
+            "four samples are not a spread"
+        );
+        assert_eq!(standard_deviation(&[1.0, 3.0]), Some(2f64.sqrt()));
         assert_eq!(standard_deviation(&[1.0]), None);
-        assert_eq!(of(&[7.0; 4]).unwrap().se, 0.0);
+        assert_eq!(of(&[7.0; 5]).unwrap().se, 0.0);
     }
 
     #[test]
@@ -279,9 +285,9 @@ mod tests {
         let judged = judge(&[(1.0, short)], 100.0);
         assert_eq!(judged.outcome, Outcome::Undecided);
         assert_eq!(judged.noise, None);
-        assert_eq!(judged.samples_needed, Some(3));
+        assert_eq!(judged.samples_needed, Some(5));
         // A margin of exactly zero with no noise at all is no difference.
-        let exact = figure(&[5.0, 5.0, 5.0]);
+        let exact = figure(&[5.0; 5]);
         let judged = judge(&[(1.0, exact)], 5.0);
         assert_eq!(judged.outcome, Outcome::Undecided);
         assert_eq!(judged.samples_needed, None);

@@ -220,7 +220,7 @@ pub struct DemoArgs {
     pub serve: bool,
 
     /// After the audits, ramp the naive and the cached pipelines (pgcost ramp, steps 1 to
-    /// 8 of 3 s each) and show where each one's wall is.
+    /// 8 of 5 s each) and show where each one's wall is.
     #[arg(long, conflicts_with = "serve")]
     pub ramp: bool,
 
@@ -296,7 +296,7 @@ pub struct RampArgs {
 
     /// How long each step's measured load lasts, after a short unmeasured warm-up. The
     /// verdict judges each change against the spread of the steps' one-second samples, so
-    /// a step needs 3 s at least; an inconclusive verdict says how long would decide it.
+    /// a step needs 5 s at least; an inconclusive verdict says how long would decide it.
     #[arg(
         long,
         value_name = "DURATION",
@@ -305,7 +305,7 @@ pub struct RampArgs {
     )]
     pub step_duration: String,
 
-    /// Measure each step over exactly N requests instead of a duration (enough for 3 s at
+    /// Measure each step over exactly N requests instead of a duration (enough for 5 s at
     /// least, for the verdict to measure each step's noise).
     #[arg(long, value_name = "N")]
     pub step_requests: Option<u64>,

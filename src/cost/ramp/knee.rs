@@ -344,7 +344,7 @@ mod tests {
         // Undecided and then still growing: unplaced.
         let steps = [steps[0], steps[1], steps[2], (8.0, steady(700.0, 6.0))];
         assert_eq!(judge_closed(&steps).0, Knee::Undecided);
-        // A step of under three seconds has no spread: nothing about it is decided.
+        // A step of under five seconds has no spread: nothing about it is decided.
         let short = Figure {
             value: 200.0,
             spread: None,

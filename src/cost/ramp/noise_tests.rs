@@ -185,11 +185,11 @@ fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
 }
 
 #[test]
-fn steps_too_short_for_a_spread_are_inconclusive_and_ask_for_three_seconds() {
+fn steps_too_short_for_a_spread_are_inconclusive_and_ask_for_five_seconds() {
     let mut steps = vec![step(1, 100.0, 1.0, 1, 0.5), step(2, 200.0, 1.0, 2, 1.0)];
     steps[1].spread = Default::default();
     let v = judge(&steps, 2.0);
     let (wall, needed) = (v.wall, v.step_seconds_needed);
-    assert_eq!((wall, needed), (Wall::Inconclusive, Some(3)), "{v:?}");
-    assert!(v.evidence.last().unwrap().contains("at least 3 s"), "{v:?}");
+    assert_eq!((wall, needed), (Wall::Inconclusive, Some(5)), "{v:?}");
+    assert!(v.evidence.last().unwrap().contains("at least 5 s"), "{v:?}");
 }

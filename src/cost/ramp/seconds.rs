@@ -18,7 +18,7 @@ pub struct SampledSecond {
 }
 
 /// The spread of a step's judged figures over its whole seconds. Each is `None` with
-/// fewer than 3 seconds that have it.
+/// fewer than 5 seconds that have it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSpread {
     /// Whole seconds of the measured load: a last partial second (the drain of a timed
@@ -36,10 +36,16 @@ pub struct StepSpread {
     pub database_waits: Option<Spread>,
 }
 
-/// The spread of a step that lasted `wall_seconds`, from its `responses` per second (from
-/// the start of its measured load) and what the sampler saw each second.
-pub fn of(responses: &[u64], wall_seconds: f64, sampled: &[SampledSecond]) -> StepSpread {
-    let whole = wall_seconds.max(0.0).floor() as usize;
+/// A last second this much short of whole still counts as whole: a timed step's clock
+/// starts a moment before its load does, and an open-model step's last request is due a
+/// moment before its time is up.
+pub const SHORT_SECOND: f64 = 0.05;
+
+/// The spread of a step whose load lasted `seconds` (its drain left out when it is
+/// known), from its `responses` per second since the load began and what the sampler saw
+/// each second.
+pub fn of(responses: &[u64], seconds: f64, sampled: &[SampledSecond]) -> StepSpread {
+    let whole = (seconds + SHORT_SECOND).max(0.0).floor() as usize;
     let per_second: Vec<u64> = (0..whole)
         .map(|i| responses.get(i).copied().unwrap_or(0))
         .collect();
@@ -92,39 +98,48 @@ mod tests {
 
     #[test]
     fn whole_seconds_only_and_each_figure_from_its_own_seconds() {
-        // 5.4 s: the sixth second (the drain) is partial and left out; the driver saw no
+        // 7.4 s: the eighth second (the drain) is partial and left out; the driver saw no
         // response in the fifth.
-        let responses = [100, 102, 98, 100, 0, 3];
+        let responses = [100, 102, 98, 100, 0, 101, 99, 3];
         let sampled = [
             second(2, 1, Some(500.0)),
             second(2, 1, Some(510.0)),
             second(2, 0, None),
             second(0, 0, Some(0.0)),
             second(4, 2, Some(0.0)),
+            second(4, 4, Some(505.0)),
+            second(4, 2, Some(495.0)),
             second(4, 4, Some(9.0)),
         ];
-        let s = of(&responses, 5.4, &sampled);
-        assert_eq!(s.seconds, 5);
-        assert_eq!(s.rps_per_second, [100, 102, 98, 100, 0]);
+        let s = of(&responses, 7.4, &sampled);
+        assert_eq!(s.seconds, 7);
+        assert_eq!(s.rps_per_second, [100, 102, 98, 100, 0, 101, 99]);
         let rps = s.rps.unwrap();
-        assert_eq!(rps.samples, 5);
-        // Mean 80; squared deviations 400, 484, 324, 400 and 6400, over 4.
-        assert!((rps.sd - 2002f64.sqrt()).abs() < 1e-9, "{rps:?}");
-        // db time per request: 5.0 and 5.0 ms, then no read, then 0 ms in 100 responses;
-        // the fifth second had no response.
+        assert_eq!(rps.samples, 7);
+        // Mean 600 / 7; each second's deviation from it squared, over 6.
+        let mean = 600.0 / 7.0;
+        let squares: f64 = (responses[..7].iter())
+            .map(|&n| (n as f64 - mean).powi(2))
+            .sum();
+        assert!((rps.sd - (squares / 6.0).sqrt()).abs() < 1e-9, "{rps:?}");
+        // db time per request: 5.0, 5.0, (no read), 0.0, (no response), 5.0 and 5.0 ms.
         let db = s.db_time_ms.unwrap();
-        assert_eq!(db.samples, 3, "{db:?}");
+        assert_eq!(db.samples, 5, "{db:?}");
+        assert!((db.sd - 5.0f64.sqrt()).abs() < 1e-9, "{db:?}");
         // Active backends in every sampled second; waits only where some were active.
-        assert_eq!(s.active_backends.unwrap().samples, 5);
+        assert_eq!(s.active_backends.unwrap().samples, 7);
         let waits = s.database_waits.unwrap();
-        assert_eq!(waits.samples, 4, "{waits:?}");
+        assert_eq!(waits.samples, 6, "{waits:?}");
     }
 
     #[test]
-    fn a_step_under_three_seconds_has_no_spread() {
+    fn a_step_under_five_seconds_has_no_spread() {
         let sampled = vec![second(2, 0, Some(1.0)); 3];
         let s = of(&[300, 290, 10], 2.1, &sampled);
         assert_eq!(s.seconds, 2);
+        // 4.97 s is five seconds, the last one a little short.
+        assert_eq!(of(&[100; 5], 4.97, &[]).seconds, 5);
+        assert_eq!(of(&[100; 5], 4.9, &[]).rps, None);
         assert_eq!((s.rps, s.db_time_ms, s.active_backends), (None, None, None));
         assert_eq!(of(&[], 0.4, &[]), StepSpread::default());
     }

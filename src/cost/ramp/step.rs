@@ -174,6 +174,9 @@ pub struct StepInput<'a> {
     pub statements: StatementsGrown,
     /// The load's responses in each second from its start.
     pub per_second: &'a [u64],
+    /// How long the load itself lasted before its drain, when that is known: a timed
+    /// closed-loop step's duration (its drain may take seconds at a slow endpoint).
+    pub load_seconds: Option<f64>,
     /// What the sampler saw each second: `pg_stat_activity` and the execution time.
     pub seconds: &'a [SampledSecond],
     /// The database backends' ticks, and the postmaster's reaped children's; `None` when
@@ -274,7 +277,11 @@ pub fn build(input: StepInput<'_>) -> Step {
         },
         late: input.late,
         pgbouncer: None,
-        spread: seconds::of(input.per_second, wall, input.seconds),
+        spread: seconds::of(
+            input.per_second,
+            input.load_seconds.map_or(wall, |s| s.min(wall)),
+            input.seconds,
+        ),
         host,
     }
 }

@@ -196,6 +196,7 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
             exec_time_ms: 500.0,
         },
         per_second: &[],
+        load_seconds: None,
         seconds: &[],
         database_ticks: Some(TicksPair {
             before: ticks(100),

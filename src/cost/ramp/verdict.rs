@@ -68,7 +68,7 @@ pub struct Reading {
     pub against: Option<String>,
     /// The figure minus its threshold, in the figure's unit (rps, ms, a share, backends).
     pub margin: f64,
-    /// Student's t × the margin's standard error; null when a step has fewer than three
+    /// Student's t × the margin's standard error; null when a step has fewer than five
     /// one-second samples of the figure.
     pub noise: Option<f64>,
     pub outcome: Outcome,
@@ -153,7 +153,7 @@ pub fn label(step: &Step) -> String {
 }
 
 /// `357 ± 1.2 rps` (± one standard error), or `357 rps (spread unknown)` for a step of
-/// fewer than three whole seconds.
+/// fewer than five whole seconds.
 pub fn rps_text(step: &Step) -> String {
     match step.spread.rps {
         Some(s) => format!("{:.1} ± {:.1} rps", step.rps, s.se),
@@ -165,10 +165,11 @@ pub fn rps_text(step: &Step) -> String {
 pub fn noise_text(judged: &Judged, decimals: usize) -> String {
     judged
         .noise
-        .map_or("unknown: fewer than 3 whole seconds".into(), |n| {
-            format!("±{n:.decimals$}")
-        })
+        .map_or(UNKNOWN_NOISE.into(), |n| format!("±{n:.decimals$}"))
 }
+
+/// The noise of a step too short to measure it.
+pub const UNKNOWN_NOISE: &str = "unknown: fewer than 5 whole seconds";
 
 /// What would decide an inconclusive verdict, in words.
 pub fn decide_text(seconds: Option<u32>) -> String {

@@ -4,7 +4,7 @@
 //! named on a difference within the noise: the verdict is then inconclusive.
 
 use crate::cost::ramp::step::Step;
-use crate::cost::ramp::verdict::{Reading, Rule, Wall, label, noise_text};
+use crate::cost::ramp::verdict::{Reading, Rule, UNKNOWN_NOISE, Wall, label, noise_text};
 use crate::cost::spread::{self, Judged, Outcome};
 
 /// db time per request up by this factor from the first step: the database is the wall.
@@ -174,7 +174,7 @@ fn database(first: &Step, past: &Step, host_cores: f64, readings: &mut Vec<Readi
             label(past),
             share * 100.0
         );
-        let noise = (judged.noise).map_or("unknown: fewer than 3 whole seconds".into(), |n| {
+        let noise = (judged.noise).map_or(UNKNOWN_NOISE.into(), |n| {
             format!("±{:.0} points", n * 100.0)
         });
         read(Rule::DatabaseWaits, None, &judged, line, noise);
