@@ -296,7 +296,8 @@ pub struct RampArgs {
 
     /// How long each step's measured load lasts, after a short unmeasured warm-up. The
     /// verdict judges each change against the spread of the steps' one-second samples, so
-    /// a step needs 5 s at least; an inconclusive verdict says how long would decide it.
+    /// a step needs five seconds at least; an inconclusive verdict says how long would
+    /// decide it.
     #[arg(
         long,
         value_name = "DURATION",
@@ -305,8 +306,8 @@ pub struct RampArgs {
     )]
     pub step_duration: String,
 
-    /// Measure each step over exactly N requests instead of a duration (enough for 5 s at
-    /// least, for the verdict to measure each step's noise).
+    /// Measure each step over exactly N requests instead of a duration (enough for five
+    /// seconds at least, for the verdict to measure each step's noise).
     #[arg(long, value_name = "N")]
     pub step_requests: Option<u64>,
 
@@ -323,7 +324,8 @@ pub struct RampArgs {
     pub sample_interval: String,
 
     /// An app server process on this host (repeatable): the CPU of its threads and of its
-    /// child processes is read from /proc at every step.
+    /// child processes is read from /proc at every step. Without it, the app's CPU counts
+    /// as other work when the ramp judges whether this machine is saturated.
     #[arg(long = "pid", value_name = "PID")]
     pub pids: Vec<i32>,
 }
