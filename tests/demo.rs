@@ -159,7 +159,7 @@ async fn three_pipelines_cost_what_their_code_says() {
     assert!(text.contains("   plan:\n"), "{text}");
 
     // `pgcost demo --ramp`: the naive and cached pipelines ramped at c = 1, 2, 4 and 8 for
-    // 1 s each. Timed steps end gently, so each step's statements per request are exactly
+    // 5 s each. Timed steps end gently, so each step's statements per request are exactly
     // the pipeline's, at every concurrency.
     let ramps = demo::ramps::ramp_pipelines(&env, &Progress::hidden())
         .await

@@ -247,7 +247,9 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     cmd.args(["ramp", "--url", &app.url("/bouncer/sleep"), "--quiet"])
         .args(["--db", &db.url(), "--pgbouncer", &bouncer.admin_url()])
         .args(["--format", "json", "--warmup", "20"])
-        .args(["--steps", "1,4,16", "--step-requests", "100"]);
+        // 5 s a step: the verdict judges each change against the spread of the steps'
+        // one-second samples, which a step under 5 s does not have.
+        .args(["--steps", "1,4,16", "--step-duration", "5s"]);
     let out = run_blocking(cmd).get_output().clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");

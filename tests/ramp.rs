@@ -8,6 +8,11 @@
 //! The app run also proves that sampling pg_stat_activity every 20 ms over the admin
 //! connection leaves the target's counters alone: its transactions over the whole ramp
 //! are exactly 0.
+//!
+//! Each step lasts 6 s or more: the verdict judges every change against the spread of the
+//! steps' one-second samples, and a step of fewer than 5 whole seconds has none. The
+//! verdicts hold on a quiet machine: on one saturated by other work the ramp says so
+//! (wall `load_generator`), and the test fails with the machine's figures printed.
 
 mod support;
 
@@ -158,24 +163,23 @@ async fn hot(State(pool): State<Pool>) -> &'static str {
     "updated"
 }
 
+/// The length of the pool and database apps' steps: 6 one-second samples each. Their
+/// seconds differ by 2 to 3% on a quiet machine, and the hot row's steps past c=2, flat
+/// (9% short of the 10% rule), need more than 4 of them to tell.
+const STEP: [&str; 2] = ["--step-duration", "6s"];
+
 /// Serves the pool app on `dbname` with `pool_size` connections, ramps `path` with
-/// `steps` (`--steps LIST` or `--rate LIST`) of `requests` each, and prints the summary.
+/// `steps` (`--steps LIST` or `--rate LIST`) of [`STEP`] each, and prints the summary.
 async fn ramp_pool_app(
     db: &TestDb,
     dbname: &str,
     pool_size: usize,
     path: &str,
     steps: [&str; 2],
-    requests: &str,
 ) -> (Value, String) {
     let (addr, server) = serve_pool_app(&db.cluster.url(dbname), pool_size).await;
     let url = format!("http://{addr}{path}");
-    let report = ramp(
-        db,
-        dbname,
-        &url,
-        &[steps[0], steps[1], "--step-requests", requests],
-    );
+    let report = ramp(db, dbname, &url, &[steps[0], steps[1], STEP[0], STEP[1]]);
     server.abort();
     let shown = summary(&report);
     println!("{dbname}:\n{shown}");
@@ -213,20 +217,24 @@ fn summary(report: &Value) -> String {
         .iter()
         .map(|s| {
             format!(
-                "c={} rate={} late={} rps={:.0} p99={:.1} stmts={} db_ms={:.2} active={:.2}/{} waits={} app={} db_cpu={} own={}",
+                "c={} rate={} late={} rps={:.0} per_second={} rps_se={} p99={:.1} stmts={} db_ms={:.2} db_ms_se={} active={:.2}/{} waits={} app={} db_cpu={} own={} host={}",
                 s["concurrency"],
                 s["rate"],
                 s["late"],
                 s["rps"].as_f64().unwrap(),
+                s["spread"]["rps_per_second"],
+                s["spread"]["rps"]["se"],
                 s["latency_ms"]["p99"].as_f64().unwrap(),
                 s["per_request"]["statements"],
                 s["per_request"]["db_time_ms"].as_f64().unwrap(),
+                s["spread"]["db_time_ms"]["se"],
                 s["database"]["active_backends_mean"].as_f64().unwrap(),
                 s["database"]["connected_backends_max"],
                 s["database"]["waits"],
                 s["app_cpu"],
                 s["database"]["cpu_ms_per_request"],
-                s["load_generator_cpu"]["share_of_usable"]
+                s["load_generator_cpu"]["share_of_usable"],
+                s["host"]
             )
         })
         .collect();
@@ -249,7 +257,10 @@ fn step_figure(report: &Value, i: usize, path: &[&str]) -> f64 {
 }
 
 /// The CPU-bound app: wall `app`, knee at 1 or 2, its busiest thread pinned; and not one
-/// transaction on the target over the whole ramp, with the sampler running.
+/// transaction on the target over the whole ramp, with the sampler running. 900 requests
+/// a step, about 10 s at its 90 requests per second: from c=1 to c=2 it grows a few percent
+/// (the client's round trip overlaps), and with each second a few percent apart on a
+/// shared machine, five seconds do not always tell that from the 10% rule.
 async fn app_wall(db: &TestDb) {
     let app = AppChild::start();
     let url = format!("http://127.0.0.1:{}/busy", app.port);
@@ -258,7 +269,7 @@ async fn app_wall(db: &TestDb) {
         db,
         "ramp_app",
         &url,
-        &["--steps", "1,2,4", "--step-requests", "150", "--pid", &pid],
+        &["--steps", "1,2,4", "--step-requests", "900", "--pid", &pid],
     );
     let shown = summary(&report);
     println!("app:\n{shown}");
@@ -283,7 +294,7 @@ async fn app_wall(db: &TestDb) {
             busiest >= 0.95 * step_figure(&report, i, &["app_cpu", "cores"]),
             "{shown}"
         );
-        assert_eq!(report["steps"][i]["requests"], 150, "{shown}");
+        assert_eq!(report["steps"][i]["requests"], 900, "{shown}");
         assert_eq!(step_figure(&report, i, &["per_request", "statements"]), 0.0);
         assert_eq!(report["steps"][i]["database"]["connected_backends_max"], 0);
         assert!(
@@ -305,15 +316,8 @@ async fn app_wall(db: &TestDb) {
 
 /// A pool of 2, each request holding a connection for 5 ms: wall `pool`, knee at 2 or 4.
 async fn pool_wall(db: &TestDb) {
-    let (report, shown) = ramp_pool_app(
-        db,
-        "ramp_pool",
-        2,
-        "/sleep",
-        ["--steps", "1,2,4,8,16"],
-        "300",
-    )
-    .await;
+    let steps = ["--steps", "1,2,4,8,16"];
+    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", steps).await;
     assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap();
     assert!(knee == 2 || knee == 4, "{shown}");
@@ -350,8 +354,8 @@ async fn database_wall(db: &TestDb) {
         .await
         .unwrap();
     drop(setup);
-    let (report, shown) =
-        ramp_pool_app(db, "ramp_hot", 16, "/hot", ["--steps", "1,2,4,8"], "200").await;
+    let steps = ["--steps", "1,2,4,8"];
+    let (report, shown) = ramp_pool_app(db, "ramp_hot", 16, "/hot", steps).await;
     assert_eq!(report["verdict"]["wall"], "database", "{shown}");
     assert!(
         report["verdict"]["knee_concurrency"].as_u64().is_some(),
@@ -395,7 +399,7 @@ async fn database_wall(db: &TestDb) {
 /// Sampled at 20 ms, the step sees both pooled connections busy.
 async fn open_model(db: &TestDb) {
     let rates = ["--rate", "100,200,600"];
-    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates, "200").await;
+    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates).await;
     assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
     assert_eq!(report["verdict"]["knee_rate"], 200.0, "{shown}");
     assert_eq!(
@@ -405,17 +409,24 @@ async fn open_model(db: &TestDb) {
     );
     for (i, rate) in [100.0, 200.0, 600.0].into_iter().enumerate() {
         assert_eq!(report["steps"][i]["rate"], rate, "{shown}");
-        assert_eq!(report["steps"][i]["requests"], 200, "{shown}");
+        // The rate times the step's 6 s.
+        assert_eq!(report["steps"][i]["requests"], 6 * rate as u64, "{shown}");
     }
-    // 200 requests due within 1/3 s, served at about 330/s: the last wait about 0.27 s
-    // past their scheduled time, in the app's queue for a pooled connection. pgcost itself
-    // kept the schedule: its requests started on time (at most 5% late, on a busy host).
+    // 3600 requests due within 6 s, served at about 330/s: the app's queue for a pooled
+    // connection grows all along, and the last wait seconds past their scheduled time. At
+    // the rates met, pgcost itself kept the schedule: its requests started on time (at
+    // most 5% late, on a busy host). At 600/s the 150 connections (a quarter of a second
+    // of arrivals) all wait on the app's queue, and later requests cannot start on time.
     assert!(
         step_figure(&report, 2, &["latency_ms", "p99"]) >= 150.0,
         "{shown}"
     );
-    for i in 0..3 {
-        assert!(step_figure(&report, i, &["late"]) <= 10.0, "{shown}");
+    for i in 0..2 {
+        let late = step_figure(&report, i, &["late"]);
+        assert!(
+            late <= 0.05 * step_figure(&report, i, &["requests"]),
+            "{shown}"
+        );
     }
     assert!(step_figure(&report, 2, &["rps"]) < 0.9 * 600.0, "{shown}");
     assert!(step_figure(&report, 0, &["rps"]) >= 0.9 * 100.0, "{shown}");

@@ -33,6 +33,7 @@ pub mod report;
 pub mod scale;
 pub mod setup;
 pub mod snapshot;
+pub mod spread;
 pub mod steady;
 pub mod survey;
 pub mod text;

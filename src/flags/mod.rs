@@ -220,7 +220,7 @@ pub struct DemoArgs {
     pub serve: bool,
 
     /// After the audits, ramp the naive and the cached pipelines (pgcost ramp, steps 1 to
-    /// 8 of 1 s each) and show where each one's wall is.
+    /// 8 of 5 s each) and show where each one's wall is.
     #[arg(long, conflicts_with = "serve")]
     pub ramp: bool,
 
@@ -294,7 +294,10 @@ pub struct RampArgs {
     #[arg(long = "rate", value_name = "LIST", conflicts_with = "steps")]
     pub rates: Option<String>,
 
-    /// How long each step's measured load lasts, after a short unmeasured warm-up.
+    /// How long each step's measured load lasts, after a short unmeasured warm-up. The
+    /// verdict judges each change against the spread of the steps' one-second samples, so
+    /// a step needs five seconds at least; an inconclusive verdict says how long would
+    /// decide it.
     #[arg(
         long,
         value_name = "DURATION",
@@ -303,7 +306,8 @@ pub struct RampArgs {
     )]
     pub step_duration: String,
 
-    /// Measure each step over exactly N requests instead of a duration.
+    /// Measure each step over exactly N requests instead of a duration (enough for five
+    /// seconds at least, for the verdict to measure each step's noise).
     #[arg(long, value_name = "N")]
     pub step_requests: Option<u64>,
 
@@ -320,7 +324,8 @@ pub struct RampArgs {
     pub sample_interval: String,
 
     /// An app server process on this host (repeatable): the CPU of its threads and of its
-    /// child processes is read from /proc at every step.
+    /// child processes is read from /proc at every step. Without it, the app's CPU counts
+    /// as other work when the ramp judges whether this machine is saturated.
     #[arg(long = "pid", value_name = "PID")]
     pub pids: Vec<i32>,
 }

@@ -168,7 +168,6 @@ fn deadline(from: Instant, timeout: Duration) -> Instant {
 }
 
 /// What the workers of one burst share, on their one thread.
-#[derive(Default)]
 struct Shared {
     /// Request numbers claimed so far.
     next: Cell<u64>,
@@ -177,6 +176,31 @@ struct Shared {
     /// The items of the burst's first 2xx response (`None` inside while none has come):
     /// only bodies read before then are parsed.
     first_items: Cell<Option<Option<u64>>>,
+    /// When the burst started, and its responses by the second since then that they came
+    /// in (the spread of a ramp step's throughput).
+    started: Instant,
+    per_second: RefCell<Vec<u64>>,
+}
+
+impl Shared {
+    fn new(started: Instant) -> Shared {
+        Shared {
+            next: Cell::new(0),
+            done: Cell::new(0),
+            first_items: Cell::new(None),
+            started,
+            per_second: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+/// Counts one response in the second since `started` that it came in.
+pub(crate) fn count_in_second(per_second: &mut Vec<u64>, started: Instant) {
+    let second = started.elapsed().as_secs() as usize;
+    if per_second.len() <= second {
+        per_second.resize(second + 1, 0);
+    }
+    per_second[second] += 1;
 }
 
 /// One worker's loop: claims request numbers while they are below `limit`, on one
@@ -221,6 +245,8 @@ async fn work(
         }
         if tally.borrow_mut().record(outcome, t0, timeout) {
             link = None;
+        } else {
+            count_in_second(&mut shared.per_second.borrow_mut(), shared.started);
         }
         shared.done.set(shared.done.get() + 1);
     }
@@ -257,6 +283,18 @@ pub async fn burst_within(
     bar: &ProgressBar,
     stop: Arc<AtomicBool>,
 ) -> LoadResult {
+    burst_counted(driver, limit, concurrency, bar, stop).await.0
+}
+
+/// [`burst_within`], and its responses in each second from its start (the last second
+/// partial).
+pub async fn burst_counted(
+    driver: &Arc<Driver>,
+    limit: Arc<AtomicU64>,
+    concurrency: u32,
+    bar: &ProgressBar,
+    stop: Arc<AtomicBool>,
+) -> (LoadResult, Vec<u64>) {
     let abandoned = Abandon(Arc::new(AtomicBool::new(false)));
     let (driver, bar, flag) = (driver.clone(), bar.clone(), abandoned.0.clone());
     let total = limit.load(Ordering::Relaxed);
@@ -276,7 +314,7 @@ pub async fn burst_within(
         Err(_) => {
             let mut result = empty_result(concurrency);
             result.interrupted = total > 0;
-            result
+            (result, Vec::new())
         }
     }
 }
@@ -289,11 +327,11 @@ async fn drive(
     concurrency: u32,
     bar: &ProgressBar,
     stops: &[Arc<AtomicBool>],
-) -> LoadResult {
+) -> (LoadResult, Vec<u64>) {
     let started = Instant::now();
     let total = limit.load(Ordering::Relaxed);
     let workers = concurrency.max(1).min(total.max(1) as u32);
-    let shared = Rc::new(Shared::default());
+    let shared = Rc::new(Shared::new(started));
     let mut tallies = Vec::new();
     let mut handles = Vec::new();
     for _ in 0..workers {
@@ -332,7 +370,7 @@ async fn drive(
     result.sent = result.responses() + result.error_count();
     result.interrupted = result.sent < limit.load(Ordering::Relaxed).min(total);
     result.response_items = shared.first_items.get().flatten();
-    result
+    (result, shared.per_second.take())
 }
 
 #[cfg(test)]

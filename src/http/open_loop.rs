@@ -9,17 +9,23 @@ use std::time::{Duration, Instant};
 
 use crate::cost::load::LoadResult;
 use crate::http::connection::Driver;
-use crate::http::load::{WorkerTally, empty_result};
+use crate::http::load::{WorkerTally, count_in_second, empty_result};
 
 /// A request that starts this long after its scheduled time is late (tokio's timer
 /// wakes at millisecond granularity, so a threshold of 1 ms would count every request).
 pub const LATE_AFTER: Duration = Duration::from_millis(5);
 
-/// What an open-model step observed: the load, and the requests that started late.
+/// What an open-model step observed: the load, the requests that started late, and the
+/// responses in each second from the start of the schedule (the last second partial).
 pub struct Paced {
     pub load: LoadResult,
     pub late: u64,
+    pub per_second: Vec<u64>,
 }
+
+/// What the workers count together: the tally, the late requests, the responses per
+/// second.
+type Tally = Mutex<(WorkerTally, u64, Vec<u64>)>;
 
 /// One worker: claims the next slot of the schedule, waits for its time, sends it.
 async fn work(
@@ -27,7 +33,7 @@ async fn work(
     schedule: (Instant, f64, u64),
     next: &AtomicU64,
     stop: &AtomicBool,
-    tally: &Mutex<(WorkerTally, u64)>,
+    tally: &Tally,
 ) {
     let (start, rate, total) = schedule;
     let mut link = None;
@@ -46,6 +52,8 @@ async fn work(
         tally.1 += late as u64;
         if tally.0.record(outcome, due, driver.timeout) {
             link = None;
+        } else {
+            count_in_second(&mut tally.2, start);
         }
     }
 }
@@ -60,7 +68,7 @@ pub async fn paced(
 ) -> Paced {
     let start = Instant::now();
     let next = Arc::new(AtomicU64::new(0));
-    let tally = Arc::new(Mutex::new((WorkerTally::new(), 0u64)));
+    let tally: Arc<Tally> = Arc::new(Mutex::new((WorkerTally::new(), 0, Vec::new())));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..workers.max(1) {
         let (driver, next, stop, tally) =
@@ -69,13 +77,17 @@ pub async fn paced(
     }
     while tasks.join_next().await.is_some() {}
     let mut load = empty_result(workers);
-    let late = {
-        let tally = tally.lock().unwrap_or_else(|p| p.into_inner());
+    let (late, per_second) = {
+        let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());
         tally.0.merge_into(&mut load);
-        tally.1
+        (tally.1, std::mem::take(&mut tally.2))
     };
     load.wall = start.elapsed();
     load.sent = load.responses() + load.error_count();
     load.interrupted = load.sent < total;
-    Paced { load, late }
+    Paced {
+        load,
+        late,
+        per_second,
+    }
 }

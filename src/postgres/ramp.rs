@@ -1,5 +1,6 @@
 //! What `pgcost ramp` reads of the server besides the statistics snapshots: samples of
-//! the target's client backends from `pg_stat_activity`, and the connection limits.
+//! the target's client backends from `pg_stat_activity`, its statements' execution time
+//! once a second, and the connection limits.
 
 use std::collections::BTreeSet;
 
@@ -11,6 +12,7 @@ use crate::postgres::views::query_error;
 
 const SQL_RAMP_ACTIVITY: &str = include_str!("../../sql/ramp_activity.sql");
 const SQL_RAMP_LIMITS: &str = include_str!("../../sql/ramp_limits.sql");
+const SQL_RAMP_EXEC_TIME: &str = include_str!("../../sql/ramp_exec_time.sql");
 
 /// One sample of the target's client backends (`oid`), pgcost's own (`own_pid`) left
 /// out, and their pids.
@@ -40,6 +42,15 @@ pub async fn sample(client: &Client, oid: u32, own_pid: i32) -> Result<(Sample, 
         }
     }
     Ok((sample, pids))
+}
+
+/// The execution time of the target's (`oid`) statements so far, in ms.
+pub async fn exec_time_ms(client: &Client, oid: u32) -> Result<f64> {
+    let row = client
+        .query_one(SQL_RAMP_EXEC_TIME, &[&oid])
+        .await
+        .map_err(|e| query_error("pg_stat_statements (sql/ramp_exec_time.sql)", e))?;
+    Ok(row.get("exec_time_ms"))
 }
 
 /// `max_connections` and the reserved slots.

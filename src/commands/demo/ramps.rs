@@ -13,12 +13,13 @@ use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
 
-/// Ramps the naive and the cached pipelines, concurrency 1 to 8, 1 s a step.
+/// Ramps the naive and the cached pipelines, concurrency 1 to 8, 5 s a step (as `pgcost
+/// ramp`): the shortest step whose one-second samples measure its noise.
 pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ramps> {
     let plan = RampPlan {
         steps: Some(vec![1, 2, 4, 8]),
         rates: None,
-        length: Length::Time(Duration::from_secs(1)),
+        length: Length::Time(Duration::from_secs(5)),
         max_errors: 0.01,
         max_p99: None,
         sample_interval: Duration::from_millis(20),

@@ -3,6 +3,8 @@
 //! sub-windows, not from a Poisson model), and how long a control window would bring an
 //! uncertainty down to a target. The rules are in docs/background.md.
 
+use crate::cost::spread;
+
 /// A lag whose autocorrelation is at least this is a period.
 pub const MIN_CORRELATION: f64 = 0.5;
 /// A series whose variance is within this many times its mean varies no more than
@@ -73,13 +75,10 @@ pub fn rate_spread(segments: &[&[i64]], block: usize, sigmas: f64) -> f64 {
         .flat_map(|series| series.chunks_exact(block.max(1)))
         .map(|c| c.iter().sum::<i64>() as f64)
         .collect();
-    let b = sums.len();
-    if b < 2 {
+    let Some(sd) = spread::standard_deviation(&sums) else {
         return 0.0;
-    }
-    let mean = sums.iter().sum::<f64>() / b as f64;
-    let variance = sums.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
-    sigmas * variance.sqrt() / (b as f64).sqrt() / block.max(1) as f64
+    };
+    sigmas * sd / (sums.len() as f64).sqrt() / block.max(1) as f64
 }
 
 /// The uncertainty of the background expected over `window_seconds`, as a count, from

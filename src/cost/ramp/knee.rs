@@ -1,5 +1,9 @@
 //! The knee: the first step after which throughput grows by less than its share of the
-//! concurrency's growth (10% per doubling, scaled to each pair of steps).
+//! concurrency's growth (10% per doubling, scaled to each pair of steps); as a point
+//! estimate (`knee`, which the default steps stop on), and judged against the noise of
+//! each step's one-second samples (`judge_closed`, `judge_open`).
+
+use crate::cost::spread::{self, Figure, Judged, Outcome};
 
 /// Throughput must grow by at least this much per doubling of the concurrency for the
 /// next step to count as growth.
@@ -8,7 +12,7 @@ pub const GROWTH: f64 = 0.10;
 /// The growth that the step from `c0` to `c1` must show: [`GROWTH`] per doubling, compounded
 /// over log2(c1 / c0) doublings. Uneven steps (2, 3, 4, 5, 6) are judged too: a rule that
 /// judged only doubling steps never found the wall of two workers on such a ramp.
-fn required_growth(c0: f64, c1: f64) -> f64 {
+pub fn required_growth(c0: f64, c1: f64) -> f64 {
     (1.0 + GROWTH).powf((c1 / c0).log2())
 }
 
@@ -39,6 +43,148 @@ pub fn unmet(points: &[(f64, f64)]) -> Option<usize> {
 /// With the default steps, whether the ramp has gone far enough: two steps past the knee.
 pub fn passed_by_two(points: &[(f64, f64)]) -> bool {
     knee(points).is_some_and(|k| points.len() >= k + 3)
+}
+
+/// Where the knee is, judged against the noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knee {
+    /// Throughput grew beyond the noise at every step (every rate was met).
+    None,
+    /// The knee is at step `at`; `past` is the first step beyond it, where the wall is
+    /// read. With `between`, a change within the noise left it at one of those two
+    /// steps, and `at` is the point estimate: the step after them was flat beyond the
+    /// noise, so the knee is no later.
+    At {
+        at: usize,
+        past: usize,
+        between: Option<(usize, usize)>,
+    },
+    /// A change within the noise leaves the knee unplaced.
+    Undecided,
+}
+
+/// One comparison read while placing the knee: the step, the one before it (closed
+/// loop), and the judgement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KneeReading {
+    pub step: usize,
+    pub against: Option<usize>,
+    pub judged: Judged,
+}
+
+/// The knee of closed-loop `(concurrency, rps)` steps, each pair whose concurrency rises
+/// judged: the later step's throughput against the growth required of the earlier one's.
+/// The first pair that did not grow beyond the noise places it: flat beyond the noise,
+/// the knee; undecided, the knee is that pair's first step or its second if the next
+/// pair is flat beyond the noise, and cannot be placed otherwise.
+pub fn judge_closed(steps: &[(f64, Figure)]) -> (Knee, Vec<KneeReading>) {
+    let pairs: Vec<(usize, usize)> = (0..steps.len().saturating_sub(1))
+        .map(|i| (i, i + 1))
+        .filter(|&(i, j)| steps[i].0 > 0.0 && steps[j].0 > steps[i].0)
+        .collect();
+    let read = |(i, j): (usize, usize)| {
+        let growth = required_growth(steps[i].0, steps[j].0);
+        let judged = spread::judge(&[(1.0, steps[j].1), (-growth, steps[i].1)], 0.0);
+        KneeReading {
+            step: j,
+            against: Some(i),
+            judged,
+        }
+    };
+    let mut readings = Vec::new();
+    for (n, &(i, j)) in pairs.iter().enumerate() {
+        let reading = read((i, j));
+        readings.push(reading);
+        match reading.judged.outcome {
+            Outcome::Above => continue,
+            Outcome::Below => {
+                let between = None;
+                return (
+                    Knee::At {
+                        at: i,
+                        past: j,
+                        between,
+                    },
+                    readings,
+                );
+            }
+            Outcome::Undecided => {}
+        }
+        let Some(&(_, k)) = pairs.get(n + 1).filter(|next| next.0 == j) else {
+            return (Knee::Undecided, readings);
+        };
+        let next = read((j, k));
+        readings.push(next);
+        if next.judged.outcome != Outcome::Below {
+            return (Knee::Undecided, readings);
+        }
+        let at = if reading.judged.margin < 0.0 { i } else { j };
+        let between = Some((i, j));
+        return (
+            Knee::At {
+                at,
+                past: k,
+                between,
+            },
+            readings,
+        );
+    }
+    (Knee::None, readings)
+}
+
+/// The knee of open-model `(rate, rps)` steps: each step's throughput judged against
+/// [`RATE_MET`] of its rate; the knee is the last step met before the first that was not
+/// (beyond the noise). A step undecided leaves it at that step or the one before when the
+/// next step was not met beyond the noise, and unplaced otherwise.
+pub fn judge_open(steps: &[(f64, Figure)]) -> (Knee, Vec<KneeReading>) {
+    let read = |i: usize| KneeReading {
+        step: i,
+        against: None,
+        judged: spread::judge(&[(1.0, steps[i].1)], RATE_MET * steps[i].0),
+    };
+    let last = steps.len().saturating_sub(1);
+    let mut readings = Vec::new();
+    for i in 0..steps.len() {
+        let reading = read(i);
+        readings.push(reading);
+        match reading.judged.outcome {
+            Outcome::Above => continue,
+            Outcome::Below => {
+                let at = i.saturating_sub(1);
+                let past = (at + 1).min(last);
+                return (
+                    Knee::At {
+                        at,
+                        past,
+                        between: None,
+                    },
+                    readings,
+                );
+            }
+            Outcome::Undecided if i == last => return (Knee::Undecided, readings),
+            Outcome::Undecided => {}
+        }
+        let next = read(i + 1);
+        readings.push(next);
+        if next.judged.outcome != Outcome::Below {
+            return (Knee::Undecided, readings);
+        }
+        let at = if reading.judged.margin >= 0.0 {
+            i
+        } else {
+            i.saturating_sub(1)
+        };
+        let between = (i > 0).then_some((i - 1, i));
+        return (
+            Knee::At {
+                at,
+                past: i + 1,
+                between,
+            },
+            readings,
+        );
+    }
+    (Knee::None, readings)
 }
 
 #[cfg(test)]
@@ -111,5 +257,129 @@ mod tests {
     fn a_pair_whose_concurrency_does_not_rise_is_not_judged() {
         assert_eq!(knee(&[(4.0, 100.0), (4.0, 100.0), (8.0, 150.0)]), None);
         assert_eq!(knee(&[(8.0, 100.0), (4.0, 50.0)]), None);
+    }
+
+    fn steady(value: f64, sd: f64) -> Figure {
+        Figure {
+            value,
+            spread: Some(spread::Spread {
+                samples: 10,
+                sd,
+                se: sd / 10f64.sqrt(),
+            }),
+        }
+    }
+
+    /// Five one-second samples per step around each mean, spread as `spread`.
+    fn noisy(rps: &[f64], spread: f64) -> Vec<(f64, Figure)> {
+        (rps.iter().enumerate())
+            .map(|(i, &mean)| {
+                let seconds: Vec<f64> = [-1.0, 1.0, -0.5, 0.5, 0.0]
+                    .iter()
+                    .map(|d| mean + d * spread)
+                    .collect();
+                let figure = Figure {
+                    value: mean,
+                    spread: spread::of(&seconds),
+                };
+                ((1u32 << i) as f64, figure)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_busy_box_s_19_14_23_36_is_undecided() {
+        // c = 1, 2, 4, 8 on a busy box: each second anywhere within ±15 rps of the mean.
+        let steps = noisy(&[19.0, 14.0, 23.0, 36.0], 15.0);
+        let (placed, readings) = judge_closed(&steps);
+        assert_eq!(placed, Knee::Undecided, "{readings:?}");
+        // 1 → 2 is undecided (14 against 20.9 needed) and 2 → 4 does not settle it.
+        assert_eq!(readings[0].judged.outcome, Outcome::Undecided);
+        assert!(readings[0].judged.samples_needed.unwrap() > 5);
+        // The point estimate, blind to the noise, puts the knee at 1.
+        let points: Vec<(f64, f64)> = steps.iter().map(|(c, f)| (*c, f.value)).collect();
+        assert_eq!(knee(&points), Some(0));
+    }
+
+    #[test]
+    fn a_clean_doubling_then_flat_names_the_knee() {
+        let steps = noisy(&[100.0, 200.0, 400.0, 405.0, 398.0], 2.0);
+        let (placed, readings) = judge_closed(&steps);
+        let between = None;
+        assert_eq!(
+            placed,
+            Knee::At {
+                at: 2,
+                past: 3,
+                between
+            },
+            "{readings:?}"
+        );
+        assert_eq!(readings.len(), 3);
+        let growing = noisy(&[100.0, 200.0, 400.0], 2.0);
+        assert_eq!(judge_closed(&growing).0, Knee::None);
+    }
+
+    #[test]
+    fn growth_near_ten_percent_then_flat_leaves_the_knee_between_two_steps() {
+        // 2 → 4 grew 8% ± noise (undecided against 10%), 4 → 8 was flat beyond it.
+        let steps = [
+            (1.0, steady(180.0, 3.0)),
+            (2.0, steady(357.0, 6.0)),
+            (4.0, steady(385.0, 6.0)),
+            (8.0, steady(384.0, 6.0)),
+        ];
+        let (placed, readings) = judge_closed(&steps);
+        let between = Some((1, 2));
+        assert_eq!(
+            placed,
+            Knee::At {
+                at: 1,
+                past: 3,
+                between
+            },
+            "{readings:?}"
+        );
+        assert_eq!(readings[1].judged.outcome, Outcome::Undecided);
+        // Undecided and then still growing: unplaced.
+        let steps = [steps[0], steps[1], steps[2], (8.0, steady(700.0, 6.0))];
+        assert_eq!(judge_closed(&steps).0, Knee::Undecided);
+        // A step of under five seconds has no spread: nothing about it is decided.
+        let short = Figure {
+            value: 200.0,
+            spread: None,
+        };
+        let steps = [(1.0, steady(100.0, 1.0)), (2.0, short)];
+        assert_eq!(judge_closed(&steps).0, Knee::Undecided);
+    }
+
+    #[test]
+    fn an_open_model_knee_is_judged_against_the_noise_too() {
+        let met = |rate: f64, rps: f64| (rate, steady(rps, 2.0));
+        let pool = [met(100.0, 99.0), met(200.0, 198.0), met(400.0, 330.0)];
+        let between = None;
+        assert_eq!(
+            judge_open(&pool).0,
+            Knee::At {
+                at: 1,
+                past: 2,
+                between
+            }
+        );
+        // 200/s at 181 ± a wide noise against the 180 needed: met or not, the next step
+        // was not met, so the knee is at 100/s or 200/s.
+        let wide = (200.0, steady(181.0, 40.0));
+        let placed = judge_open(&[met(100.0, 99.0), wide, met(400.0, 300.0)]).0;
+        let between = Some((0, 1));
+        assert_eq!(
+            placed,
+            Knee::At {
+                at: 1,
+                past: 2,
+                between
+            }
+        );
+        assert_eq!(judge_open(&[met(100.0, 99.0), wide]).0, Knee::Undecided);
+        assert_eq!(judge_open(&pool[..2]).0, Knee::None);
     }
 }

@@ -1,22 +1,30 @@
 //! The pure reading of `pgcost ramp`: each step's figures (`step`), the database side
-//! sampled from `pg_stat_activity` (`activity`), CPU from clock ticks (`cpu`), the knee
-//! (`knee`), the Universal Scalability Law (`usl`), the wall and the pool advice
-//! (`verdict`), and the report they make. No I/O.
+//! sampled from `pg_stat_activity` (`activity`), CPU from clock ticks (`cpu`), this
+//! machine's CPU (`host`), the spread of each step's one-second samples (`seconds`), the
+//! knee (`knee`), the Universal Scalability Law (`usl`), the verdict (`verdict` its data,
+//! `judge` and `walls` its rules, each judged against the noise), the pool advice
+//! (`pool`), and the report they make. No I/O.
 
 pub mod activity;
 pub mod cpu;
+pub mod host;
+pub mod judge;
 pub mod knee;
+pub mod pool;
+pub mod seconds;
 pub mod step;
 pub mod usl;
 pub mod verdict;
+pub mod walls;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cost::counters::DatabaseCounters;
 use crate::cost::notes::Note;
+use pool::PoolAdvice;
 use step::Step;
 use usl::Usl;
-use verdict::{PoolAdvice, Verdict};
+use verdict::Verdict;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -92,7 +100,7 @@ pub struct Context {
 
 /// Reads the steps: the verdict, the fit, the pool advice.
 pub fn report(steps: Vec<Step>, context: Context) -> RampReport {
-    let verdict = verdict::judge(&steps, context.host_cores);
+    let verdict = judge::judge(&steps, context.host_cores);
     let usl = usl::fit(&verdict::points(&steps));
     let mut warnings = context.warnings;
     if let Some(fit) = usl.filter(|u| u.poor_fit) {
@@ -100,7 +108,7 @@ pub fn report(steps: Vec<Step>, context: Context) -> RampReport {
             r_squared: fit.r_squared,
         });
     }
-    let pool = verdict::pool_advice(&steps, verdict.wall, context.limits);
+    let pool = pool::pool_advice(&steps, verdict.wall, context.limits);
     RampReport {
         schema_version: SCHEMA_VERSION,
         target: context.target,
@@ -117,4 +125,6 @@ pub fn report(steps: Vec<Step>, context: Context) -> RampReport {
 }
 
 #[cfg(test)]
-mod tests;
+mod noise_tests;
+#[cfg(test)]
+pub(crate) mod tests;

@@ -5,8 +5,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::load::{LoadResult, latency_ms};
-use crate::cost::ramp::activity::{ActivitySummary, Sample, summarise};
+use crate::cost::ramp::activity::{ActivitySummary, summarise};
 use crate::cost::ramp::cpu::{self, AppCpu, Ticks};
+use crate::cost::ramp::host::{self, CpuTimes, Host};
+use crate::cost::ramp::seconds::{self, SampledSecond, StepSpread};
+use crate::cost::spread::Figure;
 
 /// Latency percentiles of a step, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -92,9 +95,47 @@ pub struct Step {
     /// With `--pgbouncer`: PgBouncer's wait over the step (its warm-up included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pgbouncer: Option<crate::cost::pgbouncer::StepPgBouncer>,
+    /// The spread of the figures the verdict judges, from the step's one-second samples.
+    #[serde(default)]
+    pub spread: StepSpread,
+    /// This machine's CPU over the step; `None` where `/proc/stat` cannot be read.
+    #[serde(default)]
+    pub host: Option<Host>,
 }
 
 impl Step {
+    /// Throughput, with the spread of its responses per second.
+    pub fn rps_figure(&self) -> Figure {
+        Figure {
+            value: self.rps,
+            spread: self.spread.rps,
+        }
+    }
+
+    /// db time per request, with the spread of each second's.
+    pub fn db_time_figure(&self) -> Figure {
+        Figure {
+            value: self.per_request.db_time_ms,
+            spread: self.spread.db_time_ms,
+        }
+    }
+
+    /// Mean active backends, with the spread of each second's mean.
+    pub fn active_backends_figure(&self) -> Figure {
+        Figure {
+            value: self.database.activity.active_backends_mean,
+            spread: self.spread.active_backends,
+        }
+    }
+
+    /// The share of Lock, LWLock and IO waits, with the spread of each second's.
+    pub fn database_waits_figure(&self) -> Figure {
+        Figure {
+            value: self.database.activity.waits.database_waits(),
+            spread: self.spread.database_waits,
+        }
+    }
+
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()
     }
@@ -131,7 +172,13 @@ pub struct StepInput<'a> {
     pub load: &'a LoadResult,
     pub allowed_statuses: &'a [u16],
     pub statements: StatementsGrown,
-    pub samples: &'a [Sample],
+    /// The load's responses in each second from its start.
+    pub per_second: &'a [u64],
+    /// How long the load itself lasted before its drain, when that is known: a timed
+    /// closed-loop step's duration (its drain may take seconds at a slow endpoint).
+    pub load_seconds: Option<f64>,
+    /// What the sampler saw each second: `pg_stat_activity` and the execution time.
+    pub seconds: &'a [SampledSecond],
     /// The database backends' ticks, and the postmaster's reaped children's; `None` when
     /// Postgres is not on this host.
     pub database_ticks: Option<TicksPair>,
@@ -143,6 +190,9 @@ pub struct StepInput<'a> {
     /// pgcost's own CPU seconds over the step, and the cores it may use.
     pub own_cpu_seconds: f64,
     pub usable_cores: f64,
+    /// This machine's CPU times before and after the step, and its load average after.
+    pub host: Option<(CpuTimes, CpuTimes)>,
+    pub load_average: Option<f64>,
 }
 
 /// Errors by kind: the transport's, and every status outside 2xx and 3xx not allowed.
@@ -154,6 +204,29 @@ pub fn errors(load: &LoadResult, allowed: &[u16]) -> BTreeMap<String, u64> {
         }
     }
     errors
+}
+
+/// The database side of a step: its activity samples, and its backends' CPU when they run
+/// on this host.
+fn database(input: &StepInput<'_>, wall: f64, requests: u64) -> StepDatabase {
+    let tps = input.ticks_per_second;
+    let ticks = input.database_ticks.as_ref().map(|t| {
+        let total = cpu::database_grown(&t.before, &t.after);
+        (
+            cpu::cores(total, tps, wall),
+            cpu::ms_per_request(total, tps, requests),
+        )
+    });
+    let samples: Vec<_> = (input.seconds.iter())
+        .flat_map(|second| second.samples.iter().copied())
+        .collect();
+    StepDatabase {
+        activity: summarise(&samples),
+        cpu_cores: ticks.map(|t| t.0),
+        cpu_ms_per_request: ticks.map(|t| t.1),
+        cpu_unavailable: ticks.is_none().then_some(CpuUnavailable::NotOnThisHost),
+        backends_seen: input.backends_seen,
+    }
 }
 
 /// Builds the step's figures.
@@ -168,30 +241,22 @@ pub fn build(input: StepInput<'_>) -> Step {
             x / requests as f64
         }
     };
+    let per_second = |x: f64| if wall > 0.0 { x / wall } else { 0.0 };
     let latency = latency_ms(&load.latency_us);
     let tps = input.ticks_per_second;
-    let database_ticks = input.database_ticks.as_ref().map(|t| {
-        let total = cpu::database_grown(&t.before, &t.after);
-        (
-            cpu::cores(total, tps, wall),
-            cpu::ms_per_request(total, tps, requests),
-        )
-    });
-    let own_cores = if wall > 0.0 {
-        input.own_cpu_seconds / wall
-    } else {
-        0.0
-    };
+    let database = database(&input, wall, requests);
+    let app_cpu = (input.app_ticks.as_ref()).map(|t| cpu::app_cpu(&t.before, &t.after, tps, wall));
+    let own_cores = per_second(input.own_cpu_seconds);
+    // The ramp's own processes on this host: pgcost, the app's --pid, the target's backends.
+    let ours = own_cores + app_cpu.map_or(0.0, |c| c.cores) + database.cpu_cores.unwrap_or(0.0);
+    let host = (input.host.as_ref())
+        .and_then(|(before, after)| host::over_step(before, after, ours, input.load_average));
     Step {
         concurrency: input.concurrency,
         rate: input.rate,
         requests,
         wall_seconds: wall,
-        rps: if wall > 0.0 {
-            load.responses() as f64 / wall
-        } else {
-            0.0
-        },
+        rps: per_second(load.responses() as f64),
         latency_ms: LatencyMs {
             p50: latency.p50,
             p95: latency.p95,
@@ -204,21 +269,19 @@ pub fn build(input: StepInput<'_>) -> Step {
             rows_returned: divide(input.statements.rows as f64),
             db_time_ms: divide(input.statements.exec_time_ms),
         },
-        database: StepDatabase {
-            activity: summarise(input.samples),
-            cpu_cores: database_ticks.map(|t| t.0),
-            cpu_ms_per_request: database_ticks.map(|t| t.1),
-            cpu_unavailable: database_ticks
-                .is_none()
-                .then_some(CpuUnavailable::NotOnThisHost),
-            backends_seen: input.backends_seen,
-        },
-        app_cpu: (input.app_ticks.as_ref()).map(|t| cpu::app_cpu(&t.before, &t.after, tps, wall)),
+        database,
+        app_cpu,
         load_generator_cpu: LoadGeneratorCpu {
             cores: own_cores,
             share_of_usable: own_cores / input.usable_cores.max(1.0),
         },
         late: input.late,
         pgbouncer: None,
+        spread: seconds::of(
+            input.per_second,
+            input.load_seconds.map_or(wall, |s| s.min(wall)),
+            input.seconds,
+        ),
+        host,
     }
 }

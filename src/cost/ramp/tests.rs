@@ -2,10 +2,37 @@
 
 use super::activity::{ActivitySummary, WaitShares};
 use super::cpu::AppCpu;
+use super::judge::judge;
+use super::pool::pool_advice;
+use super::seconds::StepSpread;
 use super::step::{LoadGeneratorCpu, PerRequest, Step, StepDatabase};
-use super::verdict::{Wall, judge, pool_advice};
+use super::verdict::Wall;
+use crate::cost::spread::Spread;
 
-fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step {
+/// The spread of five one-second samples `sd` apart.
+pub(crate) fn spread_of(sd: f64) -> Option<Spread> {
+    Some(Spread {
+        samples: 5,
+        sd,
+        se: sd / 5f64.sqrt(),
+    })
+}
+
+/// Five seconds whose every figure varies by 1% (active backends by 0.02, waits by a
+/// point): a quiet machine.
+fn quiet(rps: f64, db_ms: f64) -> StepSpread {
+    StepSpread {
+        seconds: 5,
+        rps_per_second: Vec::new(),
+        rps: spread_of(0.01 * rps),
+        db_time_ms: spread_of(0.01 * db_ms),
+        active_backends: spread_of(0.02),
+        database_waits: spread_of(0.01),
+    }
+}
+
+/// A step on a quiet machine: five seconds, each figure within 1% from one to the next.
+pub(crate) fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step {
     Step {
         concurrency: Some(c),
         rate: None,
@@ -40,6 +67,8 @@ fn step(c: u32, rps: f64, db_ms: f64, connected: u32, active_mean: f64) -> Step 
         load_generator_cpu: LoadGeneratorCpu::default(),
         late: None,
         pgbouncer: None,
+        spread: quiet(rps, db_ms),
+        host: None,
     }
 }
 
@@ -166,7 +195,9 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
             rows: 1000,
             exec_time_ms: 500.0,
         },
-        samples: &[],
+        per_second: &[],
+        load_seconds: None,
+        seconds: &[],
         database_ticks: Some(TicksPair {
             before: ticks(100),
             after: ticks(150),
@@ -176,6 +207,8 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
         ticks_per_second: 100,
         own_cpu_seconds: 0.4,
         usable_cores: 2.0,
+        host: None,
+        load_average: None,
     });
     assert_eq!(step.requests, 200);
     assert_eq!(step.rps, 95.0, "190 responses over 2 s");

@@ -142,7 +142,6 @@ async fn run_steps(
         invalid_reasons: Vec::new(),
         ended: Instant::now(),
     };
-    let (tps, cores) = (procfs::ticks_per_second(), procfs::usable_cores());
     while let Some(load) = plan.next(&run.steps) {
         let spinner = progress.spinner(format!("ramp: {load:?}"));
         let probe = step::Probe {
@@ -153,7 +152,7 @@ async fn run_steps(
             own_pid,
         };
         let step_load = step::measure(probe, driver, load, plan.length, stop);
-        let (measured, pgbouncer) = match &session.bouncer {
+        let (mut measured, pgbouncer) = match &session.bouncer {
             Some(bouncer) => {
                 let (measured, before, after, peak) = bouncer.around(step_load).await?;
                 let measured = measured?;
@@ -166,30 +165,9 @@ async fn run_steps(
         spinner.finish_and_clear();
         run.ended = Instant::now();
         run.sent += measured.load.sent + measured.warm_up_sent;
-        run.invalid_reasons.extend(measured.invalid_reasons);
-        let step = figures::build(StepInput {
-            concurrency: if let Load::Closed(c) = load {
-                Some(c)
-            } else {
-                None
-            },
-            rate: if let Load::Open(rate) = load {
-                Some(rate)
-            } else {
-                None
-            },
-            late: measured.late,
-            load: &measured.load,
-            allowed_statuses: &config.auth.allowed_statuses,
-            statements: measured.statements,
-            samples: &measured.samples,
-            database_ticks: measured.database_ticks,
-            backends_seen: measured.backends_seen,
-            app_ticks: measured.app_ticks,
-            ticks_per_second: tps,
-            own_cpu_seconds: measured.own_cpu_seconds,
-            usable_cores: cores,
-        });
+        run.invalid_reasons
+            .extend(std::mem::take(&mut measured.invalid_reasons));
+        let step = step_of(load, &measured, &config.auth.allowed_statuses, plan.length);
         let step = Step { pgbouncer, ..step };
         let reason = plan.stop_reason(&step);
         run.steps.push(step);
@@ -204,6 +182,37 @@ async fn run_steps(
         }
     }
     Ok(run)
+}
+
+/// A step's figures from what it measured.
+fn step_of(load: Load, measured: &step::Measured, allowed: &[u16], length: Length) -> Step {
+    let (concurrency, rate) = match load {
+        Load::Closed(c) => (Some(c), None),
+        Load::Open(rate) => (None, Some(rate)),
+    };
+    figures::build(StepInput {
+        concurrency,
+        rate,
+        late: measured.late,
+        load: &measured.load,
+        allowed_statuses: allowed,
+        statements: measured.statements,
+        per_second: &measured.per_second,
+        // A timed closed-loop step's drain is left out of its one-second samples.
+        load_seconds: match (load, length) {
+            (Load::Closed(_), Length::Time(d)) => Some(d.as_secs_f64()),
+            _ => None,
+        },
+        seconds: &measured.seconds,
+        database_ticks: measured.database_ticks.clone(),
+        backends_seen: measured.backends_seen,
+        app_ticks: measured.app_ticks.clone(),
+        ticks_per_second: procfs::ticks_per_second(),
+        own_cpu_seconds: measured.own_cpu_seconds,
+        usable_cores: procfs::usable_cores(),
+        host: measured.host,
+        load_average: measured.load_average,
+    })
 }
 
 /// The whole `pgcost ramp`: logs in if asked, warms up, settles, runs the steps, settles,

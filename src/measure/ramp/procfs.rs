@@ -1,11 +1,13 @@
 //! CPU as this host's kernel counts it: clock ticks of threads and processes under
-//! `/proc`, the tick rate, and pgcost's own CPU time. Only reads; the arithmetic is in
-//! `cost::ramp::cpu`.
+//! `/proc`, the tick rate, pgcost's own CPU time, and the whole machine's (`/proc/stat`,
+//! `/proc/loadavg`). Only reads; the arithmetic is in `cost::ramp::cpu` and
+//! `cost::ramp::host`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
 use crate::cost::ramp::cpu::{self, Ticks};
+use crate::cost::ramp::host::{self, CpuTimes};
 
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`, 100 on most Linux systems).
 pub fn ticks_per_second() -> u64 {
@@ -28,6 +30,16 @@ pub fn own_cpu_seconds() -> f64 {
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// This machine's CPU times so far (`/proc/stat`); `None` where it cannot be read.
+pub fn host_cpu_times() -> Option<CpuTimes> {
+    host::parse_stat(&fs::read_to_string("/proc/stat").ok()?)
+}
+
+/// This machine's 1-minute load average (`/proc/loadavg`).
+pub fn load_average() -> Option<f64> {
+    host::parse_load_average(&fs::read_to_string("/proc/loadavg").ok()?)
 }
 
 /// `pids` and every process descended from them (a pre-fork server's workers).
@@ -140,5 +152,11 @@ mod tests {
             "not a postgres process"
         );
         assert_eq!(postmaster_of(me), None, "not a postgres process");
+        let times = host_cpu_times().unwrap();
+        assert!(
+            times.busy > 0 && times.total > times.busy && times.cpus >= 1,
+            "{times:?}"
+        );
+        assert!(load_average().is_some_and(|l| l >= 0.0));
     }
 }

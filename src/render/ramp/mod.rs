@@ -4,7 +4,7 @@
 
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
-use crate::cost::ramp::verdict::Wall;
+use crate::cost::ramp::verdict::{Saturated, Wall, decide_text};
 use crate::render::format::{Format, RAMP_FORMATS};
 
 use crate::render::sections::Grid;
@@ -53,9 +53,12 @@ fn step_row(step: &Step) -> Vec<String> {
             cpu.cores
         )
     });
+    let rps = step.spread.rps.map_or(format!("{:.0}", step.rps), |s| {
+        format!("{:.0} ± {:.1}", step.rps, s.se)
+    });
     vec![
         load,
-        format!("{:.0}", step.rps),
+        rps,
         format!("{:.1}", step.latency_ms.p50),
         format!("{:.1}", step.latency_ms.p99),
         step.error_count().to_string(),
@@ -73,7 +76,7 @@ fn step_row(step: &Step) -> Vec<String> {
 pub(crate) fn grid(report: &RampReport) -> Grid {
     let header = [
         "c",
-        "rps",
+        "rps ± s.e.",
         "p50 ms",
         "p99 ms",
         "errors",
@@ -108,18 +111,54 @@ pub fn sentence(report: &RampReport) -> String {
     let knee = v
         .knee_concurrency
         .map_or(String::new(), |c| format!(" (knee at c={c})"));
-    let what = match v.wall {
-        Wall::App => "the app itself is the wall",
-        Wall::Pool => "the app's connection pool is the wall",
-        Wall::Database => "the database is the wall",
-        Wall::LoadGenerator => "pgcost ran out of CPU: the load generator is the wall",
-        Wall::None => "no wall was found",
+    let what = match (v.wall, v.saturated) {
+        (Wall::App, _) => "the app itself is the wall",
+        (Wall::Pool, _) => "the app's connection pool is the wall",
+        (Wall::Database, _) => "the database is the wall",
+        (Wall::LoadGenerator, Some(Saturated::Host)) => {
+            "the machine pgcost runs on is saturated: the load generator's machine is the wall"
+        }
+        (Wall::LoadGenerator, _) => "pgcost ran out of CPU: the load generator is the wall",
+        (Wall::None, _) => "no wall was found",
+        (Wall::Inconclusive, _) => {
+            return format!(
+                "Verdict: inconclusive{knee}: a difference the verdict needs is within the \
+                 noise of its steps; {}.",
+                decide_text(v.step_seconds_needed)
+            );
+        }
     };
     format!("Verdict: {what}{knee}.")
 }
 
+/// The machine at the step where other work took the most of it, when `/proc/stat` was
+/// read.
+fn host_note(report: &RampReport) -> Option<String> {
+    let (step, host) = (report.steps.iter())
+        .filter_map(|s| Some((s, s.host?)))
+        .max_by(|a, b| a.1.others_cores.total_cmp(&b.1.others_cores))?;
+    let load = host
+        .load_average
+        .map_or(String::new(), |l| format!(", load average {l:.1}"));
+    Some(format!(
+        "This machine: at {}, {:.2} cores of its {} CPUs busy, {:.2} of them with other \
+         work than pgcost, the app's --pid and Postgres{load}{}",
+        crate::cost::ramp::verdict::label(step),
+        host.busy_cores,
+        host.cpus,
+        host.others_cores,
+        if host.saturated { " (saturated)" } else { "" }
+    ))
+}
+
 pub(crate) fn notes(report: &RampReport) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut notes = vec![
+        "Noise: rps ± one standard error of the step's one-second samples; a knee or a wall \
+         is claimed only when the difference is beyond Student's t (99.9%) times its \
+         standard error (pgcost docs ramp)"
+            .to_string(),
+    ];
+    notes.extend(host_note(report));
     if let Some(usl) = &report.usl {
         let peak = match (usl.peak_concurrency, usl.peak_rps) {
             (Some(c), Some(rps)) => format!(", peak {rps:.0} rps at c≈{c:.0}"),
@@ -185,7 +224,8 @@ fn markdown(report: &RampReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::ramp::verdict::{PoolAdvice, Verdict};
+    use crate::cost::ramp::pool::PoolAdvice;
+    use crate::cost::ramp::verdict::Verdict;
     use crate::cost::ramp::{RampTarget, SCHEMA_VERSION};
 
     fn report() -> RampReport {
@@ -199,10 +239,9 @@ mod tests {
             },
             steps: Vec::new(),
             verdict: Verdict {
-                wall: Wall::Pool,
                 knee_concurrency: Some(2),
-                knee_rate: None,
                 evidence: vec!["every pooled connection was busy".into()],
+                ..Verdict::of(Wall::Pool, Vec::new())
             },
             usl: None,
             pool: PoolAdvice {
@@ -254,5 +293,34 @@ mod tests {
             json["notes"],
             serde_json::json!([{"code": "usl_poor_fit", "r_squared": 0.5, "message": line}])
         );
+    }
+
+    #[test]
+    fn an_inconclusive_verdict_says_so_with_the_spread_and_the_step_length_needed() {
+        let mut r = report();
+        r.steps = vec![crate::cost::ramp::tests::step(2, 355.0, 5.1, 2, 1.9)];
+        r.verdict = Verdict {
+            step_seconds_needed: Some(25),
+            evidence: vec!["from c=1 to c=2 throughput went ... within the noise".into()],
+            ..Verdict::of(Wall::Inconclusive, Vec::new())
+        };
+        let sentence = super::sentence(&r);
+        assert!(
+            sentence.starts_with("Verdict: inconclusive: "),
+            "{sentence}"
+        );
+        assert!(sentence.contains("(--step-duration 25s)."), "{sentence}");
+        for format in [Format::Table, Format::Markdown, Format::Html] {
+            let text = r.render(format).unwrap();
+            assert!(text.contains(&sentence), "{format:?}: {text}");
+            // 1% of 355 rps per second over five seconds: a standard error of 1.6.
+            assert!(text.contains("355 ± 1.6"), "{format:?}: {text}");
+            assert!(text.contains("rps ± s.e."), "{format:?}: {text}");
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&r.render(Format::Json).unwrap()).unwrap();
+        assert_eq!(json["verdict"]["wall"], "inconclusive");
+        assert_eq!(json["verdict"]["step_seconds_needed"], 25);
+        assert_eq!(json["steps"][0]["spread"]["rps"]["samples"], 5);
     }
 }

@@ -1,0 +1,195 @@
+//! The verdict judged against the noise, on hand-built steps: a busy machine's ramp is
+//! inconclusive, a quiet one is not, the database and the pools are never named on a
+//! difference within the noise, and a machine saturated by other work is said to be.
+
+use super::host::Host;
+use super::judge::judge;
+use super::step::Step;
+use super::tests::{spread_of, step};
+use super::verdict::{Rule, Saturated, Wall};
+use crate::cost::spread::Outcome;
+
+/// The busy box: c = 1, 2, 4, 8 at 19, 14, 23 and 36 rps, each second's
+/// throughput about 8 rps off its step's (sd), and db time per request doubling from the
+/// first step, each second's about 3 ms off.
+fn busy_box() -> Vec<Step> {
+    [
+        (1, 19.0, 3.0),
+        (2, 14.0, 6.5),
+        (4, 23.0, 7.0),
+        (8, 36.0, 6.0),
+    ]
+    .iter()
+    .map(|&(c, rps, db_ms)| {
+        let mut s = step(c, rps, db_ms, 2, 0.4);
+        s.spread.rps = spread_of(8.0);
+        s.spread.db_time_ms = spread_of(3.0);
+        s
+    })
+    .collect()
+}
+
+#[test]
+fn the_busy_box_s_19_14_23_36_is_inconclusive_not_the_database() {
+    let v = judge(&busy_box(), 2.0);
+    assert_eq!(
+        (v.wall, v.knee_concurrency),
+        (Wall::Inconclusive, None),
+        "{v:?}"
+    );
+    let first = &v.readings[0];
+    assert_eq!(
+        (first.rule, first.outcome),
+        (Rule::Growth, Outcome::Undecided)
+    );
+    assert_eq!(first.step, "c=2");
+    assert_eq!(first.against.as_deref(), Some("c=1"));
+    // 14 rps against the 20.9 that 10% growth asks of 19: 6.9 short, within the noise.
+    assert!((first.margin + 6.9).abs() < 1e-9, "{first:?}");
+    assert!(first.noise.unwrap() > 6.9, "{first:?}");
+    let needed = v.step_seconds_needed.unwrap();
+    assert!(needed > 5 && needed < 3600, "{v:?}");
+    assert!(v.evidence[0].contains("within the noise"), "{v:?}");
+    let advice = format!("--step-duration {needed}s");
+    assert!(v.evidence.last().unwrap().contains(&advice), "{v:?}");
+}
+
+#[test]
+fn a_difference_right_at_its_threshold_does_not_hide_the_step_length_others_need() {
+    // c=1 → 2 grew 9.9%, against 10% (no step length decides that), and c=2 → 4 stayed
+    // flat within its noise: steps long enough for the second would place the knee.
+    let mut steps: Vec<Step> = [(1, 84.3), (2, 92.6), (4, 92.9)]
+        .iter()
+        .map(|&(c, rps)| step(c, rps, 0.0, 0, 0.0))
+        .collect();
+    steps[0].spread.rps = spread_of(15.4);
+    steps[1].spread.rps = spread_of(4.5);
+    steps[2].spread.rps = spread_of(4.0);
+    let v = judge(&steps, 2.0);
+    assert_eq!(v.wall, Wall::Inconclusive, "{v:?}");
+    assert_eq!(v.readings[0].step_seconds_needed, None, "{v:?}");
+    let second = v.readings[1].step_seconds_needed.unwrap();
+    assert!(second > 5, "{v:?}");
+    assert_eq!(v.step_seconds_needed, Some(second), "{v:?}");
+}
+
+#[test]
+fn a_quiet_doubling_then_flat_names_the_knee_and_the_wall() {
+    // The same two workers on a quiet machine: c = 1 to 2 doubles, then flat.
+    let steps: Vec<Step> = [(1, 20.0), (2, 40.0), (4, 40.5), (8, 39.8)]
+        .iter()
+        .map(|&(c, rps)| step(c, rps, 3.0, 2, 0.3))
+        .collect();
+    let v = judge(&steps, 2.0);
+    assert_eq!((v.wall, v.knee_concurrency), (Wall::App, Some(2)), "{v:?}");
+    assert_eq!(v.step_seconds_needed, None);
+    assert!(
+        (v.readings.iter()).all(|r| r.outcome != Outcome::Undecided),
+        "{v:?}"
+    );
+    assert!(
+        v.evidence[0].starts_with("the knee: from c=2 to c=4"),
+        "{v:?}"
+    );
+    assert!(v.evidence[0].contains("beyond the noise"), "{v:?}");
+}
+
+#[test]
+fn growth_near_the_threshold_then_flat_places_the_knee_within_two_steps() {
+    // 2 → 4 grew 7.8% (357 to 385 rps ± 1%): whether under 10% is within the noise; 4 → 8
+    // is flat beyond it. The wall is read at c=8, past both candidates.
+    let rps = [(1, 180.0), (2, 357.0), (4, 385.0), (8, 384.0)];
+    let steps: Vec<Step> = (rps.iter())
+        .map(|&(c, rps)| step(c, rps, 5.1, 2, 1.95))
+        .collect();
+    let v = judge(&steps, 2.0);
+    assert_eq!((v.wall, v.knee_concurrency), (Wall::Pool, Some(2)), "{v:?}");
+    assert!(
+        v.evidence[0].starts_with("the knee is at c=2 or c=4"),
+        "{v:?}"
+    );
+    assert!(v.evidence[1].starts_with("at c=8:"), "{v:?}");
+    assert_eq!(v.readings[1].outcome, Outcome::Undecided);
+}
+
+#[test]
+fn db_time_rising_within_its_noise_names_neither_the_database_nor_the_pool() {
+    let mut steps: Vec<Step> = [(1, 100.0), (2, 200.0), (4, 204.0)]
+        .iter()
+        .map(|&(c, rps)| step(c, rps, 4.0, 4, 3.9))
+        .collect();
+    // Past the knee db time per request doubled, but each second's was about 6 ms off.
+    steps[2].per_request.db_time_ms = 8.0;
+    steps[2].spread.db_time_ms = spread_of(6.0);
+    let v = judge(&steps, 2.0);
+    let (wall, knee) = (v.wall, v.knee_concurrency);
+    assert_eq!((wall, knee), (Wall::Inconclusive, Some(2)), "{v:?}");
+    let rise = (v.readings.iter()).find(|r| r.rule == Rule::DbTimeRise);
+    assert_eq!(rise.unwrap().outcome, Outcome::Undecided, "{v:?}");
+    assert!(v.step_seconds_needed.unwrap() > 5, "{v:?}");
+    // The same rise beyond its noise is the database.
+    steps[2].spread.db_time_ms = spread_of(0.2);
+    assert_eq!(judge(&steps, 2.0).wall, Wall::Database);
+}
+
+#[test]
+fn a_pool_that_may_or_may_not_be_busy_is_not_named() {
+    let mut steps = vec![
+        step(1, 180.0, 5.1, 2, 1.0),
+        step(2, 355.0, 5.1, 2, 1.1),
+        step(4, 360.0, 5.1, 2, 1.1),
+    ];
+    // Past the knee, 1.1 active of 2 on average, each second's about 0.7 off.
+    steps[2].spread.active_backends = spread_of(0.7);
+    let v = judge(&steps, 2.0);
+    assert_eq!(v.wall, Wall::Inconclusive, "{v:?}");
+    let open = "whether half of them or more were busy is within the noise";
+    assert!(v.evidence.iter().any(|e| e.contains(open)), "{v:?}");
+    steps[2].spread.active_backends = spread_of(0.02);
+    assert_eq!(judge(&steps, 2.0).wall, Wall::Pool);
+}
+
+#[test]
+fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
+    let mut steps = vec![step(1, 200.0, 4.0, 2, 1.0), step(2, 205.0, 8.1, 2, 2.0)];
+    // Without the machine, the db time's rise names the database.
+    assert_eq!(judge(&steps, 2.0).wall, Wall::Database);
+    steps[1].host = Some(Host {
+        cpus: 2,
+        busy_cores: 1.98,
+        others_cores: 1.1,
+        load_average: Some(6.4),
+        saturated: true,
+    });
+    let v = judge(&steps, 2.0);
+    let (wall, saturated) = (v.wall, v.saturated);
+    assert_eq!(
+        (wall, saturated),
+        (Wall::LoadGenerator, Some(Saturated::Host))
+    );
+    let said = &v.evidence[0];
+    assert!(
+        said.contains("names neither the database nor the pool"),
+        "{said}"
+    );
+    assert!(
+        said.contains("99% busy at c=2 (1.98 of 2 cores), 1.10 cores"),
+        "{said}"
+    );
+    assert!(said.contains("load average 6.4 on 2 CPUs"), "{said}");
+    assert!(said.contains("pass --pid"), "without --pid: {said}");
+    // pgcost's own CPU is said as before.
+    steps[1].host = None;
+    steps[1].load_generator_cpu.share_of_usable = 0.9;
+    assert_eq!(judge(&steps, 2.0).saturated, Some(Saturated::Pgcost));
+}
+
+#[test]
+fn steps_too_short_for_a_spread_are_inconclusive_and_ask_for_five_seconds() {
+    let mut steps = vec![step(1, 100.0, 1.0, 1, 0.5), step(2, 200.0, 1.0, 2, 1.0)];
+    steps[1].spread = Default::default();
+    let v = judge(&steps, 2.0);
+    let (wall, needed) = (v.wall, v.step_seconds_needed);
+    assert_eq!((wall, needed), (Wall::Inconclusive, Some(5)), "{v:?}");
+    assert!(v.evidence.last().unwrap().contains("at least 5 s"), "{v:?}");
+}
