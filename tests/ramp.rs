@@ -16,104 +16,23 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use serde_json::Value;
+use support::busy_app::{BUSY, BusyApp};
 use support::{TestDb, pgcost, run_blocking};
 use tokio_postgres::NoTls;
 
-/// The env var that turns this test binary into the app child.
-const CHILD: &str = "PGCOST_RAMP_APP_CHILD";
-/// CPU each request of the app child burns: long beside a loopback round trip.
-const BUSY: Duration = Duration::from_millis(10);
-
-/// Serves the CPU-bound app on a single-threaded runtime; run as a child process only
-/// (`app_child`), never by `cargo test` itself.
+/// Serves the CPU-bound app (`support::busy_app`); run as a child process only, started
+/// by [`app_wall`], never by `cargo test` itself.
 #[test]
 #[ignore = "the app child of the ramp test, started by it"]
 fn ramp_app_child() {
-    if std::env::var_os(CHILD).is_none() {
-        return;
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        // Past libtest's capture of println!, which would hold the line back.
-        let port = listener.local_addr().unwrap().port();
-        let mut stdout = std::io::stdout();
-        stdout
-            .write_all(format!("PORT={port}\n").as_bytes())
-            .unwrap();
-        stdout.flush().unwrap();
-        // BUSY of this thread's own CPU time, however long the host makes it wait.
-        let busy = || async {
-            let end = thread_cpu() + BUSY;
-            while thread_cpu() < end {
-                std::hint::spin_loop();
-            }
-            "done"
-        };
-        axum::serve(listener, Router::new().route("/busy", get(busy)))
-            .await
-            .unwrap();
-    });
-}
-
-/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
-/// The app child, killed when dropped.
-struct AppChild {
-    child: Child,
-    port: u16,
-}
-
-impl AppChild {
-    fn start() -> AppChild {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["ramp_app_child", "--exact", "--ignored", "--nocapture"])
-            .args(["--test-threads", "1"])
-            .env(CHILD, "1")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let port = stdout
-            .lines()
-            .map(Result::unwrap)
-            .find_map(|line| {
-                line.split("PORT=")
-                    .nth(1)
-                    .map(|p| p.trim().parse().unwrap())
-            })
-            .expect("the app child prints its port");
-        AppChild { child, port }
-    }
-}
-
-impl Drop for AppChild {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    support::busy_app::serve_if_child();
 }
 
 /// `/sleep`: one pooled connection held for 5 ms. `/hot`: BEGIN; UPDATE the one row;
@@ -262,9 +181,9 @@ fn step_figure(report: &Value, i: usize, path: &[&str]) -> f64 {
 /// (the client's round trip overlaps), and with each second a few percent apart on a
 /// shared machine, five seconds do not always tell that from the 10% rule.
 async fn app_wall(db: &TestDb) {
-    let app = AppChild::start();
-    let url = format!("http://127.0.0.1:{}/busy", app.port);
-    let pid = app.child.id().to_string();
+    let app = BusyApp::start("ramp_app_child");
+    let url = app.url();
+    let pid = app.pid().to_string();
     let report = ramp(
         db,
         "ramp_app",
