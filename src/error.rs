@@ -33,13 +33,19 @@ pub enum Kind {
     Untrustworthy,
 }
 
-/// The one error type of the library. `Display` prints the message only; `hint` names the fix.
+/// The one error type of the library. `Display` prints the message only; `hint` names the
+/// fix; `source` keeps the error that caused it (a driver's, an I/O one), reached through
+/// [`std::error::Error::source`].
 #[derive(Debug)]
 pub struct Error {
     pub kind: Kind,
     pub message: String,
     pub hint: Option<String>,
+    pub source: Option<Cause>,
 }
+
+/// The error behind an [`Error`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 impl Error {
     pub fn usage(message: impl Into<String>) -> Self {
@@ -47,6 +53,7 @@ impl Error {
             kind: Kind::Usage,
             message: message.into(),
             hint: None,
+            source: None,
         }
     }
     pub fn database(message: impl Into<String>) -> Self {
@@ -54,6 +61,7 @@ impl Error {
             kind: Kind::Database,
             message: message.into(),
             hint: None,
+            source: None,
         }
     }
     pub fn target(message: impl Into<String>) -> Self {
@@ -61,6 +69,7 @@ impl Error {
             kind: Kind::Target,
             message: message.into(),
             hint: None,
+            source: None,
         }
     }
     /// Ends the run with exit 3: whatever would be measured could not be trusted.
@@ -69,6 +78,7 @@ impl Error {
             kind: Kind::Untrustworthy,
             message: message.into(),
             hint: None,
+            source: None,
         }
     }
     pub fn interrupted() -> Self {
@@ -76,11 +86,32 @@ impl Error {
             kind: Kind::Interrupted,
             message: "interrupted".into(),
             hint: None,
+            source: None,
         }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
+    }
+    /// Keeps `cause` as this error's source.
+    pub fn with_source(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(cause));
+        self
+    }
+    /// The causes below the message, outermost first, each once, leaving out those the
+    /// message already quotes: what the user is shown after the `error:` line.
+    pub fn causes(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            let known = self.message.contains(&text) || out.iter().any(|o| o.contains(&text));
+            if !known && !text.is_empty() && text != "db error" {
+                out.push(text);
+            }
+            next = cause.source();
+        }
+        out
     }
     pub fn exit_code(&self) -> i32 {
         match self.kind {
@@ -97,7 +128,25 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// A cause kept as text: an error's source once its secrets are scrubbed.
+#[derive(Debug)]
+pub struct CauseText(pub String);
+
+impl fmt::Display for CauseText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CauseText {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -127,4 +176,20 @@ pub fn chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_causes_are_kept_and_shown_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let err = Error::database("cannot connect to postgres://u@h:5432/d").with_source(io);
+        assert_eq!(err.causes(), ["refused"]);
+        assert!(std::error::Error::source(&err).is_some());
+        let quoted = std::io::Error::other("refused");
+        let err = Error::database("cannot connect: refused").with_source(quoted);
+        assert!(err.causes().is_empty(), "the message quotes it already");
+    }
 }

@@ -18,6 +18,9 @@ fn main() {
         .block_on(pgcost::commands::run(cli))
         .unwrap_or_else(|err| {
             eprintln!("error: {err}");
+            for cause in err.causes() {
+                eprintln!("  caused by: {cause}");
+            }
             if let Some(hint) = &err.hint {
                 eprintln!("hint: {hint}");
             }

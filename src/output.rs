@@ -99,9 +99,14 @@ pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
 
 /// The error with every known secret scrubbed from its message and hint.
 pub fn scrubbed(err: Error, redactor: &Redactor) -> Error {
+    let source = (err.causes().into_iter())
+        .map(|cause| redactor.scrub(&cause))
+        .reduce(|outer, inner| format!("{outer}: {inner}"))
+        .map(|text| Box::new(crate::error::CauseText(text)) as crate::error::Cause);
     Error {
         message: redactor.scrub(&err.message),
         hint: err.hint.map(|hint| redactor.scrub(&hint)),
+        source,
         ..err
     }
 }

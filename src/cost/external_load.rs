@@ -175,11 +175,18 @@ fn oha(doc: &Value) -> Result<ToolCount, String> {
 /// Locust `--csv PREFIX`, the file PREFIX_stats.csv (docs: Locust "Retrieve test
 /// statistics in CSV format"): the `Aggregated` row's `Request Count` and `Failure Count`.
 fn locust(text: &str) -> Result<ToolCount, String> {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = csv_fields(lines.next().ok_or("the file is empty")?);
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header = reader
+        .headers()
+        .map_err(|e| format!("the header: {e}"))?
+        .clone();
+    if header.is_empty() {
+        return Err("the file is empty".into());
+    }
     let column = |name: &str| {
-        header
-            .iter()
+        (header.iter())
             .position(|h| h == name)
             .ok_or_else(|| format!("no {name:?} column in the header"))
     };
@@ -188,12 +195,12 @@ fn locust(text: &str) -> Result<ToolCount, String> {
         column("Request Count")?,
         column("Failure Count")?,
     );
-    let row = lines
-        .map(csv_fields)
-        .find(|row| row.get(name).map(String::as_str) == Some("Aggregated"))
+    let row = (reader.records())
+        .filter_map(Result::ok)
+        .find(|row| row.get(name) == Some("Aggregated"))
         .ok_or("no Aggregated row (is this the _stats.csv file?)")?;
     let number = |i: usize, what: &str| {
-        (row.get(i).map(|s| s.trim()))
+        (row.get(i).map(str::trim))
             .and_then(|s| s.parse::<u64>().ok())
             .ok_or_else(|| format!("the Aggregated row's {what} is not a count"))
     };
@@ -201,26 +208,6 @@ fn locust(text: &str) -> Result<ToolCount, String> {
         requests: number(requests, "Request Count")?,
         failed: number(failures, "Failure Count")?,
     })
-}
-
-/// The fields of one CSV line (RFC 4180 quoting: names may hold commas and quotes).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.trim_end_matches('\r').chars().peekable();
-    while let Some(c) = chars.next() {
-        let field = fields.last_mut().expect("one field at least");
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(String::new()),
-            _ => field.push(c),
-        }
-    }
-    fields
 }
 
 #[cfg(test)]
@@ -286,11 +273,17 @@ mod tests {
     }
 
     #[test]
-    fn csv_fields_follow_quoting() {
+    fn locust_names_may_hold_commas_and_quotes() {
+        let text = "Type,Name,Request Count,Failure Count\r\n\
+                    GET,\"/a,b \"\"c\"\"\",3,0\r\n\
+                    ,Aggregated,3,1\r\n";
         assert_eq!(
-            csv_fields(r#"GET,"/a,b ""c""",3"#),
-            ["GET", r#"/a,b "c""#, "3"]
+            locust(text),
+            Ok(ToolCount {
+                requests: 3,
+                failed: 1
+            })
         );
-        assert_eq!(csv_fields(",Aggregated,1\r"), ["", "Aggregated", "1"]);
+        assert_eq!(locust(""), Err("the file is empty".to_string()));
     }
 }

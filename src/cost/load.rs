@@ -38,6 +38,27 @@ pub struct LoadResult {
 }
 
 impl LoadResult {
+    /// `sent` requests at `concurrency` over `wall`, by pgcost's own burst, with nothing
+    /// recorded yet: the one place every field gets its empty value. Set what differs with
+    /// struct update syntax (`LoadResult { status, ..LoadResult::new(200, 8, wall) }`).
+    pub fn new(sent: u64, concurrency: u32, wall: Duration) -> LoadResult {
+        LoadResult {
+            sent,
+            concurrency,
+            wall,
+            latency_us: new_histogram(),
+            status: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            first_error: None,
+            error_answers: BTreeMap::new(),
+            first_error_answer: None,
+            response_items: None,
+            interrupted: false,
+            source: PGCOST_SOURCE,
+            command_exit: None,
+        }
+    }
+
     pub fn responses(&self) -> u64 {
         self.status.values().sum()
     }

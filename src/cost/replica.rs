@@ -88,7 +88,6 @@ pub fn moved_nothing_warning(delta: &WindowDelta, load: &LoadResult) -> Option<N
 mod tests {
     use super::*;
     use crate::cost::delta::StatementDelta;
-    use crate::cost::load::{PGCOST_SOURCE, new_histogram};
     use crate::cost::snapshot::StatementKey;
 
     fn standby(behind: Option<f64>, since: Option<f64>) -> Recovery {
@@ -149,22 +148,12 @@ mod tests {
 
     fn load(status: &[(u16, u64)], errors: u64) -> LoadResult {
         LoadResult {
-            sent: 100,
-            concurrency: 2,
-            wall: Duration::from_secs(1),
-            latency_us: new_histogram(),
             status: status.iter().copied().collect(),
             errors: match errors {
                 0 => Default::default(),
                 n => [("timeout".to_string(), n)].into(),
             },
-            first_error: None,
-            error_answers: Default::default(),
-            first_error_answer: None,
-            response_items: None,
-            interrupted: false,
-            source: PGCOST_SOURCE,
-            command_exit: None,
+            ..LoadResult::new(100, 2, Duration::from_secs(1))
         }
     }
 

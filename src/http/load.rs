@@ -18,7 +18,7 @@ use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use tokio::time::Sleep;
 
-use crate::cost::load::{LoadResult, PGCOST_SOURCE, new_histogram};
+use crate::cost::load::{LoadResult, new_histogram};
 use crate::http::connection::{Answer, Driver, Failure};
 
 /// What one worker saw, merged into the burst's [`LoadResult`] at the end.
@@ -109,21 +109,7 @@ impl WorkerTally {
 
 /// A load with nothing counted yet, from `workers` workers.
 pub(crate) fn empty_result(workers: u32) -> LoadResult {
-    LoadResult {
-        sent: 0,
-        concurrency: workers,
-        wall: Duration::ZERO,
-        latency_us: new_histogram(),
-        status: BTreeMap::new(),
-        errors: BTreeMap::new(),
-        first_error: None,
-        error_answers: BTreeMap::new(),
-        first_error_answer: None,
-        response_items: None,
-        interrupted: false,
-        source: PGCOST_SOURCE,
-        command_exit: None,
-    }
+    LoadResult::new(0, workers, Duration::ZERO)
 }
 
 /// A worker's timeout, one timer for all its requests. A new timer per request costs a

@@ -12,7 +12,7 @@ use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, ChurnVerdict, Windows};
 use crate::cost::external_load::{self, CountSource, ToolCount};
-use crate::cost::load::{LoadResult, new_histogram};
+use crate::cost::load::LoadResult;
 use crate::cost::report::Report;
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
@@ -191,18 +191,8 @@ fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<St
 /// the exit code; no status or latency, which the tool reports itself.
 fn load_result(ran: &Ran, counted: ToolCount, count: &CountSource) -> LoadResult {
     LoadResult {
-        sent: counted.requests,
-        concurrency: 0,
-        wall: ran.ended - ran.started,
-        latency_us: new_histogram(),
-        status: Default::default(),
-        errors: Default::default(),
-        first_error: None,
-        error_answers: Default::default(),
-        first_error_answer: None,
-        response_items: None,
-        interrupted: false,
         source: count.name(),
         command_exit: Some(ran.exit),
+        ..LoadResult::new(counted.requests, 0, ran.ended - ran.started)
     }
 }

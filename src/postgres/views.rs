@@ -70,7 +70,7 @@ pub async fn connect(target: &DbTarget) -> Result<Client> {
             target.redacted()
         ));
         err.hint = hint.or_else(|| Some(connect_hint(&message)));
-        err
+        err.with_source(e)
     })
 }
 
@@ -113,7 +113,7 @@ pub fn query_error(what: &str, e: tokio_postgres::Error) -> Error {
         err.hint =
             Some("the server restarted or closed the connection; run the audit again".into());
     }
-    err
+    err.with_source(e)
 }
 
 /// Which columns `pg_stat_statements` has, decided by the installed extension version.

@@ -169,19 +169,10 @@ fn a_step_divides_by_its_requests_and_its_wall_time() {
     let mut latency = new_histogram();
     (1..=190u64).for_each(|ms| latency.record(ms * 1000).unwrap());
     let load = LoadResult {
-        sent: 200,
-        concurrency: 4,
-        wall: std::time::Duration::from_secs(2),
         latency_us: latency,
         status: [(200, 180), (503, 10)].into(),
         errors: [("timeout".to_string(), 10)].into(),
-        first_error: None,
-        error_answers: Default::default(),
-        first_error_answer: None,
-        response_items: None,
-        interrupted: false,
-        source: crate::cost::load::PGCOST_SOURCE,
-        command_exit: None,
+        ..LoadResult::new(200, 4, std::time::Duration::from_secs(2))
     };
     let ticks = |t: u64| -> Ticks { [((7, 7), t)].into() };
     let step = build(StepInput {

@@ -1,7 +1,5 @@
 //! Hand-built windows and bursts for the report's tests, shared with the views' tests.
 
-use std::collections::BTreeMap;
-
 use super::build::*;
 use super::*;
 use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
@@ -19,19 +17,9 @@ pub fn load(n: u64, status: &[(u16, u64)]) -> LoadResult {
         h.record(1000 + i).unwrap();
     }
     LoadResult {
-        sent: n,
-        concurrency: 8,
-        wall: Duration::from_secs(2),
         latency_us: h,
         status: status.iter().copied().collect(),
-        errors: BTreeMap::new(),
-        first_error: None,
-        error_answers: Default::default(),
-        first_error_answer: None,
-        response_items: None,
-        interrupted: false,
-        source: crate::cost::load::PGCOST_SOURCE,
-        command_exit: None,
+        ..LoadResult::new(n, 8, Duration::from_secs(2))
     }
 }
 
