@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
 use support::fixture::Fixture;
-use support::{ITEMS, TestDb, audit_config, pgcost, run_blocking};
+use support::{ITEMS, TestDb, audit_config, pgcost, run_blocking, verdict};
 
 const PGBOUNCER: &str = "/usr/sbin/pgbouncer";
 
@@ -243,17 +243,25 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     // First, while pg_sleep's transactions (which touch no table, so wait unpublished in
     // the server connection until one that does) cannot spill into its window.
     measure_through(&db, &bouncer, &app).await;
-    let mut cmd = pgcost();
-    cmd.args(["ramp", "--url", &app.url("/bouncer/sleep"), "--quiet"])
-        .args(["--db", &db.url(), "--pgbouncer", &bouncer.admin_url()])
-        .args(["--format", "json", "--warmup", "20"])
-        // 5 s a step: the verdict judges each change against the spread of the steps'
-        // one-second samples, which a step under 5 s does not have.
-        .args(["--steps", "1,4,16", "--step-duration", "5s"]);
-    let out = run_blocking(cmd).get_output().clone();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // A busy machine may leave the verdict undecided: then it ramps again.
+    let mut attempt = 1;
+    let (report, stdout) = loop {
+        let mut cmd = pgcost();
+        cmd.args(["ramp", "--url", &app.url("/bouncer/sleep"), "--quiet"])
+            .args(["--db", &db.url(), "--pgbouncer", &bouncer.admin_url()])
+            .args(["--format", "json", "--warmup", "20"])
+            // 5 s a step: the verdict judges each change against the spread of the
+            // steps' one-second samples, which a step under 5 s does not have.
+            .args(["--steps", "1,4,16", "--step-duration", "5s"]);
+        let out = run_blocking(cmd).get_output().clone();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        if verdict::named(&report, "pool", &stdout, attempt) {
+            break (report, stdout);
+        }
+        attempt += 1;
+    };
     let steps = report["steps"].as_array().unwrap();
     let wait = |i: usize| {
         steps[i]["pgbouncer"]["wait_ms_per_request"]
@@ -265,7 +273,6 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     let waiting = steps[1]["pgbouncer"]["max_cl_waiting"].as_i64().unwrap();
     assert!((1..=3).contains(&waiting), "{stdout}");
     assert!(wait(1) > wait(0) + 0.5, "{stdout}");
-    assert_eq!(report["verdict"]["wall"], "pool", "{stdout}");
     let evidence = report["verdict"]["evidence"].to_string();
     assert!(
         evidence.contains("PgBouncer's clients queued"),

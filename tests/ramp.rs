@@ -24,7 +24,7 @@ use axum::routing::get;
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use serde_json::Value;
 use support::busy_app::{BUSY, BusyApp};
-use support::{TestDb, pgcost, run_blocking};
+use support::{TestDb, pgcost, run_blocking, verdict};
 use tokio_postgres::NoTls;
 
 /// Serves the CPU-bound app (`support::busy_app`); run as a child process only, started
@@ -88,21 +88,28 @@ async fn hot(State(pool): State<Pool>) -> &'static str {
 const STEP: [&str; 2] = ["--step-duration", "6s"];
 
 /// Serves the pool app on `dbname` with `pool_size` connections, ramps `path` with
-/// `steps` (`--steps LIST` or `--rate LIST`) of [`STEP`] each, and prints the summary.
+/// `steps` (`--steps LIST` or `--rate LIST`) of [`STEP`] each, and prints the summary;
+/// ramps again while a busy machine leaves the verdict undecided, until it names `want`.
 async fn ramp_pool_app(
     db: &TestDb,
     dbname: &str,
     pool_size: usize,
     path: &str,
     steps: [&str; 2],
+    want: &str,
 ) -> (Value, String) {
     let (addr, server) = serve_pool_app(&db.cluster.url(dbname), pool_size).await;
     let url = format!("http://{addr}{path}");
-    let report = ramp(db, dbname, &url, &[steps[0], steps[1], STEP[0], STEP[1]]);
-    server.abort();
-    let shown = summary(&report);
-    println!("{dbname}:\n{shown}");
-    (report, shown)
+    for attempt in 1..=verdict::ATTEMPTS {
+        let report = ramp(db, dbname, &url, &[steps[0], steps[1], STEP[0], STEP[1]]);
+        let shown = summary(&report);
+        println!("{dbname}:\n{shown}");
+        if verdict::named(&report, want, &shown, attempt) {
+            server.abort();
+            return (report, shown);
+        }
+    }
+    unreachable!("verdict::named fails the last attempt")
 }
 
 /// Runs `pgcost ramp --format json` and parses its report.
@@ -184,15 +191,17 @@ async fn app_wall(db: &TestDb) {
     let app = BusyApp::start("ramp_app_child");
     let url = app.url();
     let pid = app.pid().to_string();
-    let report = ramp(
-        db,
-        "ramp_app",
-        &url,
-        &["--steps", "1,2,4", "--step-requests", "900", "--pid", &pid],
-    );
-    let shown = summary(&report);
-    println!("app:\n{shown}");
-    assert_eq!(report["verdict"]["wall"], "app", "{shown}");
+    let steps = ["--steps", "1,2,4", "--step-requests", "900", "--pid", &pid];
+    let mut attempt = 1;
+    let (report, shown) = loop {
+        let report = ramp(db, "ramp_app", &url, &steps);
+        let shown = summary(&report);
+        println!("app:\n{shown}");
+        if verdict::named(&report, "app", &shown, attempt) {
+            break (report, shown);
+        }
+        attempt += 1;
+    };
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap();
     assert!(knee == 1 || knee == 2, "{shown}");
     for i in 0..3 {
@@ -236,8 +245,7 @@ async fn app_wall(db: &TestDb) {
 /// A pool of 2, each request holding a connection for 5 ms: wall `pool`, knee at 2 or 4.
 async fn pool_wall(db: &TestDb) {
     let steps = ["--steps", "1,2,4,8,16"];
-    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", steps).await;
-    assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
+    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", steps, "pool").await;
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap();
     assert!(knee == 2 || knee == 4, "{shown}");
     for i in 0..5 {
@@ -274,8 +282,7 @@ async fn database_wall(db: &TestDb) {
         .unwrap();
     drop(setup);
     let steps = ["--steps", "1,2,4,8"];
-    let (report, shown) = ramp_pool_app(db, "ramp_hot", 16, "/hot", steps).await;
-    assert_eq!(report["verdict"]["wall"], "database", "{shown}");
+    let (report, shown) = ramp_pool_app(db, "ramp_hot", 16, "/hot", steps, "database").await;
     assert!(
         report["verdict"]["knee_concurrency"].as_u64().is_some(),
         "{shown}"
@@ -318,8 +325,7 @@ async fn database_wall(db: &TestDb) {
 /// Sampled at 20 ms, the step sees both pooled connections busy.
 async fn open_model(db: &TestDb) {
     let rates = ["--rate", "100,200,600"];
-    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates).await;
-    assert_eq!(report["verdict"]["wall"], "pool", "{shown}");
+    let (report, shown) = ramp_pool_app(db, "ramp_pool", 2, "/sleep", rates, "pool").await;
     assert_eq!(report["verdict"]["knee_rate"], 200.0, "{shown}");
     assert_eq!(
         report["verdict"]["knee_concurrency"],

@@ -18,7 +18,6 @@ pub mod credentials;
 pub mod delta;
 pub mod demo;
 pub mod external_load;
-pub mod figures;
 pub mod findings;
 pub mod load;
 pub mod nodes;

@@ -4,33 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::cost::delta::{WindowDelta, per_request, share};
 use crate::cost::findings;
 use crate::cost::notes::Note;
-use crate::cost::report::model::{self, PerRequest, Report, StatementRow, TableRow};
+pub use crate::cost::report::model::node::Node;
+use crate::cost::report::model::{self, Report};
 
 /// The role of a database the app reads and writes itself.
 pub const PRIMARY: &str = "primary";
-
-/// One database of the request, with its own share of the cost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Node {
-    /// The database name: how statements, tables and findings name their database, and
-    /// the key of `[endpoint.budget.nodes.NAME]` in pgcost.toml.
-    pub name: String,
-    /// `postgres://user@host:port/dbname`, never with the password.
-    pub database: String,
-    /// `primary`: a database the app writes to (`--db`); `replica`: a hot standby it
-    /// reads from (`--replica`).
-    pub role: String,
-    pub per_request: PerRequest,
-    /// This database's statements, most expensive first.
-    pub statements: Vec<StatementRow>,
-    /// This database's tables whose counters moved.
-    pub tables: Vec<TableRow>,
-}
 
 /// `text` after its database (`auth: text`) when the request touches several databases
 /// (`database` is then set), else `text` alone.

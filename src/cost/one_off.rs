@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 pub use crate::cost::odd_events::{EventKind, OddEvents, RareWork, Spread, describe};
 
 use crate::cost::delta::{WindowDelta, per_request};
-use crate::cost::figures::Figures;
+use crate::cost::report::model::figures::Figures;
 use crate::cost::text::one_line;
 
 /// A remainder of at most this share of the requests (and at least one event) is rare

@@ -10,8 +10,7 @@
 //! or functions, `information_schema`, `version()`, `current_setting()`, ...). BEGIN and
 //! COMMIT that run so count as the start-up transaction only beside such statements.
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::cost::report::model::setup::{Setup, SetupKind, SetupStatement};
 use crate::cost::report::model::{StatementRow, TableRow};
 
 /// Fewer new connections per request than this: the app has a pool, and a statement that
@@ -21,71 +20,6 @@ pub const MIN_NEW_CONNECTIONS_PER_REQUEST: f64 = 0.5;
 pub const MAX_CALLS_PER_CONNECTION: f64 = 4.0;
 /// How far calls per connection may be from a whole number (rounding of the division).
 const WHOLE_TOLERANCE: f64 = 0.02;
-
-/// What the new connections' set-up cost, per request and per new connection.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Setup {
-    /// New connections per request (`pg_stat_database.sessions`).
-    pub new_connections_per_request: f64,
-    /// Top-level set-up statements per request, and per new connection.
-    pub statements_per_request: f64,
-    pub statements_per_connection: f64,
-    /// Rows the set-up statements sent back (`pg_stat_statements.rows`).
-    pub rows_returned_per_request: f64,
-    pub rows_returned_per_connection: f64,
-    /// Rows read outside the app's tables: the database's rows read (`tup_returned`) less
-    /// the sequential rows read and index rows fetched of the tables in `tables`. On a new
-    /// backend these are its catalog reads, its set-up's and its first plans'.
-    pub rows_read_per_request: f64,
-    pub rows_read_per_connection: f64,
-    /// The set-up's part of the request's statements and rows read, from 0 to 1.
-    pub share_of_statements: f64,
-    pub share_of_rows_read: f64,
-    /// The set-up statements, in the report's order.
-    pub statements: Vec<SetupStatement>,
-}
-
-impl Setup {
-    /// Its session statements and transaction control per request: all but its catalog
-    /// reads, which pg_stat_statements counts as no utility statements.
-    pub fn utility_per_request(&self) -> f64 {
-        (self.statements.iter())
-            .filter(|s| s.kind != SetupKind::Catalog)
-            .map(|s| s.calls_per_request)
-            .sum()
-    }
-}
-
-/// One statement of the set-up.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SetupStatement {
-    /// Normalized text, as pg_stat_statements shows it.
-    pub query: String,
-    pub calls_per_request: f64,
-    pub calls_per_connection: f64,
-    /// `session` (SET, RESET, SHOW, DISCARD), `transaction` (BEGIN, COMMIT) or `catalog`.
-    pub kind: SetupKind,
-}
-
-/// Why a statement counts as set-up.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SetupKind {
-    Session,
-    Transaction,
-    Catalog,
-}
-
-impl SetupKind {
-    /// The snake_case name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SetupKind::Session => "session",
-            SetupKind::Transaction => "transaction",
-            SetupKind::Catalog => "catalog",
-        }
-    }
-}
 
 /// The window's figures the rule reads.
 pub struct Inputs<'a> {

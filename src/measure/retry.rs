@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, ChurnVerdict};
-use crate::cost::figures::Figures;
 use crate::cost::notes::Note;
 use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
+use crate::cost::report::model::figures::Figures;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::steady;

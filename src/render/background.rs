@@ -81,7 +81,7 @@ mod tests {
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
     use crate::cost::report::Report;
     use crate::cost::report::tests::{context, load, stmt};
-    use crate::render::View;
+    use crate::render::view::View;
 
     fn report(control: Option<Control>) -> Report {
         let delta = WindowDelta {

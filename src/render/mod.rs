@@ -20,6 +20,7 @@ mod sarif_tests;
 pub mod scale;
 mod sections;
 mod survey;
+pub mod text;
 pub mod view;
 
 pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};
@@ -27,75 +28,7 @@ pub use audit::{markdown_table, terminal_table};
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
 pub use view::{Unsupported, View};
 
-use crate::cost::report::Report;
-
-/// Renders one report.
-pub trait Exporter {
-    fn render(&self, report: &Report) -> String;
-}
-
-/// A JSON document as every command prints it: pretty, with a final newline.
-pub fn json<T: serde::Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("reports always serialize");
-    text.push('\n');
-    text
-}
-
-/// A per-request figure, or `n/a` when the view behind it could not be read.
-pub fn figure(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{v:.2}"))
-        .unwrap_or_else(|| "n/a".into())
-}
-
-/// `200×198 401×2`.
-pub fn status_line(report: &Report) -> String {
-    let load = &report.load;
-    let statuses = load.status.iter().map(|(k, v)| format!("{k}×{v}"));
-    let errors = load.errors.iter().map(|(k, v)| format!("{k} error×{v}"));
-    counts(statuses.chain(errors))
-}
-
-/// For a load made by the user's command (`pgcost measure`), what made and counted it, e.g.
-/// `300 requests counted by autocannon, command exit 0, 4.21 s, 71.3 req/s`; `None` for
-/// pgcost's own burst. Such a report has no statuses or latency of its own.
-pub fn command_load_line(report: &Report) -> Option<String> {
-    let load = &report.load;
-    let exit = load.command_exit?;
-    let counted = match load.source.as_str() {
-        "given" => "given with --requests".to_string(),
-        tool => format!("counted by {tool}"),
-    };
-    Some(format!(
-        "{} requests {counted}, command exit {exit}, {:.2} s, {:.1} req/s",
-        load.requests, load.wall_seconds, load.rps
-    ))
-}
-
-/// Counts side by side, or `none`.
-fn counts(parts: impl Iterator<Item = String>) -> String {
-    let parts: Vec<String> = parts.collect();
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(" ")
-    }
-}
-
-/// The report's first line: valid, or the first reason it is not.
-pub fn verdict_line(report: &Report) -> String {
-    match report.invalid_reasons.first() {
-        None => format!("VALID: {} {}", report.target.method, report.target.url),
-        Some(first) => {
-            let more = report.invalid_reasons.len() - 1;
-            if more > 0 {
-                format!("NOT VALID: {first} (and {more} more reason(s) below)")
-            } else {
-                format!("NOT VALID: {first}")
-            }
-        }
-    }
-}
+pub use text::{Exporter, command_load_line, figure, json, status_line, verdict_line};
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -103,8 +36,8 @@ pub(crate) mod tests {
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
     use crate::cost::findings::{Thresholds, analyze};
-    use crate::cost::report::Context;
     use crate::cost::report::tests::{context, load, stmt};
+    use crate::cost::report::{Context, Report};
     use crate::render::format::Format;
 
     pub(crate) fn sample() -> Report {

@@ -48,7 +48,7 @@ impl Log {
 
     /// The log as pgcost prints every JSON document.
     pub fn render(&self) -> String {
-        crate::render::json(self)
+        crate::render::text::json(self)
     }
 }
 

@@ -5,9 +5,9 @@ use serde_json::Value;
 use crate::cost::check::budget::{Breach, Budget, Regression};
 use crate::cost::check::{CheckReport, EndpointResult};
 use crate::cost::findings::{self, FindingKind};
-use crate::render::View;
 use crate::render::format::Format;
 use crate::render::tests::sample;
+use crate::render::view::View;
 
 fn sarif(view: &dyn View) -> Value {
     serde_json::from_str(&view.render(Format::Sarif).unwrap()).unwrap()

@@ -4,11 +4,11 @@
 use std::fmt::Write;
 use std::ops::Range;
 
-use super::{counts, figure};
-use crate::cost::figures::Figures;
+use super::text::{counts, figure};
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
 use crate::cost::replica::REPLICA;
+use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::one_line;
 

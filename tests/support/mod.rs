@@ -1,11 +1,12 @@
 //! Test support: a throwaway cluster with a seeded database, and a fixture app whose
 //! per-request SQL is known by construction; a CPU-bound app, and the stress lane's CPU
-//! hogs.
+//! hogs; how a ramp's verdict is read.
 #![allow(dead_code)]
 
 pub mod busy_app;
 pub mod fixture;
 pub mod stress;
+pub mod verdict;
 
 /// Runs the SARIF 2.1.0 schema validator (`tests/support/validate_sarif.py`, Python's
 /// jsonschema; `.ci/run` installs it) on `files`: (passed, what it printed).

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::statement_diff::{FindingRef, StatementDiff};
 use super::{AckStatus, FindingStatus};
-pub use crate::cost::figures::Figures;
 use crate::cost::findings::{Finding, FindingKind, Severity};
+pub use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{Report, Writes};
 use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
 

@@ -5,11 +5,11 @@
 use crate::cost::background;
 use crate::cost::counters::{DatabaseCounters, WriteCounters};
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
-use crate::cost::figures::Figures;
 use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
+use crate::cost::report::model::figures::Figures;
 use crate::cost::setup;
 use crate::cost::unauthenticated;
 

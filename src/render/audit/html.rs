@@ -11,7 +11,7 @@ use crate::cost::text::one_line;
 use crate::render::html::chart::{BarChart, Series, latency_curve};
 use crate::render::html::{grid_table, page, strip, verdict};
 use crate::render::sections;
-use crate::render::{Exporter, figure, status_line};
+use crate::render::text::{Exporter, figure, status_line};
 
 /// Statements in the share chart; the table below it has them all.
 const STATEMENTS_CHARTED: usize = 12;

@@ -3,9 +3,9 @@
 
 pub mod html;
 mod json;
-mod markdown;
+pub(crate) mod markdown;
 mod sarif;
-mod table;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 
@@ -17,7 +17,8 @@ pub use table::{TableExporter, terminal_table};
 
 use crate::cost::report::Report;
 use crate::render::format::{Format, REPORT_FORMATS};
-use crate::render::{Exporter, Unsupported, View, verdict_line};
+use crate::render::text::{Exporter, verdict_line};
+use crate::render::view::{Unsupported, View};
 
 impl View for Report {
     fn name(&self) -> &'static str {

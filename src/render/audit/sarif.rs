@@ -2,8 +2,8 @@
 //! the audited endpoint.
 
 use crate::cost::report::Report;
-use crate::render::Exporter;
 use crate::render::sarif::{Endpoint, Log, finding_result, finding_rules};
+use crate::render::text::Exporter;
 
 pub struct SarifExporter;
 

@@ -8,7 +8,7 @@ use crate::cost::notes::Note;
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
-use crate::render::{Exporter, command_load_line, status_line, verdict_line};
+use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
 
 /// The statements shown; JSON has them all.
 const STATEMENTS_SHOWN: usize = 20;

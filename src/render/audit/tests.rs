@@ -3,7 +3,8 @@
 use crate::cost::setup::{Setup, SetupKind, SetupStatement};
 use crate::render::format::Format;
 use crate::render::tests::sample;
-use crate::render::{Exporter, View};
+use crate::render::text::Exporter;
+use crate::render::view::View;
 
 use super::{MarkdownExporter, TableExporter};
 

@@ -7,7 +7,8 @@ use std::fmt::Write;
 use super::{cell, diff, endpoints_grid, findings, headline, limit, measured_nothing, problems};
 use crate::cost::check::budget::Metric;
 use crate::cost::check::{CheckReport, EndpointResult, Status};
-use crate::render::{Grid, markdown_table};
+use crate::render::audit::markdown::markdown_table;
+use crate::render::sections::Grid;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let mark = if !report.passed {

@@ -18,7 +18,9 @@ use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::notes::Note;
 use crate::cost::text::one_line;
 use crate::render::format::{CHECK_FORMATS, Format};
-use crate::render::{Grid, Unsupported, View, json};
+use crate::render::sections::Grid;
+use crate::render::text::json;
+use crate::render::view::{Unsupported, View};
 
 impl View for CheckReport {
     fn name(&self) -> &'static str {

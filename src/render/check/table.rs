@@ -8,7 +8,8 @@ use super::{
 use crate::cost::check::budget::Metric;
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::text::one_line;
-use crate::render::{Grid, terminal_table};
+use crate::render::audit::table::terminal_table;
+use crate::render::sections::Grid;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let mut out = format!(

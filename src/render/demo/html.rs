@@ -6,8 +6,9 @@ use maud::html;
 use super::table::comparison;
 use crate::cost::demo::{DemoReport, Ramps};
 use crate::cost::report::Report;
+use crate::render::audit::html::findings;
 use crate::render::html::chart::{BarChart, Series};
-use crate::render::html::{findings, grid_table, page, verdict};
+use crate::render::html::{grid_table, page, verdict};
 
 /// A charted figure: its title with the unit, and how to read it off a report.
 type Figure = (&'static str, fn(&Report) -> Option<f64>);

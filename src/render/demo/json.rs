@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::cost::demo::{Demo, Pipelines, Ramps};
-use crate::render::json;
+use crate::render::text::json;
 
 /// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
 #[derive(Serialize)]

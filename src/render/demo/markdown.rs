@@ -5,8 +5,10 @@ use std::fmt::Write;
 
 use super::table::comparison;
 use crate::cost::demo::{DemoReport, Ramps};
+use crate::render::audit::markdown::markdown_table;
 use crate::render::format::Format;
-use crate::render::{self, Unsupported, View, markdown_table};
+use crate::render::sections;
+use crate::render::view::{Unsupported, View};
 
 /// The comparison as Markdown, for a pull-request comment or a page of notes.
 pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> Result<String, Unsupported> {
@@ -53,8 +55,8 @@ fn naive_findings(demo: &DemoReport) -> String {
          ```text\n{}```\n\nThe first finding in full, with its rewrite and its plan:\n\n\
          ```text\n{}```\n</details>\n",
         naive.findings.len(),
-        render::findings_brief(naive, 98),
-        render::finding_text(1, first, 98)
+        sections::findings_brief(naive, 98),
+        sections::finding_text(1, first, 98)
     )
 }
 

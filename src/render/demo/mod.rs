@@ -11,7 +11,7 @@ pub use table::render_comparison;
 
 use crate::cost::demo::Demo;
 use crate::render::format::{DEMO_FORMATS, Format};
-use crate::render::{Unsupported, View};
+use crate::render::view::{Unsupported, View};
 
 impl View for Demo<'_> {
     fn name(&self) -> &'static str {

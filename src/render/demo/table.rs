@@ -6,8 +6,11 @@ use std::fmt::Write;
 use crate::cost::demo::{DemoReport, Ramps};
 use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
+use crate::render::audit::table;
 use crate::render::format::Format;
-use crate::render::{self, Grid, Unsupported, View};
+use crate::render::sections::Grid;
+use crate::render::view::{Unsupported, View};
+use crate::render::{sections, text};
 
 /// A row of the comparison table: its label and how to read it off a report.
 type Metric = (&'static str, fn(&Report) -> String);
@@ -17,13 +20,13 @@ const METRICS: [Metric; 7] = [
         format!("{:.2}", r.per_request.transactions)
     }),
     ("statements / request", |r| {
-        render::figure(r.per_request.statements)
+        text::figure(r.per_request.statements)
     }),
     ("rows read / request", |r| {
         format!("{:.2}", r.per_request.rows_read)
     }),
     ("rows returned / request", |r| {
-        render::figure(r.per_request.rows_returned)
+        text::figure(r.per_request.rows_returned)
     }),
     ("p50 latency ms", |r| {
         format!("{:.2}", r.load.latency_ms.p50)
@@ -36,7 +39,7 @@ const METRICS: [Metric; 7] = [
 pub fn render_comparison(demo: &DemoReport) -> String {
     let mut out = format!(
         "What one request costs Postgres, per permission pipeline\n{}\n\n",
-        render::terminal_table(&comparison(demo))
+        table::terminal_table(&comparison(demo))
     );
     for (pipeline, report) in demo.all() {
         for reason in &report.invalid_reasons {
@@ -48,11 +51,11 @@ pub fn render_comparison(demo: &DemoReport) -> String {
         out.push_str("The naive pipeline produced no findings.\n");
     } else {
         out.push_str("Findings of the naive run (most severe first)\n\n");
-        out.push_str(&render::findings_brief(naive, 98));
+        out.push_str(&sections::findings_brief(naive, 98));
         // The demo shows what the brief leaves to `pgcost explain`: the first finding's
         // rewrite and the plan Postgres would use for it.
         out.push_str("\nThe first finding in full, with its rewrite and its plan:\n\n");
-        out.push_str(&render::finding_text(1, &naive.findings[0], 98));
+        out.push_str(&sections::finding_text(1, &naive.findings[0], 98));
     }
     out
 }

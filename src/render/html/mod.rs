@@ -5,8 +5,6 @@
 pub mod chart;
 pub mod lines;
 
-pub use super::audit::html::{HtmlExporter, findings, statement_label};
-
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::sections::Grid;

@@ -1,6 +1,6 @@
-use super::HtmlExporter;
-use crate::render::Exporter;
+use crate::render::audit::html::HtmlExporter;
 use crate::render::tests::sample;
+use crate::render::text::Exporter;
 
 /// The page's structure, one tag per line, for a snapshot: the stylesheet, the script and
 /// the drawn SVG are left out, and digits become `#` so that a figure's format shows but

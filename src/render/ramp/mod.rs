@@ -7,8 +7,11 @@ use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::{Saturated, Wall, decide_text};
 use crate::render::format::{Format, RAMP_FORMATS};
 
+use crate::render::audit::markdown::markdown_table;
+use crate::render::audit::table::terminal_table;
 use crate::render::sections::Grid;
-use crate::render::{Unsupported, View, json, markdown_table, terminal_table};
+use crate::render::text::json;
+use crate::render::view::{Unsupported, View};
 
 pub mod html;
 

@@ -3,5 +3,5 @@
 use crate::cost::scale::ScaleReport;
 
 pub(super) fn render(report: &ScaleReport) -> String {
-    crate::render::json(report)
+    crate::render::text::json(report)
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::{headline, sections};
 use crate::cost::scale::ScaleReport;
-use crate::render::markdown_table;
+use crate::render::audit::markdown::markdown_table;
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!(

@@ -11,7 +11,9 @@ mod table;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
-use crate::render::{Grid, Unsupported, View, figure};
+use crate::render::sections::Grid;
+use crate::render::text::figure;
+use crate::render::view::{Unsupported, View};
 
 impl View for ScaleReport {
     fn name(&self) -> &'static str {

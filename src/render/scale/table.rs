@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use super::{headline, sections};
 use crate::cost::scale::ScaleReport;
-use crate::render::{finding_text, terminal_table};
+use crate::render::audit::table::terminal_table;
+use crate::render::sections::finding_text;
 
 const WIDTH: usize = 100;
 

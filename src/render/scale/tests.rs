@@ -3,8 +3,8 @@
 
 use crate::cost::findings::{Finding, FindingKind, Saving, Severity};
 use crate::cost::scale::{Fit, Growth, Point, ScaleReport, StatementGrowth, TableGrowth};
-use crate::render::View;
 use crate::render::format::Format;
+use crate::render::view::View;
 
 fn fit(slope: f64, intercept: f64) -> Fit {
     Fit {

@@ -3,5 +3,5 @@
 use crate::cost::survey::SurveyReport;
 
 pub fn render(report: &SurveyReport) -> String {
-    crate::render::json(report)
+    crate::render::text::json(report)
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::sections::{counts, finding_line, not_valid, ranking, skipped, with_findings};
 use crate::cost::survey::SurveyReport;
 use crate::cost::text::one_line;
-use crate::render::markdown_table;
+use crate::render::audit::markdown::markdown_table;
 
 /// Text inside backticks, which it cannot hold.
 fn code(text: &str) -> String {

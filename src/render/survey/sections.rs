@@ -3,7 +3,8 @@
 
 use crate::cost::findings::Finding;
 use crate::cost::survey::{RouteResult, SurveyReport};
-use crate::render::{Grid, figure};
+use crate::render::sections::Grid;
+use crate::render::text::figure;
 
 /// Routes charted in HTML; the table below the chart has them all.
 pub(super) const CHARTED: usize = 15;

@@ -4,9 +4,9 @@
 use crate::cost::survey::input::Unparsed;
 use crate::cost::survey::routes::{Skipped, UrlCount};
 use crate::cost::survey::{Measured, RouteInput, Traffic, rank};
-use crate::render::View;
 use crate::render::format::Format;
 use crate::render::html::tests::{external_references, outline};
+use crate::render::view::View;
 
 fn urls(list: &[(&str, u64)]) -> Vec<UrlCount> {
     (list.iter())

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::commands::check::acks::Ack;
-use crate::commands::check::budget::Budget;
 use crate::config::AuditConfig;
+use crate::cost::check::budget::Budget;
 use crate::cost::external_load::CountSource;
 use crate::cost::findings::FindingKind;
 

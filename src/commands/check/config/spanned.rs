@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use super::schema::EndpointTable;
 use crate::commands::check::acks::{Ack, parse_date};
-use crate::commands::check::budget::{self, numeric_limits};
 use crate::commands::scale;
+use crate::cost::check::budget::{self, numeric_limits};
 use crate::error::{Error, Result};
 
 /// The file's text and name, to turn byte offsets into `file:line:column`.

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::commands::check::budget::Budget;
 use crate::config::AuditConfig;
+use crate::cost::check::budget::Budget;
 use crate::cost::external_load::{self, CountSource};
 
 const GOOD: &str = r#"

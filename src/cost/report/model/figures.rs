@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::report::model::{Load, PerRequest, Report};
+use super::{Load, PerRequest, Report};
 
 /// Per request, except `rps` and the latencies. `None` where the report has no value (no
 /// pg_stat_statements).

@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod baseline;
+pub mod figures;
+pub mod node;
+pub mod setup;
+
 use crate::cost::counters::{DatabaseCounters, WriteCounters};
 use crate::cost::load::LatencyPoint;
 use crate::cost::load::LatencySummary;
@@ -44,12 +49,12 @@ pub struct Report {
     /// Deprecated: the same as `unauthenticated`, under its old name, written for one more
     /// release (it never meant `check --baseline`'s previous run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<crate::cost::unauthenticated::Baseline>,
+    pub baseline: Option<baseline::Baseline>,
     /// With `--compare-unauthenticated`: the same burst without credentials, side by side
     /// with this one, and the difference. Absent otherwise, and in reports written before
     /// it had this name (they carry `baseline` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unauthenticated: Option<crate::cost::unauthenticated::Baseline>,
+    pub unauthenticated: Option<baseline::Baseline>,
     /// Windows measured and discarded before this one, because app connections opened or
     /// closed in them.
     #[serde(default)]
@@ -58,7 +63,7 @@ pub struct Report {
     /// figures, statements and tables. `per_request`, `statements` and `tables` above are
     /// their sum. Absent with one database.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nodes: Vec<crate::cost::nodes::Node>,
+    pub nodes: Vec<node::Node>,
     /// Other traffic on the database (`--app-role`, `--control`): what was left out or
     /// subtracted, and how far off the corrected figures may be. Absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,7 +192,7 @@ pub struct PerRequest {
     /// reads), when the app opens connections per request; absent otherwise. Its figures
     /// are part of the ones above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub setup: Option<crate::cost::setup::Setup>,
+    pub setup: Option<setup::Setup>,
 }
 
 /// What statements wrote, per request (`pg_stat_statements`). Reads can write too: hint
