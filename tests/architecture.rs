@@ -1,5 +1,7 @@
 //! Guards the shape of the code base: no import cycle between the top-level modules of src/, nor
-//! between the files (sibling modules) of one module folder; no function over 80 lines outside
+//! between the files (sibling modules) of one module folder; no circle of files that spans two
+//! folders, following every `crate::`, `super::`, `self::`, relative child and full path (a
+//! folder's `mod.rs`, or `x.rs` beside `x/`, belongs to that folder); no function over 80 lines outside
 //! test code; no production file over 800 lines (test code apart); no long flag declared by two
 //! clap structs; and a README of at most 250 lines whose relative links (like those of
 //! docs/*.md) all resolve, anchors included.
@@ -59,6 +61,12 @@ struct Analysis {
     /// one folder outside test code (`cost::report` -> `cost::findings`).
     nested: BTreeSet<String>,
     sibling_edges: Vec<Edge>,
+    /// Every production file, with its folder (`src/cost/report/` for `src/cost/report.rs`
+    /// beside `src/cost/report/`, and for `src/cost/report/mod.rs`), and the edges between
+    /// files that production code makes (`src/cost/findings/mod.rs` ->
+    /// `src/cost/report/model.rs`), from every `crate::`, `super::`, `self::` and full path.
+    folders: BTreeMap<String, String>,
+    file_edges: Vec<Edge>,
     functions: Vec<Function>,
     files: Vec<FileSize>,
     flags: Vec<Flag>,
@@ -87,6 +95,21 @@ fn analyze(root: &Path) -> Analysis {
         walked.push(visitor);
     }
     let test_mods: Vec<_> = walked.iter().flat_map(|v| v.test_mods.clone()).collect();
+    let owners = module_files(&walked);
+    for v in &mut walked {
+        let scope = v.scope.len();
+        let relative = std::mem::take(&mut v.relative);
+        let child = |p: &[String]| owners.contains_key(&p[..=scope].join("::"));
+        (v.refs).extend(relative.into_iter().filter(|(p, _, _)| child(p)));
+    }
+    for v in walked
+        .iter()
+        .filter(|v| !test_mods.iter().any(|m| v.scope.starts_with(m)))
+    {
+        let folder = folder_of(&src, &v.file);
+        analysis.folders.insert(v.file.clone(), folder);
+        analysis.file_edges.extend(file_edges(v, &owners));
+    }
     for v in &walked {
         let paths = v.inline_mods.iter().chain([&v.scope]);
         let nested = paths.filter(|p| p.len() > 1).map(|p| p.join("::"));
@@ -159,6 +182,53 @@ fn sibling_edges(v: &FileVisitor, nested: &BTreeSet<String>) -> Vec<Edge> {
     edges
 }
 
+/// Module path (`cost::report`, inline modules included) -> the file that declares it.
+fn module_files(walked: &[FileVisitor]) -> BTreeMap<String, String> {
+    let mut owners = BTreeMap::new();
+    for v in walked {
+        for module in v.inline_mods.iter().chain([&v.scope]) {
+            owners.insert(module.join("::"), v.file.clone());
+        }
+    }
+    owners
+}
+
+/// The edges from one file to the files its production paths land in: the file of the
+/// deepest module each path names. The crate root is no target.
+fn file_edges(v: &FileVisitor, owners: &BTreeMap<String, String>) -> Vec<Edge> {
+    let mut edges = Vec::new();
+    for (to, line, _) in v.refs.iter().filter(|(_, _, test)| !test) {
+        let Some(target) = (1..=to.len())
+            .rev()
+            .find_map(|k| owners.get(&to[..k].join("::")))
+        else {
+            continue;
+        };
+        if *target != v.file {
+            edges.push(Edge {
+                from: v.file.clone(),
+                to: target.clone(),
+                file: v.file.clone(),
+                line: *line,
+                test: false,
+            });
+        }
+    }
+    edges
+}
+
+/// The folder a file belongs to: its own folder for `x/mod.rs` and for `x.rs` beside `x/`,
+/// else the folder it sits in.
+fn folder_of(src: &Path, file: &str) -> String {
+    let rel = Path::new(file).strip_prefix("src").unwrap();
+    let own = match rel.file_name().and_then(|n| n.to_str()) {
+        Some("mod.rs") => rel.parent().map(Path::to_path_buf),
+        _ => Some(rel.with_extension("")).filter(|dir| src.join(dir).is_dir()),
+    };
+    let folder = own.unwrap_or_else(|| rel.parent().unwrap().to_path_buf());
+    format!("src/{}", folder.join("").display())
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -227,6 +297,9 @@ struct FileVisitor {
     owner: Option<String>,
     /// (module path referred to, from the crate root; line; from test code).
     refs: Vec<(Vec<String>, usize, bool)>,
+    /// Paths that start with a plain name, as (scope + path; line; from test code): those
+    /// whose name is a module declared in the scope join `refs` once all files are read.
+    relative: Vec<(Vec<String>, usize, bool)>,
     functions: Vec<Function>,
     /// Module paths declared as `mod x;` inside test code: their files are test code.
     test_mods: Vec<Vec<String>>,
@@ -242,6 +315,7 @@ impl FileVisitor {
     fn new(file: String, scope: Vec<String>) -> Self {
         let (in_test, owner) = (0, None);
         let (refs, functions, test_mods) = (Vec::new(), Vec::new(), Vec::new());
+        let relative = Vec::new();
         let (inline_mods, flags) = (Vec::new(), Vec::new());
         Self {
             file,
@@ -249,6 +323,7 @@ impl FileVisitor {
             in_test,
             owner,
             refs,
+            relative,
             functions,
             test_mods,
             inline_mods,
@@ -283,7 +358,15 @@ impl FileVisitor {
                     rest = &rest[1..];
                 }
             }
-            _ => return,
+            Some(_) => {
+                // `child::item`: kept as (scope + path), a reference if `child` turns out to
+                // be a module declared here, once every file is read.
+                let mut path = self.scope.clone();
+                path.extend(segments.iter().cloned());
+                self.relative.push((path, line, self.in_test > 0));
+                return;
+            }
+            None => return,
         }
         scope.extend(rest.iter().cloned());
         if !scope.is_empty() {
@@ -526,6 +609,26 @@ fn bfs<'a>(
 /// Each strongly connected group of more than one module. Every edge inside such a group lies on
 /// a cycle: for each, the shortest cycle through it is reported, with the sites of its edges.
 fn cycle_report(modules: &BTreeSet<String>, edges: &[Edge]) -> (String, Vec<String>) {
+    groups_report(modules, edges, |_| true)
+}
+
+/// Each strongly connected group of files that spans two folders, its cycles reported as
+/// [`cycle_report`] does; a group inside one folder is that folder's business.
+fn file_cycle_report(a: &Analysis) -> (String, Vec<String>) {
+    let files: BTreeSet<String> = a.folders.keys().cloned().collect();
+    let folders = |group: &BTreeSet<&str>| {
+        let folders: BTreeSet<&String> = group.iter().map(|f| &a.folders[*f]).collect();
+        folders.len() > 1
+    };
+    groups_report(&files, &a.file_edges, folders)
+}
+
+/// The groups of [`cycle_report`] that `keep` keeps.
+fn groups_report(
+    modules: &BTreeSet<String>,
+    edges: &[Edge],
+    keep: impl Fn(&BTreeSet<&str>) -> bool,
+) -> (String, Vec<String>) {
     let mut g = Graph::new();
     for e in edges {
         let edges = g.entry(e.from.as_str()).or_default();
@@ -540,7 +643,7 @@ fn cycle_report(modules: &BTreeSet<String>, edges: &[Edge]) -> (String, Vec<Stri
             .copied()
             .filter(|n| reach(n).contains_key(m))
             .collect();
-        if group.len() < 2 || !seen.insert(group.clone()) {
+        if group.len() < 2 || !keep(&group) || !seen.insert(group.clone()) {
             continue;
         }
         for (&u, targets) in g.iter().filter(|(u, _)| group.contains(*u)) {
@@ -812,6 +915,13 @@ fn no_import_cycle_between_the_files_of_one_folder() {
 }
 
 #[test]
+fn no_import_cycle_of_files_spans_two_folders() {
+    let a = analyze(project());
+    let report = file_cycle_report(&a);
+    enforce("import cycles of files that span two folders", report);
+}
+
+#[test]
 fn no_function_over_80_lines_outside_tests() {
     let report = function_report(&analyze(project()));
     enforce("functions over 80 lines outside test code", report);
@@ -1065,5 +1175,55 @@ fn synthetic_folder_cycle_long_file_and_twice_declared_flag_are_caught() {
     assert_eq!(
         flags,
         ["flag --db declared by src/cli.rs:4 (A), src/cli.rs:9 (B)"]
+    );
+}
+
+/// A circle of files that spans two folders is caught, followed through a relative child
+/// path (`rules::check`), `super::super::` and a full path in a type; a circle inside one
+/// folder, through its `mod.rs`, is that folder's business.
+#[test]
+fn synthetic_file_cycle_across_folders_is_caught() {
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod cost;\npub mod render;\n".into()),
+        (
+            "src/cost/mod.rs",
+            "pub mod findings;\npub mod report;\n".into(),
+        ),
+        (
+            "src/cost/report/mod.rs",
+            "pub mod model;\npub use model::Report;\n".into(),
+        ),
+        (
+            "src/cost/report/model.rs",
+            "pub struct Report(pub Vec<crate::cost::findings::Finding>);\n".into(),
+        ),
+        (
+            "src/cost/findings/mod.rs",
+            "mod rules;\npub struct Finding;\npub fn all() { rules::check() }\n".into(),
+        ),
+        (
+            "src/cost/findings/rules.rs",
+            "use super::super::report::model::Report;\npub fn check() {}\n".into(),
+        ),
+        (
+            "src/render/mod.rs",
+            "mod sections;\npub use sections::Grid;\npub fn figure() {}\n".into(),
+        ),
+        (
+            "src/render/sections.rs",
+            "use super::figure;\npub struct Grid;\n".into(),
+        ),
+    ]);
+    let (summary, cycles) = file_cycle_report(&analyze(dir.path()));
+    println!("{summary}");
+    assert_eq!(
+        cycles,
+        [
+            "cycle src/cost/findings/mod.rs -> src/cost/findings/rules.rs -> \
+             src/cost/report/model.rs -> src/cost/findings/mod.rs\n    \
+             src/cost/findings/mod.rs -> src/cost/findings/rules.rs: src/cost/findings/mod.rs:3\n    \
+             src/cost/findings/rules.rs -> src/cost/report/model.rs: src/cost/findings/rules.rs:1\n    \
+             src/cost/report/model.rs -> src/cost/findings/mod.rs: src/cost/report/model.rs:1"
+        ]
     );
 }
