@@ -101,7 +101,7 @@ impl Meters {
         self.meters[0].control_after(windows, progress, stop).await
     }
 
-    /// [`Meter::boundary`] for every database: all close, then all open.
+    /// The boundary of every database: all close, then all open.
     pub async fn boundary(
         &mut self,
         (closes, opens, interrupted): (bool, bool, bool),

@@ -167,7 +167,7 @@ pub enum Shortcut {
     /// Any backend: a wait before a burst, where only the warm-up's counters are at stake
     /// and nothing is known yet of the other traffic.
     Any,
-    /// Only backends known as other traffic ([`Others::known_background`]): a wait after
+    /// Only backends known as other traffic (`Others::known_background`): a wait after
     /// a burst, where a backend that served it may still be working for it.
     KnownBackground,
 }

@@ -1,29 +1,7 @@
 //! What fixing a finding saves per request, the severity that follows from it, and the
 //! order of findings by that saving.
 
-use serde::{Deserialize, Serialize};
-
-use super::{Finding, FindingKind, Severity, Thresholds};
-
-/// The estimated saving, per request, if a finding's suggestion is applied. The formula
-/// of each kind is written in `docs/findings.md`; a part pgcost cannot estimate is 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Saving {
-    /// Statements (round trips to Postgres) no longer sent; a new connection counts as one.
-    pub statements: f64,
-    /// Rows Postgres no longer reads.
-    pub rows_read: f64,
-    /// Rows Postgres no longer sends back.
-    pub rows_returned: f64,
-    /// Execution time of top-level statements no longer spent, in ms.
-    pub db_time_ms: f64,
-    /// Bytes of WAL no longer written.
-    #[serde(default)]
-    pub wal_bytes: f64,
-    /// Temp-file blocks (8 kB) no longer written and read back.
-    #[serde(default)]
-    pub temp_blocks_written: f64,
-}
+use super::{Finding, FindingKind, Saving, Severity, Thresholds};
 
 impl Saving {
     /// The larger of the rows read and the rows returned it saves: a row read and then

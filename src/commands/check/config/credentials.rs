@@ -133,7 +133,7 @@ pub(super) fn auth_args(
     })
 }
 
-/// `[auth]` as the credential options it gives every endpoint: [`auth_args`], then the
+/// `[auth]` as the credential options it gives every endpoint: `auth_args`, then the
 /// auth group's own checks, with the errors in the file's terms.
 pub fn credential_options(
     auth: &Auth,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod baseline;
 pub mod figures;
+pub mod finding;
 pub mod node;
 pub mod setup;
 
@@ -42,7 +43,7 @@ pub struct Report {
     pub tables: Vec<TableRow>,
     /// Named waste, most avoidable rows first; empty with `--no-findings`.
     #[serde(default)]
-    pub findings: Vec<crate::cost::findings::Finding>,
+    pub findings: Vec<finding::Finding>,
     /// Connections seen on the target during the burst, against the server's limit.
     #[serde(default)]
     pub pool: Pool,
