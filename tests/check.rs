@@ -141,7 +141,9 @@ async fn run(cmd: Command) -> (Output, Duration) {
 }
 
 fn read_report(path: &Path) -> CheckReport {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let text = std::fs::read_to_string(path).unwrap();
+    support::assert_schema("check", &text);
+    serde_json::from_str(&text).unwrap()
 }
 
 /// Statements per request of each pipeline, from its code (src/commands/demo/api.rs): tenant,

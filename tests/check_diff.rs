@@ -85,7 +85,9 @@ async fn check(db: &TestDb, dir: &Path, extra: &[&str]) -> Output {
 }
 
 fn read_report(path: &Path) -> CheckReport {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let text = std::fs::read_to_string(path).unwrap();
+    support::assert_schema("check", &text);
+    serde_json::from_str(&text).unwrap()
 }
 
 fn calls(report: &CheckReport, endpoint: &str, query: &str) -> Option<f64> {

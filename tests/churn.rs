@@ -57,6 +57,7 @@ fn check(db_url: &str, config: &Path) -> (i32, serde_json::Value) {
     let assert = run_blocking(cmd);
     let output = assert.get_output();
     let code = output.status.code().unwrap();
+    support::assert_schema("check", &String::from_utf8_lossy(&output.stdout));
     let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
             "exit {code}, no JSON ({e}): {}",

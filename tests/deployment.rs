@@ -337,6 +337,7 @@ fn sigint_during_the_burst_prints_a_partial_invalid_report() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    support::assert_schema("audit", &String::from_utf8_lossy(&output.stdout));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["valid"], false);
     let reasons = report["invalid_reasons"].to_string();

@@ -133,6 +133,7 @@ impl App {
                 String::from_utf8_lossy(&output.stderr)
             )
         });
+        support::assert_schema("audit", &text);
         (code, stdout, serde_json::from_str(&text).unwrap())
     }
 }

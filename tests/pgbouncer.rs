@@ -256,6 +256,7 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
         let out = run_blocking(cmd).get_output().clone();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert_eq!(out.status.code(), Some(0), "{stdout}");
+        support::assert_schema("ramp", &stdout);
         let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         if verdict::named(&report, "pool", &stdout, attempt) {
             break (report, stdout);

@@ -133,6 +133,7 @@ fn ramp(db: &TestDb, dbname: &str, url: &str, extra: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
+    support::assert_schema("ramp", &String::from_utf8_lossy(&out.stdout));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -130,6 +130,7 @@ async fn check(name: &str, path: &str, code: i32) -> Value {
         started.elapsed().as_secs_f64()
     );
     assert_eq!(out.get_output().status.code(), Some(code), "{stderr}");
+    support::assert_schema("check", &String::from_utf8_lossy(&stdout));
     let report: Value = serde_json::from_slice(&stdout).unwrap();
     report["endpoints"][0].clone()
 }

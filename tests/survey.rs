@@ -68,6 +68,7 @@ async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Not valid as a whole: the 403 route is not.
     assert_eq!(out.status.code(), Some(3), "{stderr}");
+    support::assert_schema("survey", &String::from_utf8_lossy(&out.stdout));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // The same run in SARIF: valid against the schema, a result per route's finding.
     let sarif = dir.path().join("survey.sarif");

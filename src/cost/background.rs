@@ -53,7 +53,7 @@ impl Default for Options {
 
 /// One role outside `--app-role` whose statements ran in the window: left out of every
 /// per-request figure, and shown here.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct OtherRole {
     pub role: String,
     /// Top-level calls.
@@ -237,7 +237,7 @@ pub struct Input {
 }
 
 /// Per-request values of the figures the background is subtracted from.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PerFigure {
     pub transactions: f64,
     pub rows_read: f64,
@@ -246,7 +246,7 @@ pub struct PerFigure {
 }
 
 /// The background over the signal, per figure; `null` where the signal is not positive.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Shares {
     pub transactions: Option<f64>,
     pub rows_read: Option<f64>,
@@ -254,7 +254,7 @@ pub struct Shares {
 }
 
 /// The report's `background` section (docs/json.md).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Background {
     /// `--app-role`; empty when every role counts.
     pub app_roles: Vec<String>,

@@ -102,7 +102,7 @@ pub fn uncounted_warning(extra: i64, transactions: i64, statements: i64, request
 }
 
 /// How many windows were measured and thrown away before the one reported, and why.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Windows {
     /// Windows measured and discarded because app connections opened or closed in them.
     pub discarded: u32,

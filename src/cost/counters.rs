@@ -108,7 +108,7 @@ macro_rules! counter_set {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
         pub struct $name {
             $( $(#[$field_meta])* pub $field: $ty, )*
         }

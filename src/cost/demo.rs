@@ -8,7 +8,7 @@ use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
 
 /// How the permission gate is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pipeline {
     /// Resolves the whole permission set in several queries, then tests membership.
@@ -36,7 +36,7 @@ impl Pipeline {
 }
 
 /// The demo's reports, one per pipeline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Pipelines {
     pub naive: Report,
     pub exists: Report,
@@ -44,7 +44,7 @@ pub struct Pipelines {
 }
 
 /// `pgcost demo --format json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DemoReport {
     pub pipelines: Pipelines,
 }
@@ -64,7 +64,7 @@ impl DemoReport {
 }
 
 /// The ramps of the demo, by pipeline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Ramps {
     pub naive: RampReport,
     pub cached: RampReport,

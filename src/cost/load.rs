@@ -122,7 +122,9 @@ pub const CURVE_PERCENTILES: [f64; 12] = [
 ];
 
 /// One point of the latency curve.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct LatencyPoint {
     /// 0 to 100.
     pub percentile: f64,
@@ -146,7 +148,16 @@ pub fn latency_curve_ms(histogram: &Histogram<u64>) -> Vec<LatencyPoint> {
 }
 
 /// Latency percentiles in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct LatencySummary {
     pub p50: f64,
     pub p95: f64,

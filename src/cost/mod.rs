@@ -30,6 +30,7 @@ pub mod ramp;
 pub mod replica;
 pub mod report;
 pub mod scale;
+pub mod schema;
 pub mod setup;
 pub mod snapshot;
 pub mod spread;

@@ -11,14 +11,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How many statement calls one role outside `--app-role` ran in the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoleCalls {
     pub role: String,
     pub calls: i64,
 }
 
 /// One caveat that leaves a report's numbers usable. The serde tag is the code.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "code", rename_all = "snake_case")]
 pub enum Note {
     /// `--allow-status 401` or `403`: rejections do not make the report invalid.
@@ -751,11 +751,21 @@ pub mod keys {
     use super::Note;
 
     /// A note as JSON shows it: its code and fields, and its message.
-    #[derive(Serialize)]
+    #[derive(Serialize, schemars::JsonSchema)]
     struct Shown<'a> {
         #[serde(flatten)]
         note: &'a Note,
         message: String,
+    }
+
+    /// The two keys [`serialize`] writes, as the JSON Schema describes them.
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)] // read by the schema's derive only
+    pub struct Schema<'a> {
+        /// Each note's message, in the notes' order.
+        warnings: Vec<String>,
+        /// Each note: its `code`, its fields, and its `message`.
+        notes: Vec<Shown<'a>>,
     }
 
     pub fn serialize<S: Serializer>(notes: &[Note], serializer: S) -> Result<S::Ok, S::Error> {

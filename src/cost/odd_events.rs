@@ -7,7 +7,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// Which counter moved.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A table's sequential scans (`seq_scan`).
@@ -42,7 +44,9 @@ impl EventKind {
 }
 
 /// Events of one counter beyond (or short of) a whole number per request.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct OddEvents {
     pub kind: EventKind,
     /// The table (`schema.table`) or the statement's text; empty for transactions.
@@ -78,7 +82,7 @@ impl fmt::Display for OddEvents {
 
 /// How far apart the windows with one-offs were, per request: half the range of each
 /// figure over them. 0 where every window agreed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     pub transactions: f64,
     pub statements: Option<f64>,
@@ -104,7 +108,7 @@ pub fn describe(odd: &[OddEvents], requests: u64) -> String {
 
 /// The app's own rare work, kept in the figures (the note `rare_events`): the events of
 /// the last window, and how far apart the last two windows were.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RareWork {
     /// Windows measured, the kept one included.
     pub windows: u32,

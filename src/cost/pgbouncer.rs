@@ -114,7 +114,7 @@ impl Default for Settings {
 }
 
 /// PgBouncer's figures over a window, per request of the app.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PgBouncerFigures {
     /// The PgBouncer database (the pool) read.
     pub database: String,
@@ -160,7 +160,7 @@ pub fn figures(
 }
 
 /// PgBouncer over one ramp step: what the ramp's verdict reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepPgBouncer {
     pub wait_ms_per_request: f64,
     pub max_cl_waiting: i64,

@@ -54,7 +54,7 @@ const T_999: [(f64, f64); 34] = [
 ];
 
 /// The spread of one figure's one-second samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     /// How many one-second samples.
     pub samples: u32,
@@ -108,7 +108,7 @@ pub fn student_t(dof: f64) -> f64 {
 }
 
 /// Where a figure stands against its threshold, beyond the noise or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Above,

@@ -133,7 +133,7 @@ pub fn requests_to_reach(connections: u64) -> u64 {
 
 /// How much warm-up was done before the window: the `--warmup` floor, then slices until
 /// two in a row agreed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warmed {
     /// Warm-up requests sent, the floor included (the last warm-up before the reported
     /// window, when windows were measured again).

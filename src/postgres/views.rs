@@ -117,7 +117,7 @@ pub fn query_error(what: &str, e: tokio_postgres::Error) -> Error {
 }
 
 /// Which columns `pg_stat_statements` has, decided by the installed extension version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum StatementsLayout {
     /// Up to 1.7: `total_time`, no `toplevel`.
     V1_7,

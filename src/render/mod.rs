@@ -10,13 +10,15 @@ pub mod audit;
 mod background;
 mod check;
 pub mod demo;
+#[cfg(test)]
+mod documents_tests;
 pub mod format;
 pub mod html;
 mod pgbouncer;
 pub mod ramp;
 pub mod sarif;
 #[cfg(test)]
-mod sarif_tests;
+pub(crate) mod sarif_tests;
 pub mod scale;
 mod sections;
 mod survey;

@@ -18,7 +18,7 @@ pub const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The whole document: one run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Log {
     #[serde(rename = "$schema")]
     pub schema: &'static str,
@@ -60,18 +60,18 @@ fn information_uri() -> Option<&'static str> {
         .find(|uri| !uri.is_empty())
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Run {
     pub tool: Tool,
     pub results: Vec<SarifResult>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Tool {
     pub driver: Driver,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Driver {
     pub name: &'static str,
@@ -82,7 +82,7 @@ pub struct Driver {
 }
 
 /// A text, and the same in Markdown when it has markup.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Text {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,7 +99,7 @@ impl Text {
 }
 
 /// One kind of result (SARIF's `reportingDescriptor`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// The stable name: a finding kind's snake_case name, or a budget's rule.
@@ -111,13 +111,13 @@ pub struct Rule {
     pub default_configuration: Configuration,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Configuration {
     pub level: Level,
 }
 
 /// SARIF's levels; pgcost writes no `none`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,
@@ -137,7 +137,7 @@ impl Level {
 }
 
 /// One result (SARIF's `result`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SarifResult {
     pub rule_id: String,
@@ -152,7 +152,7 @@ pub struct SarifResult {
 }
 
 /// What pgcost adds to a result (SARIF's property bag).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Properties {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
@@ -166,13 +166,13 @@ pub struct Properties {
     pub budget: Option<f64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
     pub logical_locations: Vec<LogicalLocation>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogicalLocation {
     pub name: String,

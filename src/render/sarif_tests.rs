@@ -69,7 +69,7 @@ fn the_audit_has_a_rule_per_kind_with_explains_help_and_a_result_per_finding() {
     insta::assert_snapshot!("audit_sarif", report.render(Format::Sarif).unwrap());
 }
 
-fn check() -> CheckReport {
+pub(crate) fn check() -> CheckReport {
     let report = sample();
     let breach = |metric: &str, actual, budget, detail: Option<&str>| Breach {
         metric: metric.into(),

@@ -211,9 +211,11 @@ pub fn audit_config_of(db_url: &str, url: &str, extra: &[&str]) -> pgcost::confi
 pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::report::Report {
     let config = audit_config(db, url, extra);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
+    let report = pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
         .await
-        .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
+        .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint));
+    assert_schema("audit", &serde_json::to_string(&report).unwrap());
+    report
 }
 
 /// Valid, and every response a 200.
@@ -273,4 +275,24 @@ pub fn note<'a>(report: &'a serde_json::Value, code: &str) -> &'a serde_json::Va
     assert_eq!(notes.len(), report["warnings"].as_array().unwrap().len());
     assert_eq!(notes[at]["message"], report["warnings"][at]);
     &notes[at]
+}
+
+/// Validates a JSON document pgcost wrote against its checked-in schema
+/// (`docs/schema/NAME.schema.json`, `tests/json_schema.rs` keeps them current); panics with
+/// each error and where it is.
+pub fn assert_schema(name: &str, document: &str) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+    let schema = std::fs::read_to_string(dir.join(format!("{name}.schema.json"))).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let value: serde_json::Value = serde_json::from_str(document)
+        .unwrap_or_else(|e| panic!("{name} document is no JSON ({e}): {document}"));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = (validator.iter_errors(&value))
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name} document does not match docs/schema/{name}.schema.json:\n{}",
+        errors.join("\n")
+    );
 }

@@ -43,7 +43,7 @@ pub const SQL_PROJECTS: &str =
     "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2";
 
 /// JWT claims the demo API expects.
-#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Claims {
     pub sub: String,
     pub org_id: i32,

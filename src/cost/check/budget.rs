@@ -14,7 +14,7 @@ use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
 
 /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
 /// optional; an empty budget passes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     /// Most transactions (commits + rollbacks) per request.
@@ -220,7 +220,7 @@ pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdi
 }
 
 /// One limit exceeded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Breach {
     /// `transactions`, `statements`, `rows_read`, `rows_returned`, `p95_ms`, or the kind of
     /// a forbidden finding (`collection_to_boolean`, ...).
@@ -476,7 +476,7 @@ pub fn expired(ack: &AckStatus) -> Breach {
 }
 
 /// How one figure moved against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delta {
     pub metric: String,
     pub baseline: f64,
@@ -488,7 +488,7 @@ pub struct Delta {
 }
 
 /// A figure that grew more than `--max-regression` allows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Regression {
     pub metric: String,
     pub baseline: f64,

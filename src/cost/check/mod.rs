@@ -19,7 +19,7 @@ use statement_diff::{FindingRef, StatementDiff};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One run of `pgcost check`: the JSON document of `--format json` and `--write-baseline`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckReport {
     pub schema_version: u32,
     /// Every measurement is valid and every budget limit could be checked.
@@ -35,7 +35,7 @@ pub struct CheckReport {
 }
 
 /// One endpoint's verdict and the report behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EndpointResult {
     /// As in pgcost.toml.
     pub name: String,
@@ -71,7 +71,7 @@ pub struct EndpointResult {
 }
 
 /// One finding of an endpoint, as check judges it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindingStatus {
     #[serde(flatten)]
     pub finding: FindingRef,
@@ -119,7 +119,7 @@ impl CheckReport {
 }
 
 /// How one acknowledgement came out, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AckStatus {
     pub kind: String,
     pub statement: Option<String>,

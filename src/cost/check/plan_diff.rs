@@ -13,7 +13,7 @@ const INDEX_READS: [&str; 3] = [
 ];
 
 /// One statement whose plan changed against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanChange {
     pub query: String,
     /// The baseline's plan shape, one node per entry, in plan order.

@@ -18,7 +18,7 @@ pub const CALLS_CHANGE: f64 = 1.0;
 const EPSILON: f64 = 1e-9;
 
 /// One statement of one run, as the diff compares it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatementFigures {
     /// Normalized text, as pg_stat_statements shows it.
     pub query: String,
@@ -34,7 +34,7 @@ pub struct StatementFigures {
 }
 
 /// One finding, as the diff and the acknowledgements see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindingRef {
     /// `kind:hash`, stable across runs and servers: see [`fingerprint`].
     pub fingerprint: String,
@@ -144,7 +144,7 @@ pub fn merge(rows: impl IntoIterator<Item = StatementFigures>) -> Vec<StatementF
 }
 
 /// One statement that appeared, went, or changed its calls per request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatementChange {
     pub query: String,
     /// The current run's queryid; the baseline's for a statement that is gone.
@@ -158,7 +158,7 @@ pub struct StatementChange {
 }
 
 /// What changed in an endpoint's statements and findings against the baseline.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatementDiff {
     /// Statements the baseline did not have.
     pub added: Vec<StatementChange>,

@@ -42,7 +42,7 @@ use sql::{Access, Shape};
 
 /// Every threshold the findings apply. `Default` gives the documented defaults; a
 /// configuration file may override any subset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// collection_to_boolean: the statement runs at least this often per request (0.5).

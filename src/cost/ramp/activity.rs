@@ -56,7 +56,16 @@ impl WaitCounts {
 }
 
 /// Shares of the active samples (0 to 1; all 0 when nothing was active).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct WaitShares {
     pub on_cpu: f64,
     pub lock: f64,
@@ -92,7 +101,16 @@ impl WaitShares {
 }
 
 /// What a step's samples say, as the report shows it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct ActivitySummary {
     pub samples: u32,
     pub connected_backends_max: u32,

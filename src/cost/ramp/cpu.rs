@@ -85,7 +85,16 @@ pub fn database_grown(before: &Ticks, after: &Ticks) -> u64 {
 
 /// The processes' CPU over a step: the busiest thread's share of one core, and the total
 /// in cores.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct AppCpu {
     pub busiest_thread_share: f64,
     pub cores: f64,

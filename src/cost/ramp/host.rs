@@ -47,7 +47,7 @@ pub fn parse_load_average(text: &str) -> Option<f64> {
 }
 
 /// This machine's CPU over one step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Host {
     /// CPUs of the machine (`cpuN` lines of `/proc/stat`).
     pub cpus: u32,

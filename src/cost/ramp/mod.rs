@@ -29,7 +29,7 @@ use verdict::Verdict;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What was ramped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RampTarget {
     pub method: String,
     pub url: String,
@@ -40,7 +40,7 @@ pub struct RampTarget {
 /// `pg_stat_database` over the whole ramp, step warm-ups included (the warm-up before the
 /// first settle wait is not), read after a settle wait before the first step and after
 /// the last.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     pub transactions: i64,
     /// `tup_returned`: rows read, as `pgcost audit` names it. The key keeps its first name
@@ -67,7 +67,7 @@ impl Totals {
 }
 
 /// The report of `pgcost ramp`: built once, then only rendered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RampReport {
     pub schema_version: u32,
     pub target: RampTarget,
@@ -82,6 +82,7 @@ pub struct RampReport {
     pub valid: bool,
     /// Caveats: the `warnings` (messages) and `notes` keys.
     #[serde(flatten, with = "crate::cost::notes::keys")]
+    #[schemars(with = "crate::cost::notes::keys::Schema")]
     pub notes: Vec<Note>,
     pub invalid_reasons: Vec<String>,
 }

@@ -8,7 +8,7 @@ use crate::cost::ramp::step::Step;
 use crate::cost::ramp::verdict::Wall;
 
 /// The pool-size experiment, as advice.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PoolAdvice {
     pub connected_backends_max: u32,
     pub max_connections: Option<i32>,

@@ -19,7 +19,7 @@ pub struct SampledSecond {
 
 /// The spread of a step's judged figures over its whole seconds. Each is `None` with
 /// fewer than 5 seconds that have it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepSpread {
     /// Whole seconds of the measured load: a last partial second (the drain of a timed
     /// step) is left out.

@@ -12,7 +12,7 @@ use crate::cost::ramp::seconds::{self, SampledSecond, StepSpread};
 use crate::cost::spread::Figure;
 
 /// Latency percentiles of a step, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyMs {
     pub p50: f64,
     pub p95: f64,
@@ -21,7 +21,7 @@ pub struct LatencyMs {
 }
 
 /// Per request, from the `pg_stat_statements` delta of the step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PerRequest {
     pub statements: f64,
     pub rows_returned: f64,
@@ -29,7 +29,7 @@ pub struct PerRequest {
 }
 
 /// The database side of a step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepDatabase {
     #[serde(flatten)]
     pub activity: ActivitySummary,
@@ -47,7 +47,7 @@ pub struct StepDatabase {
 }
 
 /// Why the database's CPU of a step is missing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CpuUnavailable {
     /// Neither the target's backends nor the postmaster are postgres processes readable
@@ -66,7 +66,7 @@ impl CpuUnavailable {
 }
 
 /// pgcost's own CPU over the step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoadGeneratorCpu {
     pub cores: f64,
     /// Of the cores pgcost may use (0 to 1).
@@ -74,7 +74,7 @@ pub struct LoadGeneratorCpu {
 }
 
 /// One step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Step {
     pub concurrency: Option<u32>,
     pub rate: Option<f64>,

@@ -6,7 +6,9 @@
 /// Below this r² (of the fitted throughput against the measured one) the fit is poor.
 pub const POOR_FIT: f64 = 0.9;
 
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Usl {
     pub sigma: f64,
     pub kappa: f64,

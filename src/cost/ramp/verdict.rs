@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::cost::ramp::step::Step;
 use crate::cost::spread::{Judged, MIN_SAMPLES, Outcome};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Wall {
     App,
@@ -33,7 +33,7 @@ impl Wall {
 }
 
 /// What saturated when the load generator is the wall.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Saturated {
     /// pgcost itself used most of the cores it may use.
@@ -43,7 +43,7 @@ pub enum Saturated {
 }
 
 /// What a reading compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// Throughput against the growth the concurrency's rise asks for (above: it grew).
@@ -60,7 +60,7 @@ pub enum Rule {
 }
 
 /// One comparison the verdict rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reading {
     pub rule: Rule,
     /// The step read (`c=4`), and the one it is compared with, if any (`c=2`).
@@ -91,7 +91,7 @@ impl Reading {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub wall: Wall,
     pub knee_concurrency: Option<u32>,

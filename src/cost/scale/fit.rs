@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A fitted line over the points' sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fit {
     /// Growth of the figure per unit of n.
     pub slope: f64,

@@ -30,7 +30,7 @@ pub const SCAN_MIN_ROWS_READ_SLOPE: f64 = 1.0;
 pub const SLOPE_TOLERANCE: f64 = 0.05;
 
 /// One size of the parameter, measured as `pgcost audit` measures an endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Point {
     /// The parameter's value.
     pub n: u64,
@@ -44,7 +44,7 @@ pub struct Point {
 }
 
 /// The request's headline figures, each fitted over n; null without pg_stat_statements.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Growth {
     pub statements: Option<Fit>,
     pub rows_read: Option<Fit>,
@@ -52,7 +52,7 @@ pub struct Growth {
 }
 
 /// One statement, matched across the points by its queryid (its text without one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatementGrowth {
     /// Normalized text, as pg_stat_statements gives it.
     pub query: String,
@@ -68,7 +68,7 @@ pub struct StatementGrowth {
 }
 
 /// One table's rows read (sequential scans' rows plus index fetches) per request over n.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TableGrowth {
     /// `schema.table`.
     pub table: String,
@@ -81,7 +81,7 @@ pub struct TableGrowth {
 }
 
 /// The whole `pgcost scale` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScaleReport {
     pub schema_version: u32,
     /// Every point's measurement is valid.

@@ -11,7 +11,7 @@ pub struct Hit {
 }
 
 /// A line that did not parse, with its place, for the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Unparsed {
     pub file: String,
     /// 1-based.

@@ -13,7 +13,7 @@ use crate::cost::check::statement_diff::normalized;
 pub const TOP: usize = 20;
 
 /// One production statement, as the export gives it (rows of one queryid summed).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProductionRow {
     /// As text, since it is a 64-bit integer; null when the export has none.
     pub queryid: Option<String>,
@@ -54,7 +54,7 @@ pub struct RouteRun<'a> {
 }
 
 /// A route that ran a production statement in its replay.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Explaining {
     pub method: String,
     pub route: String,
@@ -67,7 +67,7 @@ pub struct Explaining {
 }
 
 /// One production statement and the routes that explain it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Attributed {
     #[serde(flatten)]
     pub statement: ProductionRow,
@@ -78,7 +78,7 @@ pub struct Attributed {
 }
 
 /// The `production` key of the survey's document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Production {
     pub source: String,
     /// `total_exec_time` when the export has execution times, else `calls`.

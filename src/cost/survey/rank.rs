@@ -76,7 +76,7 @@ pub struct RouteInput {
 
 /// Each figure's share of the total over the valid routes, at the logged traffic mix;
 /// null when no valid route has the figure, or the total is 0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Shares {
     pub statements: Option<f64>,
     pub rows_read: Option<f64>,
@@ -86,7 +86,7 @@ pub struct Shares {
 }
 
 /// One route of the survey.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RouteResult {
     /// 1 for the route with the largest share of db time; null when not valid or static.
     pub rank: Option<usize>,
@@ -113,7 +113,7 @@ pub struct RouteResult {
 }
 
 /// The survey's document, every view reads it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SurveyReport {
     pub schema_version: u32,
     /// True when every replayed route's figures are valid.
@@ -137,7 +137,7 @@ pub struct SurveyReport {
 }
 
 /// A ranked route over one limit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BudgetFailure {
     pub method: String,
     pub route: String,

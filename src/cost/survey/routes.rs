@@ -21,7 +21,7 @@ pub const STATIC_EXTENSIONS: &[&str] = &[
 const TOKEN_CHARS: usize = 16;
 
 /// One concrete URL of a route and how often it was logged (or sampled).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct UrlCount {
     pub url: String,
     pub requests: u64,
@@ -42,7 +42,7 @@ impl Route {
 }
 
 /// Logged requests that are not replayed, by method and route, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     pub method: String,
     pub route: String,

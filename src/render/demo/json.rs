@@ -7,7 +7,7 @@ use crate::cost::demo::{Demo, Pipelines, Ramps};
 use crate::render::text::json;
 
 /// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct WithRamps<'a> {
     pipelines: &'a Pipelines,
     ramps: &'a Ramps,

@@ -61,12 +61,12 @@ fn naive_findings(demo: &DemoReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cost::demo::{Demo, Pipelines};
     use crate::render::format::DEMO_FORMATS;
 
-    fn demo() -> DemoReport {
+    pub(crate) fn demo() -> DemoReport {
         let naive = crate::render::tests::sample();
         let mut exists = naive.clone();
         exists.findings.clear();

@@ -4,7 +4,7 @@
 
 mod html;
 mod json;
-mod markdown;
+pub(crate) mod markdown;
 mod table;
 
 pub use table::render_comparison;

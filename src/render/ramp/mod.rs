@@ -225,13 +225,13 @@ fn markdown(report: &RampReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cost::ramp::pool::PoolAdvice;
     use crate::cost::ramp::verdict::Verdict;
     use crate::cost::ramp::{RampTarget, SCHEMA_VERSION};
 
-    fn report() -> RampReport {
+    pub(crate) fn report() -> RampReport {
         RampReport {
             schema_version: SCHEMA_VERSION,
             target: RampTarget {

@@ -171,4 +171,4 @@ pub(crate) fn tables(report: &ScaleReport) -> Grid {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -14,7 +14,7 @@ fn fit(slope: f64, intercept: f64) -> Fit {
     }
 }
 
-fn sample() -> ScaleReport {
+pub(crate) fn sample() -> ScaleReport {
     let per_request = crate::render::tests::sample().per_request;
     let point = |n: u64| Point {
         n,

@@ -10,7 +10,7 @@ mod sarif;
 mod sections;
 mod table;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::cost::survey::SurveyReport;
 use crate::render::format::{Format, SURVEY_FORMATS};

@@ -9,7 +9,7 @@ use super::Report;
 use super::figures::Figures;
 
 /// Both runs side by side (`report.baseline`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Baseline {
     /// The burst sent without any credentials.
     pub unauthenticated: Figures,

@@ -7,7 +7,7 @@ use super::{Load, PerRequest, Report};
 
 /// Per request, except `rps` and the latencies. `None` where the report has no value (no
 /// pg_stat_statements).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Figures {
     /// Requests per second over the burst.
     pub rps: f64,

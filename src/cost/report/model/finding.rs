@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
     Serialize,
     Deserialize,
     clap::ValueEnum,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
@@ -68,6 +69,7 @@ pub enum FindingKind {
     Serialize,
     Deserialize,
     clap::ValueEnum,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
@@ -78,7 +80,7 @@ pub enum Severity {
 }
 
 /// One piece of named waste.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Finding {
     pub kind: FindingKind,
     pub severity: Severity,
@@ -117,7 +119,7 @@ pub struct Finding {
 
 /// The estimated saving, per request, if a finding's suggestion is applied. The formula
 /// of each kind is written in `docs/findings.md`; a part pgcost cannot estimate is 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saving {
     /// Statements (round trips to Postgres) no longer sent; a new connection counts as one.
     pub statements: f64,

@@ -20,7 +20,7 @@ use crate::cost::load::LatencySummary;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One endpoint's measured cost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     /// False when any entry of `invalid_reasons` applies: do not use the numbers.
@@ -30,6 +30,7 @@ pub struct Report {
     /// Caveats that leave the numbers usable: JSON's `warnings` (their messages, kept for
     /// compatibility) and `notes` (code, message and fields).
     #[serde(flatten, with = "crate::cost::notes::keys")]
+    #[schemars(with = "crate::cost::notes::keys::Schema")]
     pub notes: Vec<crate::cost::notes::Note>,
     pub target: Target,
     pub load: Load,
@@ -76,7 +77,7 @@ pub struct Report {
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Pool {
     /// Most client backends connected to the target at once during the burst (null when
     /// not sampled, as in target mode).
@@ -86,7 +87,7 @@ pub struct Pool {
 }
 
 /// What was measured.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Target {
     pub method: String,
     pub url: String,
@@ -106,7 +107,7 @@ pub struct Target {
 }
 
 /// The HTTP side of the burst.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Load {
     /// Requests in the measured burst (the divisor of every per-request figure).
     pub requests: u64,
@@ -154,7 +155,7 @@ fn pgcost_source() -> String {
 }
 
 /// How long the tool waited for Postgres to publish the counters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Settle {
     pub before_seconds: f64,
     pub after_seconds: f64,
@@ -162,7 +163,7 @@ pub struct Settle {
 }
 
 /// Per-request figures: window totals divided by `load.requests`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PerRequest {
     /// Commits plus rollbacks.
     pub transactions: f64,
@@ -198,7 +199,7 @@ pub struct PerRequest {
 
 /// What statements wrote, per request (`pg_stat_statements`). Reads can write too: hint
 /// bits dirty pages, and a sort or hash that outgrows `work_mem` spills to temp files.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Writes {
     /// Bytes of WAL generated; null before PG 13.
     pub wal_bytes: Option<f64>,
@@ -229,7 +230,7 @@ impl Writes {
 }
 
 /// Window totals, undivided.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Totals {
     /// `pg_stat_database`'s counters, each under its own name.
     #[serde(flatten)]
@@ -242,7 +243,7 @@ pub struct Totals {
 }
 
 /// One `pg_stat_statements` entry's growth.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct StatementRow {
     /// Normalized text, as pg_stat_statements shows it.
     pub query: String,
@@ -281,7 +282,7 @@ pub struct StatementRow {
 }
 
 /// One table's counter growth per request.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TableRow {
     /// `schema.table`.
     pub table: String,
@@ -375,7 +376,7 @@ pub(crate) fn sort_tables(rows: &mut [TableRow]) {
 }
 
 /// An index that would let Postgres read only the rows a statement needs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IndexProposal {
     /// Ready to run: `CREATE INDEX CONCURRENTLY ON public.t (col)`.
     pub statement: String,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{PerRequest, StatementRow, TableRow};
 
 /// One database of the request, with its own share of the cost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Node {
     /// The database name: how statements, tables and findings name their database, and
     /// the key of `[endpoint.budget.nodes.NAME]` in pgcost.toml.

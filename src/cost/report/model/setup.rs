@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the new connections' set-up cost, per request and per new connection.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Setup {
     /// New connections per request (`pg_stat_database.sessions`).
     pub new_connections_per_request: f64,
@@ -37,7 +37,7 @@ impl Setup {
 }
 
 /// One statement of the set-up.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SetupStatement {
     /// Normalized text, as pg_stat_statements shows it.
     pub query: String,
@@ -48,7 +48,7 @@ pub struct SetupStatement {
 }
 
 /// Why a statement counts as set-up.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SetupKind {
     Session,
