@@ -1,6 +1,8 @@
 //! The demo end to end: exact per-request figures for the three pipelines, computed from
 //! the seeded data; and cleanup of the cluster after a normal run and after SIGINT.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -299,6 +301,8 @@ fn quiet_demo_prints_its_report_and_nothing_on_stderr() {
             "demo", "-q", "-n", "20", "-c", "2", "--format", "markdown", "-o",
         ])
         .arg(&report)
+        .arg("--export")
+        .arg(format!("json={}", dir.path().join("demo.json").display()))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -307,6 +311,8 @@ fn quiet_demo_prints_its_report_and_nothing_on_stderr() {
         stderr, "",
         "-q: no cluster line, no progress, no verdict line"
     );
+    let json = std::fs::read_to_string(dir.path().join("demo.json")).unwrap();
+    support::assert_schema("demo", &json);
     assert!(output.stdout.is_empty());
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(text.starts_with("### ✅ pgcost demo:"), "{text}");
