@@ -180,6 +180,9 @@ pages) with no inserts, updates or deletes in the window. At most three are repo
 
 Never raised for:
   - the page the endpoint returns, or its count;
+  - a batch load keyed by the page: IN ($1, ...) or = ANY($1), the same load with another
+    number of keys, or a lookup by id after a page that holds the key (t.*, <table>_id);
+  - a read that returns nothing, or of an empty table: no evidence of fixed data;
   - a statement that has its own finding (fix it before caching it);
   - what decides who the caller is or whether they may still act: sessions, tokens,
     revocation lists, credentials, and the user row loaded for authentication. These

@@ -10,12 +10,15 @@
 //! findings that depend on it say so with `unparsed: true`.
 
 mod advice;
+mod batch_load;
 mod connection;
 mod duplicate_load;
 mod identity;
 #[cfg(test)]
 mod kinds_tests;
 mod overfetch;
+#[cfg(test)]
+mod precision_tests;
 mod repeated;
 mod round_trips;
 mod rules;
@@ -457,7 +460,7 @@ fn statement_findings(
         .chain(repeated::repeated_statement(s, t))
         .collect();
     if wasteful.is_empty() {
-        cache_candidate(s, t).into_iter().collect()
+        cache_candidate(s, all, t).into_iter().collect()
     } else {
         wasteful
     }

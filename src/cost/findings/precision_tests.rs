@@ -1,0 +1,103 @@
+//! The shapes of issue 34 on hand-built reports: batch loads keyed by the page and empty
+//! tables are no cache candidates, and the new kinds (`session_setup_per_checkout`,
+//! `count_per_page`, `per_row_subquery`) fire on their pattern and stay quiet on the
+//! look-alikes.
+
+use super::tests::{report, stmt, table};
+use super::*;
+
+fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
+    analyze(report, &Thresholds::default())
+        .into_iter()
+        .filter(|f| f.kind == kind)
+        .collect()
+}
+
+// cache_candidate ---------------------------------------------------------------------------
+
+/// A page of devices (Django), and its racks prefetched by the page's rack ids.
+const DEVICES_PAGE: &str = r#"SELECT "dcim_device"."id", "dcim_device"."name", "dcim_device"."rack_id" FROM "dcim_device" ORDER BY "dcim_device"."name" ASC LIMIT 50"#;
+
+#[test]
+fn a_prefetch_by_the_pages_ids_is_no_cache_candidate() {
+    let prefetches = [
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1, $2, $3, $4)"#,
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" = ANY($1)"#,
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1)"#,
+    ];
+    for prefetch in prefetches {
+        let r = report(
+            vec![stmt(DEVICES_PAGE, 1.0, 50.0), stmt(prefetch, 1.0, 4.0)],
+            vec![
+                table("public.dcim_device", 100),
+                table("public.dcim_rack", 1),
+            ],
+        );
+        assert!(
+            of_kind(&r, FindingKind::CacheCandidate).is_empty(),
+            "{prefetch}"
+        );
+    }
+}
+
+#[test]
+fn a_list_of_one_key_written_as_equality_is_a_batch_load_too() {
+    // ActiveRecord: `IN (...)` for several keys, `= $1` for one, in the same window.
+    let one = r#"SELECT "labels".* FROM "labels" WHERE "labels"."id" = $1"#;
+    let many = r#"SELECT "labels".* FROM "labels" WHERE "labels"."id" IN ($1, $2)"#;
+    let r = report(
+        vec![stmt(one, 1.0, 1.0), stmt(many, 0.5, 2.0)],
+        vec![table("public.labels", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+}
+
+#[test]
+fn a_lookup_by_id_after_a_page_that_holds_its_key_is_keyed_by_the_page() {
+    let page = r#"SELECT "issues".* FROM "issues" ORDER BY "issues"."id" DESC LIMIT $1"#;
+    let milestone = r#"SELECT "milestones".* FROM "milestones" WHERE "milestones"."id" = $1"#;
+    let r = report(
+        vec![stmt(page, 1.0, 25.0), stmt(milestone, 1.0, 1.0)],
+        vec![table("public.issues", 100), table("public.milestones", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+    // Without the page, the same lookup is reference data.
+    let r = report(
+        vec![stmt(milestone, 1.0, 1.0)],
+        vec![table("public.milestones", 1)],
+    );
+    assert_eq!(of_kind(&r, FindingKind::CacheCandidate).len(), 1);
+}
+
+#[test]
+fn a_lookup_by_another_key_beside_a_page_stays_a_cache_candidate() {
+    let page = "SELECT id, title FROM events ORDER BY id DESC LIMIT 20";
+    let rate = "SELECT rate FROM currencies WHERE code = $1";
+    let r = report(
+        vec![stmt(page, 1.0, 20.0), stmt(rate, 1.0, 1.0)],
+        vec![table("public.events", 100), table("public.currencies", 1)],
+    );
+    let found = of_kind(&r, FindingKind::CacheCandidate);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let why = &found[0].evidence;
+    assert_eq!(why["largest_table_pages"], 1.0);
+    assert_eq!(why["smallest_table_live_rows"], 50.0);
+    assert_eq!(why["rows_written_per_request"], 0.0);
+    assert_eq!(why["keys_from_the_page"], 0.0);
+    assert_eq!(why["rows_per_call"], 1.0);
+}
+
+#[test]
+fn an_empty_table_or_a_read_that_finds_nothing_is_no_evidence() {
+    let tags = "SELECT tag FROM article_tags WHERE article_id = $1";
+    let mut empty = table("public.article_tags", 0);
+    empty.live_rows = 0;
+    let r = report(vec![stmt(tags, 1.0, 0.0)], vec![empty]);
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+    // Rows in the table, but the read returns none: nothing to cache.
+    let r = report(
+        vec![stmt(tags, 1.0, 0.0)],
+        vec![table("public.article_tags", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+}
