@@ -63,6 +63,11 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "Each item of the page costs a scan: rows read grow far faster than the rows \
              returned. Index the column each item is looked up by, or batch the lookups."
         }
+        FindingKind::SessionSetupPerCheckout => {
+            "Session settings (SET search_path, SET statement_timeout, RESET) sent on every \
+             checkout: round trips per request. Set them once per connection: the pool's \
+             connection init, the connection options, or ALTER ROLE ... SET."
+        }
     }
 }
 
@@ -84,6 +89,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::Overfetch => OVERFETCH,
         FindingKind::DuplicateLoad => DUPLICATE_LOAD,
         FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
+        FindingKind::SessionSetupPerCheckout => SESSION_SETUP_PER_CHECKOUT,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -322,6 +328,28 @@ The fix: index the column each item of the page is looked up or filtered by, or 
 items' rows in one statement (WHERE key = ANY($1)).
 
 Saves per request: rows read, (rows read slope - rows returned slope) x the largest n.";
+
+const SESSION_SETUP_PER_CHECKOUT: &str = "\
+Fires when a session setting runs at least 0.9 times per request: SET (search_path,
+statement_timeout, TIME ZONE, ...), RESET or DISCARD, sent by an ORM or a pool each time
+it hands out a connection. Each is a round trip before the request's own work.
+
+Not raised for SET LOCAL, SET TRANSACTION, SET CONSTRAINTS, SET ROLE or SET SESSION
+AUTHORIZATION, nor for a custom setting with a dot (app.tenant_id): they belong to the
+transaction or carry the request's identity. Not raised when the app opens a connection
+per request (connection_per_request names that set-up). round_trips leaves these settings
+out of its count and its advice.
+
+The fix: set what is the same on every request once per connection:
+  - in the pool's connection initialisation (node-postgres `options` or an on-connect
+    hook, SQLAlchemy's `connect` event, HikariCP's connectionInitSql, Django `OPTIONS`);
+  - in the connection string: options=-c search_path=app -c statement_timeout=5s;
+  - on the role or the database:
+
+    ALTER ROLE app SET search_path = app;
+    ALTER ROLE app SET statement_timeout = '5s';
+
+Saves per request: the settings' calls (statements) and their db time.";
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ mod repeated;
 mod round_trips;
 mod rules;
 mod saving;
+mod session_setup;
 mod sql;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -118,6 +119,9 @@ pub struct Thresholds {
     /// duplicate_load: each statement loading the same key runs at least this often per
     /// request (0.99).
     pub duplicate_min_calls_per_request: f64,
+    /// session_setup_per_checkout: a session setting (SET, RESET, DISCARD) runs at least
+    /// this often per request (0.9: on about every checkout).
+    pub session_setup_min_calls_per_request: f64,
 }
 
 impl Default for Thresholds {
@@ -152,6 +156,7 @@ impl Default for Thresholds {
             overfetch_min_ratio: 2.0,
             eager_max_rows_per_page_item: 4.0,
             duplicate_min_calls_per_request: 0.99,
+            session_setup_min_calls_per_request: 0.9,
         }
     }
 }
@@ -202,10 +207,12 @@ pub enum FindingKind {
     DuplicateLoad,
     /// Rows read grow far faster than rows returned as the page grows (`pgcost scale`).
     ScanGrowsWithPage,
+    /// Session settings (SET, RESET) sent on every pool checkout, not once per connection.
+    SessionSetupPerCheckout,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 14] = [
+    pub const ALL: [FindingKind; 15] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -220,6 +227,7 @@ impl FindingKind {
         FindingKind::Overfetch,
         FindingKind::DuplicateLoad,
         FindingKind::ScanGrowsWithPage,
+        FindingKind::SessionSetupPerCheckout,
     ];
 
     /// The snake_case name, as in JSON.
@@ -239,6 +247,7 @@ impl FindingKind {
             FindingKind::Overfetch => "overfetch",
             FindingKind::DuplicateLoad => "duplicate_load",
             FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
+            FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
         }
     }
 }
@@ -425,6 +434,7 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
         t,
     ));
     findings.extend(connection_per_request(report, t));
+    findings.extend(session_setup::session_setup_per_checkout(report, t));
     findings.extend(
         report
             .tables

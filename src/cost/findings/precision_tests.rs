@@ -101,3 +101,102 @@ fn an_empty_table_or_a_read_that_finds_nothing_is_no_evidence() {
     );
     assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
 }
+
+// session_setup_per_checkout ------------------------------------------------------------------
+
+const SEARCH_PATH: &str = r#"SET search_path TO "app", public"#;
+const TIMEOUT: &str = "SET statement_timeout = $1";
+
+/// Lookups of the request, one per table, each once per request.
+fn lookups(n: usize) -> (Vec<crate::cost::report::StatementRow>, Vec<TableRow>) {
+    let names = ["tenants", "members", "flags", "quotas", "plans", "projects"];
+    let statements = names[..n]
+        .iter()
+        .map(|t| stmt(&format!("SELECT id FROM {t} WHERE owner_id = $1"), 1.0, 1.0))
+        .collect();
+    let tables = names[..n]
+        .iter()
+        .map(|t| table(&format!("public.{t}"), 100))
+        .collect();
+    (statements, tables)
+}
+
+#[test]
+fn settings_sent_on_every_checkout_are_named_with_their_round_trips() {
+    // TypeORM with a schema and a timeout: two SETs on each of two checkouts.
+    let (mut statements, tables) = lookups(3);
+    statements.push(stmt(SEARCH_PATH, 2.0, 0.0));
+    statements.push(stmt(TIMEOUT, 2.0, 0.0));
+    let r = report(statements, tables);
+    let found = analyze(&r, &Thresholds::default());
+    let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::SessionSetupPerCheckout], "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.saves_per_request.statements, 4.0);
+    assert_eq!(f.round_trips_per_request, 4.0);
+    assert_eq!(f.severity, Severity::High);
+    assert_eq!(f.query, None, "two texts");
+    assert_eq!(f.evidence["session_settings_per_request"], 4.0);
+    assert_eq!(f.evidence["distinct_settings"], 2.0);
+    assert_eq!(f.evidence["statements_per_request"], 7.0);
+    for advice in ["ALTER ROLE", "connection init", "options=-c search_path"] {
+        assert!(f.suggestion.contains(advice), "{advice}: {}", f.suggestion);
+    }
+    assert!(
+        f.suggestion
+            .contains("SET statement_timeout = $1 (2 per request)")
+    );
+}
+
+#[test]
+fn round_trips_leave_the_settings_out_of_their_count_and_advice() {
+    let (mut statements, tables) = lookups(5);
+    statements.push(stmt(SEARCH_PATH, 1.0, 0.0));
+    statements.push(stmt(TIMEOUT, 1.0, 0.0));
+    let found = analyze(&report(statements, tables), &Thresholds::default());
+    let trips = found
+        .iter()
+        .find(|f| f.kind == FindingKind::RoundTrips)
+        .expect("five lookups");
+    assert_eq!(trips.evidence["statements_per_request"], 5.0);
+    assert_eq!(trips.evidence["session_settings_per_request"], 2.0);
+    assert_eq!(trips.evidence["utility_statements_per_request"], 0.0);
+    assert!(!trips.suggestion.contains("SET search_path"));
+    assert!(
+        trips
+            .suggestion
+            .contains("besides 2 session settings sent per checkout")
+    );
+    let setup = found
+        .iter()
+        .find(|f| f.kind == FindingKind::SessionSetupPerCheckout)
+        .unwrap();
+    assert_eq!(setup.saves_per_request.statements, 2.0);
+}
+
+#[test]
+fn transaction_identity_rare_and_per_connection_settings_are_no_checkout_set_up() {
+    let cases = [
+        stmt("SET LOCAL statement_timeout = '2s'", 1.0, 0.0),
+        stmt("SET app.tenant_id = $1", 1.0, 0.0),
+        stmt("SET ROLE tenant_42", 1.0, 0.0),
+        // Once per connection: a connection recycled every ten requests.
+        stmt(SEARCH_PATH, 0.1, 0.0),
+    ];
+    for setting in cases {
+        let query = setting.query.clone();
+        let (mut statements, tables) = lookups(1);
+        statements.push(setting);
+        let r = report(statements, tables);
+        assert!(
+            of_kind(&r, FindingKind::SessionSetupPerCheckout).is_empty(),
+            "{query}"
+        );
+    }
+    // A connection per request: its set-up is connection_per_request's.
+    let (mut statements, tables) = lookups(1);
+    statements.push(stmt(SEARCH_PATH, 1.0, 0.0));
+    let mut r = report(statements, tables);
+    r.per_request.new_sessions = Some(1.0);
+    assert!(of_kind(&r, FindingKind::SessionSetupPerCheckout).is_empty());
+}

@@ -130,26 +130,38 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
 }
 
 /// Top-level statements per request besides the set-up of new connections (which is
-/// `connection_per_request`'s saving), the utility statements among them, and the set-up's.
-fn handler_statements(report: &Report) -> Option<(f64, Option<f64>, f64)> {
+/// `connection_per_request`'s saving) and the session settings sent per checkout (which are
+/// `session_setup_per_checkout`'s), the utility statements among them, and the set-up's.
+fn handler_statements(report: &Report, checkout: f64) -> Option<(f64, Option<f64>, f64)> {
     let p = &report.per_request;
     let setup = p.setup.as_ref();
     let setup_statements = setup.map_or(0.0, |s| s.statements_per_request);
     let setup_utility = setup.map_or(0.0, |s| s.utility_per_request());
     let all = p.statements?;
     let utility = (p.statements_excluding_utility)
-        .map(|non_utility| (all - setup_utility - non_utility).max(0.0));
-    Some((all - setup_statements, utility, setup_statements))
+        .map(|non_utility| (all - setup_utility - checkout - non_utility).max(0.0));
+    Some((all - setup_statements - checkout, utility, setup_statements))
 }
 
 /// The suggestion's first sentence.
-fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> String {
+fn round_trips_opening(
+    per_request: f64,
+    utility: Option<f64>,
+    setup: f64,
+    checkout: f64,
+) -> String {
     let mut opening = format!(
         "Each request makes {} round trips to Postgres",
         amount(per_request)
     );
     if setup > 0.0 {
         opening.push_str(" besides its new connections' set-up");
+    }
+    if checkout > 0.0 {
+        opening.push_str(&format!(
+            " besides {} session settings sent per checkout (session_setup_per_checkout)",
+            amount(checkout)
+        ));
     }
     if let Some(utility) = utility.filter(|u| *u > 0.0) {
         opening.push_str(&format!(
@@ -163,7 +175,8 @@ fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> St
 
 pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    let (per_request, utility, setup) = handler_statements(report)?;
+    let checkout = super::session_setup::per_checkout_calls(report, t);
+    let (per_request, utility, setup) = handler_statements(report, checkout)?;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
@@ -184,7 +197,7 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             .map(|s| s.calls_per_request - 1.0)
             .sum::<f64>();
 
-    let mut suggestion = round_trips_opening(per_request, utility, setup);
+    let mut suggestion = round_trips_opening(per_request, utility, setup, checkout);
     if !once.is_empty() {
         suggestion.push_str(
             "\n\nThese statements run exactly once per request; such statements are \
@@ -220,6 +233,9 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
     }
     if setup > 0.0 {
         figures.push(("setup_statements_per_request", setup));
+    }
+    if checkout > 0.0 {
+        figures.push(("session_settings_per_request", checkout));
     }
     Some(Finding {
         evidence: evidence(&figures),
