@@ -68,6 +68,10 @@ pub fn summary(kind: FindingKind) -> &'static str {
              checkout: round trips per request. Set them once per connection: the pool's \
              connection init, the connection options, or ALTER ROLE ... SET."
         }
+        FindingKind::CountPerPage => {
+            "An exact COUNT with the page's filter runs beside the page on every request. \
+             Use keyset pagination, an estimated count, or count on the first page only."
+        }
     }
 }
 
@@ -90,6 +94,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::DuplicateLoad => DUPLICATE_LOAD,
         FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
         FindingKind::SessionSetupPerCheckout => SESSION_SETUP_PER_CHECKOUT,
+        FindingKind::CountPerPage => COUNT_PER_PAGE,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -350,6 +355,26 @@ The fix: set what is the same on every request once per connection:
     ALTER ROLE app SET statement_timeout = '5s';
 
 Saves per request: the settings' calls (statements) and their db time.";
+
+const COUNT_PER_PAGE: &str = "\
+Fires when a count (count(...) with no GROUP BY) runs on every request (0.99 times or more)
+beside a page (LIMIT or OFFSET) of the same relations with the same filter, in the count's
+WHERE or in the subquery it counts, and reads at least 100 rows per request. Those rows are
+estimated, at least: the rows read from its tables beyond those the other statements
+reading them return, halved, since the page's own filter and sort may read as many. A
+count answered by an index-only scan reads no table rows that pgcost can see.
+
+The fix:
+  - keyset pagination needs neither OFFSET nor a total; show \"next\" when LIMIT n + 1
+    returns one more row:
+
+    SELECT ... WHERE (created_at, id) < ($1, $2) ORDER BY created_at DESC, id DESC LIMIT 26
+
+  - an estimated count where an exact one is not needed: the planner's estimate (EXPLAIN's
+    rows, or pg_class.reltuples for an unfiltered table);
+  - count on the first page only, or drop the total from the response.
+
+Saves per request: the count's rows read and its db time.";
 
 #[cfg(test)]
 mod tests {

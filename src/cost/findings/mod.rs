@@ -12,6 +12,7 @@
 mod advice;
 mod batch_load;
 mod connection;
+mod count_per_page;
 mod duplicate_load;
 mod identity;
 #[cfg(test)]
@@ -122,6 +123,10 @@ pub struct Thresholds {
     /// session_setup_per_checkout: a session setting (SET, RESET, DISCARD) runs at least
     /// this often per request (0.9: on about every checkout).
     pub session_setup_min_calls_per_request: f64,
+    /// count_per_page: the page's total runs at least this often per request (0.99)...
+    pub count_min_calls_per_request: f64,
+    /// ...and reads at least this many rows per request (100).
+    pub count_min_rows_read_per_request: f64,
 }
 
 impl Default for Thresholds {
@@ -157,6 +162,8 @@ impl Default for Thresholds {
             eager_max_rows_per_page_item: 4.0,
             duplicate_min_calls_per_request: 0.99,
             session_setup_min_calls_per_request: 0.9,
+            count_min_calls_per_request: 0.99,
+            count_min_rows_read_per_request: 100.0,
         }
     }
 }
@@ -209,10 +216,12 @@ pub enum FindingKind {
     ScanGrowsWithPage,
     /// Session settings (SET, RESET) sent on every pool checkout, not once per connection.
     SessionSetupPerCheckout,
+    /// An exact COUNT with the page's filter, run beside the page on every request.
+    CountPerPage,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 15] = [
+    pub const ALL: [FindingKind; 16] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -228,6 +237,7 @@ impl FindingKind {
         FindingKind::DuplicateLoad,
         FindingKind::ScanGrowsWithPage,
         FindingKind::SessionSetupPerCheckout,
+        FindingKind::CountPerPage,
     ];
 
     /// The snake_case name, as in JSON.
@@ -248,6 +258,7 @@ impl FindingKind {
             FindingKind::DuplicateLoad => "duplicate_load",
             FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
             FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
+            FindingKind::CountPerPage => "count_per_page",
         }
     }
 }
@@ -468,6 +479,7 @@ fn statement_findings(
         .chain(overfetch::overfetch(s, items, t))
         .chain(n_plus_one(s, t))
         .chain(repeated::repeated_statement(s, t))
+        .chain(count_per_page::count_per_page(s, all, t))
         .collect();
     if wasteful.is_empty() {
         cache_candidate(s, all, t).into_iter().collect()

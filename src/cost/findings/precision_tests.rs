@@ -200,3 +200,78 @@ fn transaction_identity_rare_and_per_connection_settings_are_no_checkout_set_up(
     r.per_request.new_sessions = Some(1.0);
     assert!(of_kind(&r, FindingKind::SessionSetupPerCheckout).is_empty());
 }
+
+// count_per_page ------------------------------------------------------------------------------
+
+const NOTES_PAGE: &str = r#"SELECT "notes".* FROM "notes" WHERE "notes"."user_id" = $1 ORDER BY "notes"."created_at" DESC LIMIT $2 OFFSET $3"#;
+const NOTES_COUNT: &str = r#"SELECT COUNT(*) FROM "notes" WHERE "notes"."user_id" = $1"#;
+
+/// The notes table, its rows read per request: `seq` by sequential scans, `fetched` through
+/// its indexes.
+fn notes(seq: f64, fetched: f64) -> TableRow {
+    let mut notes = table("public.notes", 200);
+    notes.seq_rows_read = seq;
+    notes.seq_scans = 1.0;
+    notes.idx_rows_fetched = fetched;
+    notes
+}
+
+#[test]
+fn an_exact_count_beside_every_page_is_count_per_page() {
+    // ActiveRecord's page and its count: the count scans 4,000 rows, the page fetches 20.
+    let r = report(
+        vec![stmt(NOTES_PAGE, 1.0, 20.0), stmt(NOTES_COUNT, 1.0, 1.0)],
+        vec![notes(4000.0, 20.0)],
+    );
+    let found = of_kind(&r, FindingKind::CountPerPage);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.query.as_deref(), Some(NOTES_COUNT));
+    assert_eq!(f.table.as_deref(), Some("public.notes"));
+    assert_eq!(f.evidence["counted_rows_read_per_request"], 2000.0);
+    assert_eq!(f.evidence["table_rows_read_per_request"], 4020.0);
+    assert_eq!(f.evidence["page_rows_per_request"], 20.0);
+    assert_eq!(f.saves_per_request.rows_read, 2000.0);
+    assert_eq!(f.saves_per_request.db_time_ms, 0.1);
+    assert_eq!(f.severity, Severity::High);
+    for advice in ["keyset pagination", "estimated count", "first page"] {
+        assert!(f.suggestion.contains(advice), "{advice}");
+    }
+}
+
+#[test]
+fn a_count_over_a_subquery_of_the_pages_filter_is_count_per_page() {
+    // Flask-SQLAlchemy's paginate counts a subquery with the page's filter.
+    let count = "SELECT count(*) AS count_1 FROM (SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = $1) AS anon_1";
+    let page = "SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = $1 ORDER BY orders.id DESC LIMIT $2 OFFSET $3";
+    let mut orders = table("public.orders", 400);
+    orders.idx_rows_fetched = 12_020.0;
+    let r = report(
+        vec![stmt(count, 1.0, 1.0), stmt(page, 1.0, 20.0)],
+        vec![orders],
+    );
+    let found = of_kind(&r, FindingKind::CountPerPage);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].saves_per_request.rows_read, 6000.0);
+}
+
+#[test]
+fn other_filters_small_counts_rare_counts_and_grouped_counts_are_no_count_per_page() {
+    let all = r#"SELECT COUNT(*) FROM "notes""#;
+    let grouped = r#"SELECT "notes"."user_id", COUNT(*) FROM "notes" WHERE "notes"."user_id" = $1 GROUP BY "notes"."user_id""#;
+    let cases = [
+        (stmt(all, 1.0, 1.0), notes(4000.0, 20.0)),
+        (stmt(grouped, 1.0, 1.0), notes(4000.0, 20.0)),
+        (stmt(NOTES_COUNT, 0.5, 1.0), notes(4000.0, 20.0)),
+        // 40 notes counted: cheap.
+        (stmt(NOTES_COUNT, 1.0, 1.0), notes(40.0, 20.0)),
+    ];
+    for (count, notes) in cases {
+        let query = count.query.clone();
+        let r = report(vec![stmt(NOTES_PAGE, 1.0, 20.0), count], vec![notes]);
+        assert!(of_kind(&r, FindingKind::CountPerPage).is_empty(), "{query}");
+    }
+    // No page beside it: a dashboard's figure.
+    let r = report(vec![stmt(NOTES_COUNT, 1.0, 1.0)], vec![notes(4000.0, 0.0)]);
+    assert!(of_kind(&r, FindingKind::CountPerPage).is_empty());
+}
