@@ -72,6 +72,10 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "An exact COUNT with the page's filter runs beside the page on every request. \
              Use keyset pagination, an estimated count, or count on the first page only."
         }
+        FindingKind::PerRowSubquery => {
+            "A subquery runs once per row of its statement: its table is scanned far more \
+             often than the statement runs. Rewrite it as a join to a grouped table."
+        }
     }
 }
 
@@ -95,6 +99,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
         FindingKind::SessionSetupPerCheckout => SESSION_SETUP_PER_CHECKOUT,
         FindingKind::CountPerPage => COUNT_PER_PAGE,
+        FindingKind::PerRowSubquery => PER_ROW_SUBQUERY,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -375,6 +380,29 @@ The fix:
   - count on the first page only, or drop the total from the response.
 
 Saves per request: the count's rows read and its db time.";
+
+const PER_ROW_SUBQUERY: &str = "\
+Fires when a table is scanned (sequential and index scans) at least 5 times per request
+and at least 5 times per call of the statements that read it, and one of them reads the
+table in a subquery: (SELECT ... FROM table ...) in its text. Postgres runs a correlated
+subquery once per row of the outer query (a SubPlan), so a small table is read dozens of
+times per request; tables under 8 pages escape seq_scan_heavy, not this rule.
+
+Not raised when no reader has such a subquery: a nested loop join probing an index once
+per row is the planner's choice, not the query's shape.
+
+The fix: read the table once per call, as a join to a grouped derived table,
+
+    SELECT b.*, coalesce(c.n, 0) AS cards_count
+    FROM boards b
+    LEFT JOIN (SELECT board_id, count(*) AS n FROM cards GROUP BY board_id) c
+      ON c.board_id = b.id
+
+or a LEFT JOIN LATERAL over an index on the correlated column, or a counter column.
+
+Saves per request: rows read, the sequential rows read x (1 - calls / sequential scans):
+each sequential scan beyond one per call reads the whole table again. Index scans per row
+save no rows, only their loops, so they count 0.";
 
 #[cfg(test)]
 mod tests {

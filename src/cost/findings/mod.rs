@@ -18,6 +18,7 @@ mod identity;
 #[cfg(test)]
 mod kinds_tests;
 mod overfetch;
+mod per_row_subquery;
 #[cfg(test)]
 mod precision_tests;
 mod repeated;
@@ -127,6 +128,10 @@ pub struct Thresholds {
     pub count_min_calls_per_request: f64,
     /// ...and reads at least this many rows per request (100).
     pub count_min_rows_read_per_request: f64,
+    /// per_row_subquery: a table is scanned at least this often per request (5)...
+    pub per_row_min_scans_per_request: f64,
+    /// ...and this many times per call of the statements that read it (5).
+    pub per_row_min_scans_per_call: f64,
 }
 
 impl Default for Thresholds {
@@ -164,6 +169,8 @@ impl Default for Thresholds {
             session_setup_min_calls_per_request: 0.9,
             count_min_calls_per_request: 0.99,
             count_min_rows_read_per_request: 100.0,
+            per_row_min_scans_per_request: 5.0,
+            per_row_min_scans_per_call: 5.0,
         }
     }
 }
@@ -218,10 +225,12 @@ pub enum FindingKind {
     SessionSetupPerCheckout,
     /// An exact COUNT with the page's filter, run beside the page on every request.
     CountPerPage,
+    /// A subquery that runs once per row: its table scanned far more often than called.
+    PerRowSubquery,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 16] = [
+    pub const ALL: [FindingKind; 17] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -238,6 +247,7 @@ impl FindingKind {
         FindingKind::ScanGrowsWithPage,
         FindingKind::SessionSetupPerCheckout,
         FindingKind::CountPerPage,
+        FindingKind::PerRowSubquery,
     ];
 
     /// The snake_case name, as in JSON.
@@ -259,6 +269,7 @@ impl FindingKind {
             FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
             FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
             FindingKind::CountPerPage => "count_per_page",
+            FindingKind::PerRowSubquery => "per_row_subquery",
         }
     }
 }
@@ -451,6 +462,12 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
             .tables
             .iter()
             .filter_map(|table| seq_scan_heavy(table, &statements, t)),
+    );
+    findings.extend(
+        report
+            .tables
+            .iter()
+            .filter_map(|table| per_row_subquery::per_row_subquery(table, &statements, t)),
     );
     // After round_trips: on a tie in the ranking, its wider advice comes first.
     findings.extend(duplicate_load::duplicate_load(&statements, t));

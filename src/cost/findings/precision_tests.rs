@@ -275,3 +275,92 @@ fn other_filters_small_counts_rare_counts_and_grouped_counts_are_no_count_per_pa
     let r = report(vec![stmt(NOTES_COUNT, 1.0, 1.0)], vec![notes(4000.0, 0.0)]);
     assert!(of_kind(&r, FindingKind::CountPerPage).is_empty());
 }
+
+// per_row_subquery ----------------------------------------------------------------------------
+
+const BOARDS: &str = r#"SELECT "boards".*, (SELECT COUNT(*) FROM "cards" WHERE "cards"."board_id" = "boards"."id") AS cards_count FROM "boards" WHERE "boards"."org_id" = $1 ORDER BY "boards"."name" ASC"#;
+
+/// A table of `pages` pages scanned `seq` times and probed `idx` times per request.
+fn scanned(name: &str, pages: i64, seq: f64, idx: f64) -> TableRow {
+    let mut t = table(name, pages);
+    t.seq_scans = seq;
+    t.seq_rows_read = seq * t.live_rows as f64;
+    t.idx_scans = idx;
+    t.idx_rows_fetched = idx;
+    t
+}
+
+#[test]
+fn a_small_table_scanned_once_per_row_by_a_subquery_is_per_row_subquery() {
+    // ActiveRecord's counter as a select subquery: 30 boards, 30 scans of 3-page cards.
+    let mut r = report(
+        vec![stmt(BOARDS, 1.0, 30.0)],
+        vec![
+            scanned("public.boards", 1, 1.0, 0.0),
+            scanned("public.cards", 3, 30.0, 0.0),
+        ],
+    );
+    // The response lists the 30 boards: the listing is used, no collection.
+    r.load.response_items = Some(30);
+    let found = analyze(&r, &Thresholds::default());
+    let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::PerRowSubquery], "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.table.as_deref(), Some("public.cards"));
+    assert_eq!(f.query.as_deref(), Some(BOARDS));
+    assert_eq!(f.evidence["scans_per_call"], 30.0);
+    assert_eq!(f.evidence["reader_calls_per_request"], 1.0);
+    assert_eq!(f.evidence["rows_read_per_request"], 4500.0);
+    assert_eq!(f.saves_per_request.rows_read, 4350.0);
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.suggestion.contains("GROUP BY"), "{}", f.suggestion);
+}
+
+#[test]
+fn index_probes_by_a_subquery_are_named_without_a_saving_in_rows() {
+    // Django's Subquery annotation over an indexed column: one index scan per row.
+    let q = r#"SELECT "site"."id", (SELECT U0."name" FROM "tenant" U0 WHERE U0."id" = ("site"."tenant_id") LIMIT 1) AS "tenant_name" FROM "site" LIMIT 50"#;
+    let r = report(
+        vec![stmt(q, 1.0, 50.0)],
+        vec![
+            scanned("public.site", 10, 1.0, 0.0),
+            scanned("public.tenant", 1, 0.0, 50.0),
+        ],
+    );
+    let found = of_kind(&r, FindingKind::PerRowSubquery);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].table.as_deref(), Some("public.tenant"));
+    assert_eq!(found[0].saves_per_request.rows_read, 0.0);
+    assert_eq!(found[0].evidence["idx_scans_per_request"], 50.0);
+}
+
+#[test]
+fn joins_loops_and_semi_joins_are_no_per_row_subquery() {
+    let join = "SELECT p.id, p.title, u.email FROM posts p JOIN users u ON u.id = p.user_id ORDER BY p.id DESC LIMIT 25";
+    let loop_ = "SELECT id, name FROM users WHERE id = $1";
+    let semi = r#"SELECT "projects"."id" FROM "projects" WHERE "projects"."id" IN (SELECT U0."id" FROM "projects" U0 WHERE U0."public") LIMIT 25"#;
+    let cases = [
+        // A nested loop probing the users' key once per row of the page.
+        (stmt(join, 1.0, 25.0), scanned("public.users", 1, 0.0, 25.0)),
+        // An N+1: as many scans as calls.
+        (
+            stmt(loop_, 25.0, 1.0),
+            scanned("public.users", 1, 0.0, 25.0),
+        ),
+        // A hashed semi-join: two scans per call.
+        (
+            stmt(semi, 1.0, 25.0),
+            scanned("public.projects", 3, 2.0, 0.0),
+        ),
+        // Below 5 scans per request.
+        (stmt(BOARDS, 1.0, 4.0), scanned("public.cards", 3, 4.0, 0.0)),
+    ];
+    for (s, t) in cases {
+        let query = s.query.clone();
+        let r = report(vec![s], vec![t]);
+        assert!(
+            of_kind(&r, FindingKind::PerRowSubquery).is_empty(),
+            "{query}"
+        );
+    }
+}
