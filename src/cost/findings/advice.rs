@@ -389,7 +389,8 @@ subquery once per row of the outer query (a SubPlan), so a small table is read d
 times per request; tables under 8 pages escape seq_scan_heavy, not this rule.
 
 Not raised when no reader has such a subquery: a nested loop join probing an index once
-per row is the planner's choice, not the query's shape.
+per row is the planner's choice, not the query's shape. IN (SELECT ...), = ANY (SELECT
+...) and [NOT] EXISTS (SELECT ...) do not count: Postgres plans them as joins.
 
 The fix: read the table once per call, as a join to a grouped derived table,
 

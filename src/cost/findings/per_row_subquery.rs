@@ -5,8 +5,22 @@
 use super::{Finding, FindingKind, Saving, Statement, Thresholds, amount, evidence, quoted};
 use crate::cost::report::model::TableRow;
 
-/// The text of each parenthesised `(SELECT …)` in a statement, lower-cased and without
-/// double quotes, nested ones included.
+/// Words before a sublink that Postgres pulls up into a (semi- or anti-) join, planned once
+/// per call rather than run per row: `IN (SELECT …)`, `= ANY (SELECT …)`, `EXISTS (…)`.
+const PULLED_UP: &[&str] = &["in", "any", "some", "all", "exists"];
+
+/// The word right before character `at`, lower-case.
+fn word_before(text: &[char], at: usize) -> String {
+    let head: String = text[..at].iter().collect();
+    let head = head.trim_end();
+    let start = head
+        .rfind(|c: char| !c.is_alphanumeric() && c != '_')
+        .map_or(0, |i| i + 1);
+    head[start..].to_string()
+}
+
+/// The text of each parenthesised scalar `(SELECT …)` in a statement, lower-cased and
+/// without double quotes, nested ones included: the subqueries Postgres runs as SubPlans.
 fn subqueries(query: &str) -> Vec<String> {
     let text: Vec<char> = query.to_lowercase().replace('"', "").chars().collect();
     let mut found = Vec::new();
@@ -15,7 +29,9 @@ fn subqueries(query: &str) -> Vec<String> {
             continue;
         }
         let rest: String = text[at + 1..].iter().collect();
-        if !rest.trim_start().starts_with("select") {
+        if !rest.trim_start().starts_with("select")
+            || PULLED_UP.contains(&word_before(&text, at).as_str())
+        {
             continue;
         }
         let mut depth = 0usize;
@@ -138,5 +154,14 @@ mod tests {
         assert!(!names_table(&found[0], "public.boards"));
         assert!(names_table(&found[1], "app.events"));
         assert!(subqueries("SELECT count(*) FROM boards WHERE id IN ($1, $2)").is_empty());
+        // Semi- and anti-joins: planned once, not run per row.
+        for sublink in [
+            r#"SELECT id FROM projects WHERE "projects"."id" IN (SELECT U0."id" FROM projects U0)"#,
+            "SELECT id FROM boards b WHERE EXISTS (SELECT 1 FROM cards c WHERE c.board_id = b.id)",
+            "SELECT id FROM boards b WHERE NOT EXISTS(SELECT 1 FROM cards c WHERE c.board_id = b.id)",
+            "SELECT id FROM boards WHERE id = ANY (SELECT board_id FROM cards)",
+        ] {
+            assert!(subqueries(sublink).is_empty(), "{sublink}");
+        }
     }
 }
