@@ -1,7 +1,9 @@
 //! The labelled findings corpus: clean endpoints must produce no finding at all, and each
 //! waste endpoint must get its kind as its first finding. Precision and recall over the
 //! corpus are printed, and both must be 100%. The endpoints are measured in one sequence
-//! of shared settle waits (N + 1 waits for N endpoints).
+//! of shared settle waits (N + 1 waits for N endpoints). The held-out part
+//! ([`HELD_OUT`]) follows: endpoints the rules of issue 34 were not tuned on, judged per
+//! kind, with the misses known at the time of writing listed and asserted as misses.
 
 mod support;
 
@@ -10,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 use pgcost::cost::findings::FindingKind;
 use pgcost::cost::report::Report;
-use support::fixture::{Fixture, corpus, kinds};
+use support::fixture::{Fixture, corpus, held_out, kinds, orm_shapes};
 use support::{DB, TestDb};
 
 /// Each endpoint of the corpus: method, path, and the kind its first finding must have
@@ -27,6 +29,8 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
     ("GET", "/kinds/page-json", None),
     ("GET", "/kinds/rare-ping", None),
     ("GET", "/kinds/transaction-two-reads", None),
+    ("GET", "/orm/django-prefetch", None),
+    ("GET", "/orm/rails-includes-one-key", None),
     ("POST", "/kinds/transaction-read-write", None),
     (
         "GET",
@@ -91,6 +95,21 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
         "/kinds/duplicate-load",
         Some(FindingKind::DuplicateLoad),
     ),
+    (
+        "GET",
+        "/orm/typeorm-set-per-checkout",
+        Some(FindingKind::SessionSetupPerCheckout),
+    ),
+    (
+        "GET",
+        "/orm/knex-count-per-page",
+        Some(FindingKind::CountPerPage),
+    ),
+    (
+        "GET",
+        "/orm/django-subquery-annotation",
+        Some(FindingKind::PerRowSubquery),
+    ),
 ];
 
 /// The audit configuration of `pgcost audit -X METHOD --url URL ...` against this cluster.
@@ -123,6 +142,8 @@ async fn the_labelled_corpus_is_judged_at_full_precision_and_recall() {
     let setup = db.connect(DB).await;
     setup.batch_execute(corpus::SCHEMA).await.unwrap();
     setup.batch_execute(kinds::SCHEMA).await.unwrap();
+    setup.batch_execute(orm_shapes::SCHEMA).await.unwrap();
+    setup.batch_execute(held_out::SCHEMA).await.unwrap();
     // Sizes in pg_class, which the findings judge tables by.
     setup.batch_execute("VACUUM ANALYZE").await.unwrap();
     let app = Fixture::start(&db.url(), 4).await;
@@ -181,7 +202,146 @@ async fn the_labelled_corpus_is_judged_at_full_precision_and_recall() {
     assert_eq!((precision, recall), (1.0, 1.0));
     check_evidence(&reports);
     check_table_view(&reports);
+    check_orm_shapes(&|path| &reports[CORPUS.iter().position(|(_, p, _)| *p == path).unwrap()]);
+    judge_held_out(&db, &app).await;
 }
+
+/// The evidence of issue 34's kinds on the ORM shapes, known by construction.
+fn check_orm_shapes<'a>(at: &impl Fn(&str) -> &'a Report) {
+    let setup = &at("/orm/typeorm-set-per-checkout").findings[0];
+    // Two settings on each of two checkouts.
+    assert_eq!(setup.saves_per_request.statements, 4.0);
+    assert_eq!(setup.evidence["distinct_settings"], 2.0);
+    assert!(setup.suggestion.contains("ALTER ROLE"));
+    let count = &at("/orm/knex-count-per-page").findings[0];
+    assert_eq!(count.table.as_deref(), Some("public.orm_orders"));
+    let counted = count.evidence["counted_rows_read_per_request"];
+    let open = orm_shapes::OPEN_ORDERS as f64;
+    assert!(counted >= open / 2.0 - 25.0 && counted <= open, "{counted}");
+    let per_row = &at("/orm/django-subquery-annotation").findings[0];
+    assert_eq!(per_row.table.as_deref(), Some("public.orm_comments"));
+    assert_eq!(
+        per_row.evidence["seq_scans_per_request"],
+        orm_shapes::COMMENT_SCANS as f64
+    );
+    assert!(per_row.saves_per_request.rows_read > 5000.0);
+}
+
+/// The held-out endpoints and the kinds each should get, in any order (none: clean).
+const HELD_OUT: &[(&str, &str, &[FindingKind])] = &[
+    (
+        "GET",
+        "/held-out/knex-articles",
+        &[FindingKind::CountPerPage],
+    ),
+    ("GET", "/held-out/typeorm-tasks", &[]),
+    (
+        "GET",
+        "/held-out/typeorm-subquery-count",
+        &[FindingKind::PerRowSubquery],
+    ),
+    (
+        "GET",
+        "/held-out/reset-per-checkout",
+        &[
+            FindingKind::SessionSetupPerCheckout,
+            FindingKind::CacheCandidate,
+        ],
+    ),
+    (
+        "GET",
+        "/held-out/sqlalchemy-paginate",
+        &[FindingKind::CountPerPage],
+    ),
+    (
+        "GET",
+        "/held-out/sequelize-role-permissions",
+        &[FindingKind::CollectionToBoolean],
+    ),
+    (
+        "GET",
+        "/held-out/django-self-semi-join",
+        &[FindingKind::SeqScanHeavy, FindingKind::CountPerPage],
+    ),
+    // Its waste is planning time, a kind not built yet.
+    ("GET", "/held-out/sqlalchemy-joinedload", &[]),
+    ("GET", "/held-out/rails-token-and-page", &[]),
+    ("GET", "/held-out/rails-includes-labels", &[]),
+    (
+        "GET",
+        "/held-out/rails-counter-subquery",
+        &[FindingKind::PerRowSubquery],
+    ),
+    ("POST", "/held-out/set-local-in-write", &[]),
+    ("GET", "/held-out/join-per-row", &[]),
+];
+
+/// Measures the held-out endpoints and prints precision and recall per kind: a kind found
+/// where it is expected is a hit, found where it is not a false positive, missing where it
+/// is expected a false negative. The wrong (endpoint, kind) pairs must be the known ones.
+async fn judge_held_out(db: &TestDb, app: &Fixture) {
+    let configs: Vec<_> = HELD_OUT
+        .iter()
+        .map(|(method, path, _)| config(db, method, app.url(path)))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let hidden = pgcost::progress::Progress::hidden();
+    let reports = pgcost::measure::run_sequence(&configs, &hidden, stop, |_| {})
+        .await
+        .unwrap_or_else(|e| panic!("held-out run failed: {} ({:?})", e.message, e.hint));
+    let mut tally: std::collections::BTreeMap<FindingKind, (u32, u32, u32)> = Default::default();
+    let mut wrong = Vec::new();
+    for ((_, path, expected), report) in HELD_OUT.iter().zip(&reports) {
+        assert!(report.valid, "{path}: {:?}", report.invalid_reasons);
+        let found = kinds(report);
+        println!("{path:<40} expected {expected:?} found {found:?}");
+        for kind in FindingKind::ALL {
+            let entry = tally.entry(kind).or_default();
+            match (expected.contains(&kind), found.contains(&kind)) {
+                (true, true) => entry.0 += 1,
+                (false, true) => {
+                    entry.1 += 1;
+                    wrong.push(format!("{path}: {kind} false positive"));
+                }
+                (true, false) => {
+                    entry.2 += 1;
+                    wrong.push(format!("{path}: {kind} missed"));
+                }
+                (false, false) => {}
+            }
+        }
+    }
+    for (kind, (hits, false_positives, misses)) in &tally {
+        if hits + false_positives + misses > 0 {
+            println!(
+                "held-out {kind:<28} precision {hits}/{} recall {hits}/{}",
+                hits + false_positives,
+                hits + misses
+            );
+        }
+    }
+    wrong.sort();
+    assert_eq!(wrong, KNOWN_HELD_OUT_ERRORS, "the held-out part changed");
+}
+
+/// What the rules get wrong on the held-out part, each with its reason; a fix removes its
+/// line. When first judged, before any tuning, there was one more:
+/// `django-self-semi-join: per_row_subquery false positive` (its `IN (SELECT …)` is a
+/// semi-join, not a per-row subquery; fixed since).
+const KNOWN_HELD_OUT_ERRORS: &[&str] = &[
+    // The count's sequential scan of half the table is named twice: seq_scan_heavy proposes
+    // an index where count_per_page's remedy is the one that fits.
+    "/held-out/knex-articles: seq_scan_heavy false positive",
+    // The document read by its id is the handler's object, not reference data: nothing in
+    // the counters tells it from a lookup of fixed data.
+    "/held-out/sequelize-role-permissions: cache_candidate false positive",
+    // An auth step loading a constant collection through `IN ($1, $2)` is taken for a
+    // batch load (issue 34's collection_to_boolean rule, not built yet).
+    "/held-out/sequelize-role-permissions: collection_to_boolean missed",
+    // An 8-table join by one key of never-written tiny tables: its waste is planning time
+    // (planning_dominates, not built yet), and caching it is not the advice.
+    "/held-out/sqlalchemy-joinedload: cache_candidate false positive",
+];
 
 /// The figures behind the findings are about the statement they name.
 fn check_evidence(reports: &[Report]) {

@@ -14,8 +14,10 @@ use tokio_postgres::NoTls;
 
 pub mod corpus;
 pub mod error_answers;
+pub mod held_out;
 pub mod kinds;
 pub mod nodes;
+pub mod orm_shapes;
 pub mod periodic;
 pub mod pgbouncer;
 pub mod php_like;
@@ -340,6 +342,8 @@ impl Fixture {
             .merge(corpus::routes())
             .merge(error_answers::routes())
             .merge(kinds::routes())
+            .merge(held_out::routes())
+            .merge(orm_shapes::routes())
             .merge(nodes::routes())
             .merge(pgbouncer::routes())
             .merge(php_like::routes())

@@ -63,6 +63,19 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "Each item of the page costs a scan: rows read grow far faster than the rows \
              returned. Index the column each item is looked up by, or batch the lookups."
         }
+        FindingKind::SessionSetupPerCheckout => {
+            "Session settings (SET search_path, SET statement_timeout, RESET) sent on every \
+             checkout: round trips per request. Set them once per connection: the pool's \
+             connection init, the connection options, or ALTER ROLE ... SET."
+        }
+        FindingKind::CountPerPage => {
+            "An exact COUNT with the page's filter runs beside the page on every request. \
+             Use keyset pagination, an estimated count, or count on the first page only."
+        }
+        FindingKind::PerRowSubquery => {
+            "A subquery runs once per row of its statement: its table is scanned far more \
+             often than the statement runs. Rewrite it as a join to a grouped table."
+        }
     }
 }
 
@@ -84,6 +97,9 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::Overfetch => OVERFETCH,
         FindingKind::DuplicateLoad => DUPLICATE_LOAD,
         FindingKind::ScanGrowsWithPage => SCAN_GROWS_WITH_PAGE,
+        FindingKind::SessionSetupPerCheckout => SESSION_SETUP_PER_CHECKOUT,
+        FindingKind::CountPerPage => COUNT_PER_PAGE,
+        FindingKind::PerRowSubquery => PER_ROW_SUBQUERY,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -180,6 +196,9 @@ pages) with no inserts, updates or deletes in the window. At most three are repo
 
 Never raised for:
   - the page the endpoint returns, or its count;
+  - a batch load keyed by the page: IN ($1, ...) or = ANY($1), the same load with another
+    number of keys, or a lookup by id after a page that holds the key (t.*, <table>_id);
+  - a read that returns nothing, or of an empty table: no evidence of fixed data;
   - a statement that has its own finding (fix it before caching it);
   - what decides who the caller is or whether they may still act: sessions, tokens,
     revocation lists, credentials, and the user row loaded for authentication. These
@@ -319,6 +338,72 @@ The fix: index the column each item of the page is looked up or filtered by, or 
 items' rows in one statement (WHERE key = ANY($1)).
 
 Saves per request: rows read, (rows read slope - rows returned slope) x the largest n.";
+
+const SESSION_SETUP_PER_CHECKOUT: &str = "\
+Fires when a session setting runs at least 0.9 times per request: SET (search_path,
+statement_timeout, TIME ZONE, ...), RESET or DISCARD, sent by an ORM or a pool each time
+it hands out a connection. Each is a round trip before the request's own work.
+
+Not raised for SET LOCAL, SET TRANSACTION, SET CONSTRAINTS, SET ROLE or SET SESSION
+AUTHORIZATION, nor for a custom setting with a dot (app.tenant_id): they belong to the
+transaction or carry the request's identity. Not raised when the app opens a connection
+per request (connection_per_request names that set-up). round_trips leaves these settings
+out of its count and its advice.
+
+The fix: set what is the same on every request once per connection:
+  - in the pool's connection initialisation (node-postgres `options` or an on-connect
+    hook, SQLAlchemy's `connect` event, HikariCP's connectionInitSql, Django `OPTIONS`);
+  - in the connection string: options=-c search_path=app -c statement_timeout=5s;
+  - on the role or the database:
+
+    ALTER ROLE app SET search_path = app;
+    ALTER ROLE app SET statement_timeout = '5s';
+
+Saves per request: the settings' calls (statements) and their db time.";
+
+const COUNT_PER_PAGE: &str = "\
+Fires when a count (count(...) with no GROUP BY) runs on every request (0.99 times or more)
+beside a page (LIMIT or OFFSET) of the same relations with the same filter, in the count's
+WHERE or in the subquery it counts, and reads at least 100 rows per request. Those rows are
+estimated, at least: the rows read from its tables beyond those the other statements
+reading them return, halved, since the page's own filter and sort may read as many. A
+count answered by an index-only scan reads no table rows that pgcost can see.
+
+The fix:
+  - keyset pagination needs neither OFFSET nor a total; show \"next\" when LIMIT n + 1
+    returns one more row:
+
+    SELECT ... WHERE (created_at, id) < ($1, $2) ORDER BY created_at DESC, id DESC LIMIT 26
+
+  - an estimated count where an exact one is not needed: the planner's estimate (EXPLAIN's
+    rows, or pg_class.reltuples for an unfiltered table);
+  - count on the first page only, or drop the total from the response.
+
+Saves per request: the count's rows read and its db time.";
+
+const PER_ROW_SUBQUERY: &str = "\
+Fires when a table is scanned (sequential and index scans) at least 5 times per request
+and at least 5 times per call of the statements that read it, and one of them reads the
+table in a subquery: (SELECT ... FROM table ...) in its text. Postgres runs a correlated
+subquery once per row of the outer query (a SubPlan), so a small table is read dozens of
+times per request; tables under 8 pages escape seq_scan_heavy, not this rule.
+
+Not raised when no reader has such a subquery: a nested loop join probing an index once
+per row is the planner's choice, not the query's shape. IN (SELECT ...), = ANY (SELECT
+...) and [NOT] EXISTS (SELECT ...) do not count: Postgres plans them as joins.
+
+The fix: read the table once per call, as a join to a grouped derived table,
+
+    SELECT b.*, coalesce(c.n, 0) AS cards_count
+    FROM boards b
+    LEFT JOIN (SELECT board_id, count(*) AS n FROM cards GROUP BY board_id) c
+      ON c.board_id = b.id
+
+or a LEFT JOIN LATERAL over an index on the correlated column, or a counter column.
+
+Saves per request: rows read, the sequential rows read x (1 - calls / sequential scans):
+each sequential scan beyond one per call reads the whole table again. Index scans per row
+save no rows, only their loops, so they count 0.";
 
 #[cfg(test)]
 mod tests {

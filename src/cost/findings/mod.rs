@@ -10,16 +10,22 @@
 //! findings that depend on it say so with `unparsed: true`.
 
 mod advice;
+mod batch_load;
 mod connection;
+mod count_per_page;
 mod duplicate_load;
 mod identity;
 #[cfg(test)]
 mod kinds_tests;
 mod overfetch;
+mod per_row_subquery;
+#[cfg(test)]
+mod precision_tests;
 mod repeated;
 mod round_trips;
 mod rules;
 mod saving;
+mod session_setup;
 mod sql;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -116,6 +122,17 @@ pub struct Thresholds {
     /// duplicate_load: each statement loading the same key runs at least this often per
     /// request (0.99).
     pub duplicate_min_calls_per_request: f64,
+    /// session_setup_per_checkout: a session setting (SET, RESET, DISCARD) runs at least
+    /// this often per request (0.9: on about every checkout).
+    pub session_setup_min_calls_per_request: f64,
+    /// count_per_page: the page's total runs at least this often per request (0.99)...
+    pub count_min_calls_per_request: f64,
+    /// ...and reads at least this many rows per request (100).
+    pub count_min_rows_read_per_request: f64,
+    /// per_row_subquery: a table is scanned at least this often per request (5)...
+    pub per_row_min_scans_per_request: f64,
+    /// ...and this many times per call of the statements that read it (5).
+    pub per_row_min_scans_per_call: f64,
 }
 
 impl Default for Thresholds {
@@ -150,12 +167,17 @@ impl Default for Thresholds {
             overfetch_min_ratio: 2.0,
             eager_max_rows_per_page_item: 4.0,
             duplicate_min_calls_per_request: 0.99,
+            session_setup_min_calls_per_request: 0.9,
+            count_min_calls_per_request: 0.99,
+            count_min_rows_read_per_request: 100.0,
+            per_row_min_scans_per_request: 5.0,
+            per_row_min_scans_per_call: 5.0,
         }
     }
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 14] = [
+    pub const ALL: [FindingKind; 17] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -170,6 +192,9 @@ impl FindingKind {
         FindingKind::Overfetch,
         FindingKind::DuplicateLoad,
         FindingKind::ScanGrowsWithPage,
+        FindingKind::SessionSetupPerCheckout,
+        FindingKind::CountPerPage,
+        FindingKind::PerRowSubquery,
     ];
 
     /// The snake_case name, as in JSON.
@@ -189,6 +214,9 @@ impl FindingKind {
             FindingKind::Overfetch => "overfetch",
             FindingKind::DuplicateLoad => "duplicate_load",
             FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
+            FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
+            FindingKind::CountPerPage => "count_per_page",
+            FindingKind::PerRowSubquery => "per_row_subquery",
         }
     }
 }
@@ -313,11 +341,18 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
         t,
     ));
     findings.extend(connection_per_request(report, t));
+    findings.extend(session_setup::session_setup_per_checkout(report, t));
     findings.extend(
         report
             .tables
             .iter()
             .filter_map(|table| seq_scan_heavy(table, &statements, t)),
+    );
+    findings.extend(
+        report
+            .tables
+            .iter()
+            .filter_map(|table| per_row_subquery::per_row_subquery(table, &statements, t)),
     );
     // After round_trips: on a tie in the ranking, its wider advice comes first.
     findings.extend(duplicate_load::duplicate_load(&statements, t));
@@ -346,9 +381,10 @@ fn statement_findings(
         .chain(overfetch::overfetch(s, items, t))
         .chain(n_plus_one(s, t))
         .chain(repeated::repeated_statement(s, t))
+        .chain(count_per_page::count_per_page(s, all, t))
         .collect();
     if wasteful.is_empty() {
-        cache_candidate(s, t).into_iter().collect()
+        cache_candidate(s, all, t).into_iter().collect()
     } else {
         wasteful
     }

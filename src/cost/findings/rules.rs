@@ -130,26 +130,38 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
 }
 
 /// Top-level statements per request besides the set-up of new connections (which is
-/// `connection_per_request`'s saving), the utility statements among them, and the set-up's.
-fn handler_statements(report: &Report) -> Option<(f64, Option<f64>, f64)> {
+/// `connection_per_request`'s saving) and the session settings sent per checkout (which are
+/// `session_setup_per_checkout`'s), the utility statements among them, and the set-up's.
+fn handler_statements(report: &Report, checkout: f64) -> Option<(f64, Option<f64>, f64)> {
     let p = &report.per_request;
     let setup = p.setup.as_ref();
     let setup_statements = setup.map_or(0.0, |s| s.statements_per_request);
     let setup_utility = setup.map_or(0.0, |s| s.utility_per_request());
     let all = p.statements?;
     let utility = (p.statements_excluding_utility)
-        .map(|non_utility| (all - setup_utility - non_utility).max(0.0));
-    Some((all - setup_statements, utility, setup_statements))
+        .map(|non_utility| (all - setup_utility - checkout - non_utility).max(0.0));
+    Some((all - setup_statements - checkout, utility, setup_statements))
 }
 
 /// The suggestion's first sentence.
-fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> String {
+fn round_trips_opening(
+    per_request: f64,
+    utility: Option<f64>,
+    setup: f64,
+    checkout: f64,
+) -> String {
     let mut opening = format!(
         "Each request makes {} round trips to Postgres",
         amount(per_request)
     );
     if setup > 0.0 {
         opening.push_str(" besides its new connections' set-up");
+    }
+    if checkout > 0.0 {
+        opening.push_str(&format!(
+            " besides {} session settings sent per checkout (session_setup_per_checkout)",
+            amount(checkout)
+        ));
     }
     if let Some(utility) = utility.filter(|u| *u > 0.0) {
         opening.push_str(&format!(
@@ -163,7 +175,8 @@ fn round_trips_opening(per_request: f64, utility: Option<f64>, setup: f64) -> St
 
 pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    let (per_request, utility, setup) = handler_statements(report)?;
+    let checkout = super::session_setup::per_checkout_calls(report, t);
+    let (per_request, utility, setup) = handler_statements(report, checkout)?;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }
@@ -184,7 +197,7 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             .map(|s| s.calls_per_request - 1.0)
             .sum::<f64>();
 
-    let mut suggestion = round_trips_opening(per_request, utility, setup);
+    let mut suggestion = round_trips_opening(per_request, utility, setup, checkout);
     if !once.is_empty() {
         suggestion.push_str(
             "\n\nThese statements run exactly once per request; such statements are \
@@ -221,6 +234,9 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
     if setup > 0.0 {
         figures.push(("setup_statements_per_request", setup));
     }
+    if checkout > 0.0 {
+        figures.push(("session_settings_per_request", checkout));
+    }
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: saved,
@@ -233,8 +249,10 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
 }
 
 /// A reference-like read: keyed, of small tables nothing wrote in the window, and neither
-/// the page nor a credential check ([`identity::decides_identity`]).
-pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> {
+/// the page, a batch load keyed by the page ([`batch_load::keyed_by_the_page`]), a read
+/// that found nothing or of an empty table (no evidence of fixed data), nor a credential
+/// check ([`identity::decides_identity`]).
+pub(super) fn cache_candidate(s: &Statement, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let written =
         |table: &&TableRow| table.rows_inserted + table.rows_updated + table.rows_deleted != 0.0;
     let large = |table: &&TableRow| table.pages > t.cache_max_table_pages;
@@ -247,15 +265,18 @@ pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> 
         || s.unknown_relation
         || s.tables.iter().any(written)
         || s.tables.iter().any(large)
+        || s.rows_per_request <= 0.0
+        || s.tables.iter().any(|table| table.live_rows == 0)
         || identity::decides_identity(names(), s.query)
+        || batch_load::keyed_by_the_page(s, all)
     {
         return None;
     }
     let names: Vec<&str> = s.tables.iter().map(|table| table.table.as_str()).collect();
     let suggestion = format!(
         "This read runs {} per request, returns {} per call and reads only {}, small \
-         tables which nothing inserted, \
-         updated or deleted during the measured window. Its result is a candidate for an \
+         tables, none empty, which nothing inserted, updated or deleted during the measured \
+         window; its keys are no list of ids the request has just read. Its result is a candidate for an \
          application cache; first check that the app's other paths rarely write these \
          tables. If you cache it:\n\
          \x20 - tenant first in the key, so one tenant's entry can never answer another's;\n\
@@ -274,11 +295,7 @@ pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> 
     Some(Finding {
         query: Some(s.query.to_string()),
         table: s.only_table().map(|table| table.table.clone()),
-        evidence: evidence(&[
-            ("calls_per_request", s.calls_per_request),
-            ("rows_per_request", s.rows_per_request),
-            ("tables_read", s.tables.len() as f64),
-        ]),
+        evidence: cache_evidence(s),
         unparsed: !s.shape.parsed,
         avoidable_rows_per_request: s.rows_per_request,
         round_trips_per_request: s.calls_per_request,
@@ -291,6 +308,24 @@ pub(super) fn cache_candidate(s: &Statement, t: &Thresholds) -> Option<Finding> 
         },
         ..Finding::new(FindingKind::CacheCandidate, suggestion)
     })
+}
+
+/// Why a cache candidate fired: its calls and rows, the size of its largest table, the
+/// fewest live rows among its tables (none empty) and the writes to them in the window
+/// (none).
+fn cache_evidence(s: &Statement) -> BTreeMap<String, f64> {
+    let pages = s.tables.iter().map(|t| t.pages).max().unwrap_or(0);
+    let live = s.tables.iter().map(|t| t.live_rows).min().unwrap_or(0);
+    evidence(&[
+        ("calls_per_request", s.calls_per_request),
+        ("rows_per_call", s.rows_per_call),
+        ("rows_per_request", s.rows_per_request),
+        ("tables_read", s.tables.len() as f64),
+        ("largest_table_pages", pages as f64),
+        ("smallest_table_live_rows", live as f64),
+        ("rows_written_per_request", 0.0),
+        ("keys_from_the_page", 0.0),
+    ])
 }
 
 pub(super) fn seq_scan_heavy(

@@ -52,6 +52,12 @@ pub enum FindingKind {
     DuplicateLoad,
     /// Rows read grow far faster than rows returned as the page grows (`pgcost scale`).
     ScanGrowsWithPage,
+    /// Session settings (SET, RESET) sent on every pool checkout, not once per connection.
+    SessionSetupPerCheckout,
+    /// An exact COUNT with the page's filter, run beside the page on every request.
+    CountPerPage,
+    /// A subquery that runs once per row: its table scanned far more often than called.
+    PerRowSubquery,
 }
 
 /// How much a finding matters, from what fixing it would save per request: the rule is

@@ -1,0 +1,370 @@
+//! The shapes of issue 34 on hand-built reports: batch loads keyed by the page and empty
+//! tables are no cache candidates, and the new kinds (`session_setup_per_checkout`,
+//! `count_per_page`, `per_row_subquery`) fire on their pattern and stay quiet on the
+//! look-alikes.
+
+use super::tests::{report, stmt, table};
+use super::*;
+
+fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
+    analyze(report, &Thresholds::default())
+        .into_iter()
+        .filter(|f| f.kind == kind)
+        .collect()
+}
+
+// cache_candidate ---------------------------------------------------------------------------
+
+/// A page of devices (Django), and its racks prefetched by the page's rack ids.
+const DEVICES_PAGE: &str = r#"SELECT "dcim_device"."id", "dcim_device"."name", "dcim_device"."rack_id" FROM "dcim_device" ORDER BY "dcim_device"."name" ASC LIMIT 50"#;
+
+#[test]
+fn a_prefetch_by_the_pages_ids_is_no_cache_candidate() {
+    let prefetches = [
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1, $2, $3, $4)"#,
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" = ANY($1)"#,
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1)"#,
+    ];
+    for prefetch in prefetches {
+        let r = report(
+            vec![stmt(DEVICES_PAGE, 1.0, 50.0), stmt(prefetch, 1.0, 4.0)],
+            vec![
+                table("public.dcim_device", 100),
+                table("public.dcim_rack", 1),
+            ],
+        );
+        assert!(
+            of_kind(&r, FindingKind::CacheCandidate).is_empty(),
+            "{prefetch}"
+        );
+    }
+}
+
+#[test]
+fn a_list_of_one_key_written_as_equality_is_a_batch_load_too() {
+    // ActiveRecord: `IN (...)` for several keys, `= $1` for one, in the same window.
+    let one = r#"SELECT "labels".* FROM "labels" WHERE "labels"."id" = $1"#;
+    let many = r#"SELECT "labels".* FROM "labels" WHERE "labels"."id" IN ($1, $2)"#;
+    let r = report(
+        vec![stmt(one, 1.0, 1.0), stmt(many, 0.5, 2.0)],
+        vec![table("public.labels", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+}
+
+#[test]
+fn a_lookup_by_id_after_a_page_that_holds_its_key_is_keyed_by_the_page() {
+    let page = r#"SELECT "issues".* FROM "issues" ORDER BY "issues"."id" DESC LIMIT $1"#;
+    let milestone = r#"SELECT "milestones".* FROM "milestones" WHERE "milestones"."id" = $1"#;
+    let r = report(
+        vec![stmt(page, 1.0, 25.0), stmt(milestone, 1.0, 1.0)],
+        vec![table("public.issues", 100), table("public.milestones", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+    // Without the page, the same lookup is reference data.
+    let r = report(
+        vec![stmt(milestone, 1.0, 1.0)],
+        vec![table("public.milestones", 1)],
+    );
+    assert_eq!(of_kind(&r, FindingKind::CacheCandidate).len(), 1);
+}
+
+#[test]
+fn a_lookup_by_another_key_beside_a_page_stays_a_cache_candidate() {
+    let page = "SELECT id, title FROM events ORDER BY id DESC LIMIT 20";
+    let rate = "SELECT rate FROM currencies WHERE code = $1";
+    let r = report(
+        vec![stmt(page, 1.0, 20.0), stmt(rate, 1.0, 1.0)],
+        vec![table("public.events", 100), table("public.currencies", 1)],
+    );
+    let found = of_kind(&r, FindingKind::CacheCandidate);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let why = &found[0].evidence;
+    assert_eq!(why["largest_table_pages"], 1.0);
+    assert_eq!(why["smallest_table_live_rows"], 50.0);
+    assert_eq!(why["rows_written_per_request"], 0.0);
+    assert_eq!(why["keys_from_the_page"], 0.0);
+    assert_eq!(why["rows_per_call"], 1.0);
+}
+
+#[test]
+fn an_empty_table_or_a_read_that_finds_nothing_is_no_evidence() {
+    let tags = "SELECT tag FROM article_tags WHERE article_id = $1";
+    let mut empty = table("public.article_tags", 0);
+    empty.live_rows = 0;
+    let r = report(vec![stmt(tags, 1.0, 0.0)], vec![empty]);
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+    // Rows in the table, but the read returns none: nothing to cache.
+    let r = report(
+        vec![stmt(tags, 1.0, 0.0)],
+        vec![table("public.article_tags", 1)],
+    );
+    assert!(of_kind(&r, FindingKind::CacheCandidate).is_empty());
+}
+
+// session_setup_per_checkout ------------------------------------------------------------------
+
+const SEARCH_PATH: &str = r#"SET search_path TO "app", public"#;
+const TIMEOUT: &str = "SET statement_timeout = $1";
+
+/// Lookups of the request, one per table, each once per request.
+fn lookups(n: usize) -> (Vec<crate::cost::report::StatementRow>, Vec<TableRow>) {
+    let names = ["tenants", "members", "flags", "quotas", "plans", "projects"];
+    let statements = names[..n]
+        .iter()
+        .map(|t| stmt(&format!("SELECT id FROM {t} WHERE owner_id = $1"), 1.0, 1.0))
+        .collect();
+    let tables = names[..n]
+        .iter()
+        .map(|t| table(&format!("public.{t}"), 100))
+        .collect();
+    (statements, tables)
+}
+
+#[test]
+fn settings_sent_on_every_checkout_are_named_with_their_round_trips() {
+    // TypeORM with a schema and a timeout: two SETs on each of two checkouts.
+    let (mut statements, tables) = lookups(3);
+    statements.push(stmt(SEARCH_PATH, 2.0, 0.0));
+    statements.push(stmt(TIMEOUT, 2.0, 0.0));
+    let r = report(statements, tables);
+    let found = analyze(&r, &Thresholds::default());
+    let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::SessionSetupPerCheckout], "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.saves_per_request.statements, 4.0);
+    assert_eq!(f.round_trips_per_request, 4.0);
+    assert_eq!(f.severity, Severity::High);
+    assert_eq!(f.query, None, "two texts");
+    assert_eq!(f.evidence["session_settings_per_request"], 4.0);
+    assert_eq!(f.evidence["distinct_settings"], 2.0);
+    assert_eq!(f.evidence["statements_per_request"], 7.0);
+    for advice in ["ALTER ROLE", "connection init", "options=-c search_path"] {
+        assert!(f.suggestion.contains(advice), "{advice}: {}", f.suggestion);
+    }
+    assert!(
+        f.suggestion
+            .contains("SET statement_timeout = $1 (2 per request)")
+    );
+}
+
+#[test]
+fn round_trips_leave_the_settings_out_of_their_count_and_advice() {
+    let (mut statements, tables) = lookups(5);
+    statements.push(stmt(SEARCH_PATH, 1.0, 0.0));
+    statements.push(stmt(TIMEOUT, 1.0, 0.0));
+    let found = analyze(&report(statements, tables), &Thresholds::default());
+    let trips = found
+        .iter()
+        .find(|f| f.kind == FindingKind::RoundTrips)
+        .expect("five lookups");
+    assert_eq!(trips.evidence["statements_per_request"], 5.0);
+    assert_eq!(trips.evidence["session_settings_per_request"], 2.0);
+    assert_eq!(trips.evidence["utility_statements_per_request"], 0.0);
+    assert!(!trips.suggestion.contains("SET search_path"));
+    assert!(
+        trips
+            .suggestion
+            .contains("besides 2 session settings sent per checkout")
+    );
+    let setup = found
+        .iter()
+        .find(|f| f.kind == FindingKind::SessionSetupPerCheckout)
+        .unwrap();
+    assert_eq!(setup.saves_per_request.statements, 2.0);
+}
+
+#[test]
+fn transaction_identity_rare_and_per_connection_settings_are_no_checkout_set_up() {
+    let cases = [
+        stmt("SET LOCAL statement_timeout = '2s'", 1.0, 0.0),
+        stmt("SET app.tenant_id = $1", 1.0, 0.0),
+        stmt("SET ROLE tenant_42", 1.0, 0.0),
+        // Once per connection: a connection recycled every ten requests.
+        stmt(SEARCH_PATH, 0.1, 0.0),
+    ];
+    for setting in cases {
+        let query = setting.query.clone();
+        let (mut statements, tables) = lookups(1);
+        statements.push(setting);
+        let r = report(statements, tables);
+        assert!(
+            of_kind(&r, FindingKind::SessionSetupPerCheckout).is_empty(),
+            "{query}"
+        );
+    }
+    // A connection per request: its set-up is connection_per_request's.
+    let (mut statements, tables) = lookups(1);
+    statements.push(stmt(SEARCH_PATH, 1.0, 0.0));
+    let mut r = report(statements, tables);
+    r.per_request.new_sessions = Some(1.0);
+    assert!(of_kind(&r, FindingKind::SessionSetupPerCheckout).is_empty());
+}
+
+// count_per_page ------------------------------------------------------------------------------
+
+const NOTES_PAGE: &str = r#"SELECT "notes".* FROM "notes" WHERE "notes"."user_id" = $1 ORDER BY "notes"."created_at" DESC LIMIT $2 OFFSET $3"#;
+const NOTES_COUNT: &str = r#"SELECT COUNT(*) FROM "notes" WHERE "notes"."user_id" = $1"#;
+
+/// The notes table, its rows read per request: `seq` by sequential scans, `fetched` through
+/// its indexes.
+fn notes(seq: f64, fetched: f64) -> TableRow {
+    let mut notes = table("public.notes", 200);
+    notes.seq_rows_read = seq;
+    notes.seq_scans = 1.0;
+    notes.idx_rows_fetched = fetched;
+    notes
+}
+
+#[test]
+fn an_exact_count_beside_every_page_is_count_per_page() {
+    // ActiveRecord's page and its count: the count scans 4,000 rows, the page fetches 20.
+    let r = report(
+        vec![stmt(NOTES_PAGE, 1.0, 20.0), stmt(NOTES_COUNT, 1.0, 1.0)],
+        vec![notes(4000.0, 20.0)],
+    );
+    let found = of_kind(&r, FindingKind::CountPerPage);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.query.as_deref(), Some(NOTES_COUNT));
+    assert_eq!(f.table.as_deref(), Some("public.notes"));
+    assert_eq!(f.evidence["counted_rows_read_per_request"], 2000.0);
+    assert_eq!(f.evidence["table_rows_read_per_request"], 4020.0);
+    assert_eq!(f.evidence["page_rows_per_request"], 20.0);
+    assert_eq!(f.saves_per_request.rows_read, 2000.0);
+    assert_eq!(f.saves_per_request.db_time_ms, 0.1);
+    assert_eq!(f.severity, Severity::High);
+    for advice in ["keyset pagination", "estimated count", "first page"] {
+        assert!(f.suggestion.contains(advice), "{advice}");
+    }
+}
+
+#[test]
+fn a_count_over_a_subquery_of_the_pages_filter_is_count_per_page() {
+    // Flask-SQLAlchemy's paginate counts a subquery with the page's filter.
+    let count = "SELECT count(*) AS count_1 FROM (SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = $1) AS anon_1";
+    let page = "SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = $1 ORDER BY orders.id DESC LIMIT $2 OFFSET $3";
+    let mut orders = table("public.orders", 400);
+    orders.idx_rows_fetched = 12_020.0;
+    let r = report(
+        vec![stmt(count, 1.0, 1.0), stmt(page, 1.0, 20.0)],
+        vec![orders],
+    );
+    let found = of_kind(&r, FindingKind::CountPerPage);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].saves_per_request.rows_read, 6000.0);
+}
+
+#[test]
+fn other_filters_small_counts_rare_counts_and_grouped_counts_are_no_count_per_page() {
+    let all = r#"SELECT COUNT(*) FROM "notes""#;
+    let grouped = r#"SELECT "notes"."user_id", COUNT(*) FROM "notes" WHERE "notes"."user_id" = $1 GROUP BY "notes"."user_id""#;
+    let cases = [
+        (stmt(all, 1.0, 1.0), notes(4000.0, 20.0)),
+        (stmt(grouped, 1.0, 1.0), notes(4000.0, 20.0)),
+        (stmt(NOTES_COUNT, 0.5, 1.0), notes(4000.0, 20.0)),
+        // 40 notes counted: cheap.
+        (stmt(NOTES_COUNT, 1.0, 1.0), notes(40.0, 20.0)),
+    ];
+    for (count, notes) in cases {
+        let query = count.query.clone();
+        let r = report(vec![stmt(NOTES_PAGE, 1.0, 20.0), count], vec![notes]);
+        assert!(of_kind(&r, FindingKind::CountPerPage).is_empty(), "{query}");
+    }
+    // No page beside it: a dashboard's figure.
+    let r = report(vec![stmt(NOTES_COUNT, 1.0, 1.0)], vec![notes(4000.0, 0.0)]);
+    assert!(of_kind(&r, FindingKind::CountPerPage).is_empty());
+}
+
+// per_row_subquery ----------------------------------------------------------------------------
+
+const BOARDS: &str = r#"SELECT "boards".*, (SELECT COUNT(*) FROM "cards" WHERE "cards"."board_id" = "boards"."id") AS cards_count FROM "boards" WHERE "boards"."org_id" = $1 ORDER BY "boards"."name" ASC"#;
+
+/// A table of `pages` pages scanned `seq` times and probed `idx` times per request.
+fn scanned(name: &str, pages: i64, seq: f64, idx: f64) -> TableRow {
+    let mut t = table(name, pages);
+    t.seq_scans = seq;
+    t.seq_rows_read = seq * t.live_rows as f64;
+    t.idx_scans = idx;
+    t.idx_rows_fetched = idx;
+    t
+}
+
+#[test]
+fn a_small_table_scanned_once_per_row_by_a_subquery_is_per_row_subquery() {
+    // ActiveRecord's counter as a select subquery: 30 boards, 30 scans of 3-page cards.
+    let mut r = report(
+        vec![stmt(BOARDS, 1.0, 30.0)],
+        vec![
+            scanned("public.boards", 1, 1.0, 0.0),
+            scanned("public.cards", 3, 30.0, 0.0),
+        ],
+    );
+    // The response lists the 30 boards: the listing is used, no collection.
+    r.load.response_items = Some(30);
+    let found = analyze(&r, &Thresholds::default());
+    let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::PerRowSubquery], "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.table.as_deref(), Some("public.cards"));
+    assert_eq!(f.query.as_deref(), Some(BOARDS));
+    assert_eq!(f.evidence["scans_per_call"], 30.0);
+    assert_eq!(f.evidence["reader_calls_per_request"], 1.0);
+    assert_eq!(f.evidence["rows_read_per_request"], 4500.0);
+    assert_eq!(f.saves_per_request.rows_read, 4350.0);
+    assert_eq!(f.severity, Severity::High);
+    assert!(f.suggestion.contains("GROUP BY"), "{}", f.suggestion);
+}
+
+#[test]
+fn index_probes_by_a_subquery_are_named_without_a_saving_in_rows() {
+    // Django's Subquery annotation over an indexed column: one index scan per row.
+    let q = r#"SELECT "site"."id", (SELECT U0."name" FROM "tenant" U0 WHERE U0."id" = ("site"."tenant_id") LIMIT 1) AS "tenant_name" FROM "site" LIMIT 50"#;
+    let r = report(
+        vec![stmt(q, 1.0, 50.0)],
+        vec![
+            scanned("public.site", 10, 1.0, 0.0),
+            scanned("public.tenant", 1, 0.0, 50.0),
+        ],
+    );
+    let found = of_kind(&r, FindingKind::PerRowSubquery);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].table.as_deref(), Some("public.tenant"));
+    assert_eq!(found[0].saves_per_request.rows_read, 0.0);
+    assert_eq!(found[0].evidence["idx_scans_per_request"], 50.0);
+}
+
+#[test]
+fn joins_loops_and_semi_joins_are_no_per_row_subquery() {
+    let join = "SELECT p.id, p.title, u.email FROM posts p JOIN users u ON u.id = p.user_id ORDER BY p.id DESC LIMIT 25";
+    let loop_ = "SELECT id, name FROM users WHERE id = $1";
+    let semi = r#"SELECT "projects"."id" FROM "projects" WHERE "projects"."id" IN (SELECT U0."id" FROM "projects" U0 WHERE U0."public") LIMIT 25"#;
+    let cases = [
+        // A nested loop probing the users' key once per row of the page.
+        (stmt(join, 1.0, 25.0), scanned("public.users", 1, 0.0, 25.0)),
+        // An N+1: as many scans as calls.
+        (
+            stmt(loop_, 25.0, 1.0),
+            scanned("public.users", 1, 0.0, 25.0),
+        ),
+        // A semi-join (Django's permission filter), hashed or probing the key per row.
+        (
+            stmt(semi, 1.0, 25.0),
+            scanned("public.projects", 3, 2.0, 0.0),
+        ),
+        (
+            stmt(semi, 1.0, 25.0),
+            scanned("public.projects", 3, 1.0, 30.0),
+        ),
+        // Below 5 scans per request.
+        (stmt(BOARDS, 1.0, 4.0), scanned("public.cards", 3, 4.0, 0.0)),
+    ];
+    for (s, t) in cases {
+        let query = s.query.clone();
+        let r = report(vec![s], vec![t]);
+        assert!(
+            of_kind(&r, FindingKind::PerRowSubquery).is_empty(),
+            "{query}"
+        );
+    }
+}
