@@ -244,8 +244,7 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
     // the server connection until one that does) cannot spill into its window.
     measure_through(&db, &bouncer, &app).await;
     // A busy machine may leave the verdict undecided: then it ramps again.
-    let mut attempt = 1;
-    let (report, stdout) = loop {
+    let (report, stdout) = verdict::until_named("pool", || {
         let mut cmd = pgcost();
         cmd.args(["ramp", "--url", &app.url("/bouncer/sleep"), "--quiet"])
             .args(["--db", &db.url(), "--pgbouncer", &bouncer.admin_url()])
@@ -258,11 +257,8 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
         assert_eq!(out.status.code(), Some(0), "{stdout}");
         support::assert_schema("ramp", &stdout);
         let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        if verdict::named(&report, "pool", &stdout, attempt) {
-            break (report, stdout);
-        }
-        attempt += 1;
-    };
+        (report, stdout)
+    });
     let steps = report["steps"].as_array().unwrap();
     let wait = |i: usize| {
         steps[i]["pgbouncer"]["wait_ms_per_request"]

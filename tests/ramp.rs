@@ -100,16 +100,14 @@ async fn ramp_pool_app(
 ) -> (Value, String) {
     let (addr, server) = serve_pool_app(&db.cluster.url(dbname), pool_size).await;
     let url = format!("http://{addr}{path}");
-    for attempt in 1..=verdict::ATTEMPTS {
+    let named = verdict::until_named(want, || {
         let report = ramp(db, dbname, &url, &[steps[0], steps[1], STEP[0], STEP[1]]);
         let shown = summary(&report);
         println!("{dbname}:\n{shown}");
-        if verdict::named(&report, want, &shown, attempt) {
-            server.abort();
-            return (report, shown);
-        }
-    }
-    unreachable!("verdict::named fails the last attempt")
+        (report, shown)
+    });
+    server.abort();
+    named
 }
 
 /// Runs `pgcost ramp --format json` and parses its report.
@@ -193,16 +191,12 @@ async fn app_wall(db: &TestDb) {
     let url = app.url();
     let pid = app.pid().to_string();
     let steps = ["--steps", "1,2,4", "--step-requests", "900", "--pid", &pid];
-    let mut attempt = 1;
-    let (report, shown) = loop {
+    let (report, shown) = verdict::until_named("app", || {
         let report = ramp(db, "ramp_app", &url, &steps);
         let shown = summary(&report);
         println!("app:\n{shown}");
-        if verdict::named(&report, "app", &shown, attempt) {
-            break (report, shown);
-        }
-        attempt += 1;
-    };
+        (report, shown)
+    });
     let knee = report["verdict"]["knee_concurrency"].as_u64().unwrap();
     assert!(knee == 1 || knee == 2, "{shown}");
     for i in 0..3 {

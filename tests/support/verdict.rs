@@ -6,10 +6,23 @@ use serde_json::Value;
 /// How many times a test ramps before an undecided verdict fails it.
 pub const ATTEMPTS: usize = 3;
 
+/// Runs `ramp` (its report, and the text to show with it) until the verdict names `want`,
+/// at most [`ATTEMPTS`] times, and gives that report.
+pub fn until_named(want: &str, mut ramp: impl FnMut() -> (Value, String)) -> (Value, String) {
+    for attempt in 1..=ATTEMPTS {
+        let (report, shown) = ramp();
+        if named(&report, want, &shown, attempt) {
+            return (report, shown);
+        }
+    }
+    unreachable!("named fails the last attempt")
+}
+
 /// True when the ramp named `want`. False when a busy machine left it honestly undecided:
-/// `inconclusive`, or the load generator with the host saturated. Any other wall is wrong and fails the test at once, since a
-/// loaded machine may leave a ramp undecided, never name the wrong wall.
-pub fn named(report: &Value, want: &str, shown: &str, attempt: usize) -> bool {
+/// `inconclusive`, or the load generator with the host saturated. Any other wall is wrong
+/// and fails the test at once, since a loaded machine may leave a ramp undecided, never
+/// name the wrong wall.
+fn named(report: &Value, want: &str, shown: &str, attempt: usize) -> bool {
     let verdict = &report["verdict"];
     let wall = verdict["wall"].as_str().unwrap_or_default();
     if wall == want {
