@@ -253,7 +253,7 @@ async fn every_credential_path_reaches_the_endpoint() {
             report
                 .invalid_reasons
                 .iter()
-                .all(|r| r.starts_with("settling")),
+                .all(|r| r.code == support::Code::SettleTimeout),
             "{what}: {:?}",
             report.invalid_reasons
         );
@@ -296,10 +296,16 @@ async fn every_credential_path_reaches_the_endpoint() {
         .unwrap();
     assert_eq!(report.load.status.get("401"), Some(&20));
     assert_eq!(report.per_request.statements, Some(0.0));
-    assert!(
-        report.invalid_reasons[0].contains("measure the rejection path"),
+    assert_eq!(
+        report.invalid_reasons[0].code,
+        support::Code::Rejected,
         "{:?}",
         report.invalid_reasons
+    );
+    assert!(
+        report.invalid_reasons[0]
+            .message
+            .contains("measure the rejection path")
     );
 }
 

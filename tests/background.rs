@@ -101,9 +101,8 @@ async fn without_flags(db: &TestDb) {
     let r = audit_db(db, "bg_plain", &app, &scan_args("200")).await;
     // 50 statements a second after the burst, while pgcost sent nothing: far above 5%.
     assert!(!r.valid, "{:?}", r.per_request);
-    let reason = (r.invalid_reasons.iter())
-        .find(|w| w.starts_with("background in the window"))
-        .unwrap_or_else(|| panic!("no background reason in {:?}", r.invalid_reasons));
+    let reason = support::reason(&r, support::Code::BackgroundTooLoud);
+    assert!(reason.starts_with("background in the window"), "{reason}");
     assert!(
         reason.contains("more than --max-background 5%") && reason.contains("--control"),
         "{reason}"
@@ -224,11 +223,11 @@ async fn too_loud(db: &TestDb) {
         .code(3);
     let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(json["valid"], false);
-    let reasons = json["invalid_reasons"].to_string();
+    let reason = support::invalid(&json, "background_too_uncertain");
     assert!(
-        reasons.contains("the background leaves transactions uncertain by")
-            && reasons.contains("more than 15%"),
-        "{reasons}"
+        reason.contains("the background leaves transactions uncertain by")
+            && reason.contains("more than 15%"),
+        "{reason}"
     );
     assert!(
         json["background"]["share"]["transactions"]

@@ -103,8 +103,9 @@ async fn rejected_requests_make_the_report_invalid() {
     let assert = run_blocking(cmd).code(3);
     let report: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     assert_eq!(report["valid"], false);
+    assert_eq!(report["invalid_reasons"][0]["code"], "rejected");
     assert_eq!(
-        report["invalid_reasons"][0],
+        report["invalid_reasons"][0]["message"],
         "40 of 40 responses were 401: these numbers measure the rejection path, not the endpoint"
     );
     assert_eq!(report["load"]["status"]["401"], 40);

@@ -310,8 +310,8 @@ fn given_count_with_a_curl_script_and_a_failing_command() {
     assert_eq!(report["valid"], false);
     assert_eq!(report["load"]["command_exit"], 1);
     assert_eq!(report["per_request"]["statements"], 1.0);
-    let reasons = report["invalid_reasons"].to_string();
-    assert!(reasons.contains("exited with code 1"), "{reasons}");
+    let exited = support::invalid(&report, "load_command_failed");
+    assert!(exited.contains("exited with code 1"), "{exited}");
 
     // The same script as a `command` endpoint of `pgcost check`, run in the file's
     // directory, held to its exact budget.
@@ -430,8 +430,7 @@ fn ctrl_c_is_forwarded_to_the_command() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["valid"], false);
     assert_eq!(report["load"]["command_exit"], 130);
-    let reasons = report["invalid_reasons"].to_string();
-    assert!(reasons.contains("interrupted"), "{reasons}");
+    support::invalid(&report, "interrupted");
 }
 
 fn wait_for(path: &Path, limit: Duration) {

@@ -157,8 +157,8 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
         assert!(plus_minus <= limit * figure, "{report}");
     }
     if !small.valid {
-        let reasons = small.invalid_reasons.join("\n");
-        assert!(reasons.contains("would give an answer"), "{reasons}");
+        let reason = support::reason(&small, support::Code::BackgroundTooUncertain);
+        assert!(reason.contains("would give an answer"), "{reason}");
     }
 
     // Without --control the job's work is in the figures, and the report names it.
@@ -174,9 +174,7 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     );
     // 15 statements a second against 1000 requests in about 12 s: 15-20%, not valid.
     assert!(!plain.valid);
-    let reason = (plain.invalid_reasons.iter())
-        .find(|w| w.starts_with("background in the window"))
-        .unwrap_or_else(|| panic!("no background reason: {:?}", plain.invalid_reasons));
+    let reason = support::reason(&plain, support::Code::BackgroundTooLoud);
     println!("{reason}");
     assert!(reason.contains("--control"), "{reason}");
     assert!(plain.per_request.statements.unwrap() > 1.0);

@@ -12,6 +12,7 @@ use indicatif::ProgressBar;
 use crate::auth::{self, Redactor};
 use crate::commands::survey_config;
 use crate::config::{AuditConfig, outputs_from_args};
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::survey::input::{self, Parsed};
 use crate::cost::survey::openapi::{self, OpenApi};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
@@ -264,8 +265,9 @@ async fn survey(
             route: route.template.clone(),
             urls: route.urls.clone(),
             sample: routes::apportion(&route.urls, config.requests),
-            measured: outcome
-                .unwrap_or_else(|| Measured::not_measured("not measured: interrupted".into())),
+            measured: outcome.unwrap_or_else(|| {
+                Measured::not_measured(Invalid::new(Code::Interrupted, "not measured: interrupted"))
+            }),
         })
         .collect();
     Ok(rank::rank(routes, traffic))

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
+use crate::cost::report::model::invalid::{Code, Invalid};
 
 pub mod series;
 pub mod sizing;
@@ -348,7 +349,7 @@ pub struct Assessed {
     pub background: Option<Background>,
     /// The corrected per-request figures, with `--control`.
     pub corrected: Option<PerFigure>,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     pub warnings: Vec<Note>,
 }
 
@@ -503,7 +504,7 @@ fn in_bursts(figure: &mut Figure, series: &[i64], control: &Control, window: f64
 
 /// Without `--control`: the background statements the window holds, estimated from its
 /// tail's rate over the whole window, when more than `--max-background` of the rest.
-fn plain_reasons(input: &Input, measured: Counts) -> Vec<String> {
+fn plain_reasons(input: &Input, measured: Counts) -> Vec<Invalid> {
     let (Some(tail), Some(statements), None) = (input.tail, measured.statements, &input.control)
     else {
         return Vec::new();
@@ -513,7 +514,7 @@ fn plain_reasons(input: &Input, measured: Counts) -> Vec<String> {
     if !too_loud(background, signal, input.options.max_share) {
         return Vec::new();
     }
-    vec![format!(
+    let message = format!(
         "background in the window: {} statement(s) ran in the {:.1} s after the last response, \
          while pgcost sent nothing, so about {:.0} of the window's {} statements are not the \
          requests' ({}, more than --max-background {}); measure it and subtract it with \
@@ -527,7 +528,8 @@ fn plain_reasons(input: &Input, measured: Counts) -> Vec<String> {
             None => "all of them".into(),
         },
         percent(input.options.max_share),
-    )]
+    );
+    vec![Invalid::new(Code::BackgroundTooLoud, message)]
 }
 
 /// True when an uncertainty is more than [`UNCERTAINTY_TARGET`] of the corrected signal.
@@ -535,7 +537,7 @@ pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
     uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
 }
 
-fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> String {
+fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> Invalid {
     let signal = (f.measured as f64 - f.subtracted).max(0.0);
     let needed = series::control_seconds_for(
         f.uncertainty,
@@ -547,7 +549,7 @@ fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> String 
         .period_seconds()
         .map(|p| format!(", a period of {p:.1} s"))
         .unwrap_or_default();
-    format!(
+    let message = format!(
         "the background leaves {} uncertain by ± {:.1} against {:.1} from the requests (more \
          than {}): {:.1} expected from the {:.1} s control window{period}; {}",
         f.name,
@@ -576,7 +578,8 @@ fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> String 
                     .into(),
             },
         },
-    )
+    );
+    Invalid::new(Code::BackgroundTooUncertain, message)
 }
 
 fn percent(fraction: f64) -> String {

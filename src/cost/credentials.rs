@@ -7,6 +7,7 @@ pub const IGNORED: &str = "the app answered the same without your credentials; t
                            being ignored (an unknown key served as anonymous?)";
 
 use crate::cost::notes;
+use crate::cost::report::model::invalid::{Code, Invalid};
 
 /// One answer of the app: its status and its whole body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub struct Answer {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Note {
     /// Why the run is not valid: the credentials made no difference.
-    pub invalid_reason: Option<String>,
+    pub invalid_reason: Option<Invalid>,
     /// The same answer, accepted on purpose.
     pub warning: Option<notes::Note>,
 }
@@ -47,10 +48,13 @@ pub fn judge(with: &Answer, without: &Answer, allow_equal: bool) -> Note {
         }
     } else {
         Note {
-            invalid_reason: Some(format!(
-                "{IGNORED}: {seen}; check the key or token, or pass --allow-anonymous-equal \
+            invalid_reason: Some(Invalid::new(
+                Code::CredentialsIgnored,
+                format!(
+                    "{IGNORED}: {seen}; check the key or token, or pass --allow-anonymous-equal \
                  (allow_anonymous_equal = true in pgcost.toml) for an endpoint that really is \
                  public"
+                ),
             )),
             warning: None,
         }
@@ -72,6 +76,8 @@ mod tests {
     fn the_same_answer_without_credentials_is_not_valid() {
         let note = judge(&answer(200, "[]"), &answer(200, "[]"), false);
         let reason = note.invalid_reason.unwrap();
+        assert_eq!(reason.code, Code::CredentialsIgnored);
+        let reason = reason.message;
         assert!(reason.starts_with(IGNORED), "{reason}");
         assert!(
             reason.contains("both requests got 200 and the same 2-byte body"),

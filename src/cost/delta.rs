@@ -3,6 +3,7 @@
 
 use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::notes::Note;
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementKey, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
@@ -41,7 +42,7 @@ pub struct WindowDelta {
     /// Only tables whose counters moved.
     pub tables: Vec<TableDelta>,
     /// Each entry makes the measurement invalid and says why.
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// Caveats that do not invalidate the measurement.
     pub warnings: Vec<Note>,
 }
@@ -64,25 +65,28 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> WindowDelta {
 }
 
 /// A server restart or a reset of `pg_stat_database` inside the window.
-fn restart_or_reset(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+fn restart_or_reset(before: &Snapshot, after: &Snapshot) -> Vec<Invalid> {
     let mut invalid = Vec::new();
     if before.server_started.is_some()
         && after.server_started.is_some()
         && before.server_started != after.server_started
     {
-        invalid.push(format!(
-            "the server restarted during the window (started {} -> {}): counters pending in \
+        invalid.push(Invalid::new(
+            Code::ServerRestarted,
+            format!(
+                "the server restarted during the window (started {} -> {}): counters pending in \
              the app's backends were lost",
-            before.server_started.as_deref().unwrap_or(""),
-            after.server_started.as_deref().unwrap_or("")
+                before.server_started.as_deref().unwrap_or(""),
+                after.server_started.as_deref().unwrap_or("")
+            ),
         ));
     }
     if before.database.stats_reset != after.database.stats_reset {
-        invalid.push(format!(
+        invalid.push(Invalid::new(Code::StatsReset, format!(
             "pg_stat_database.stats_reset changed during the window ({} -> {}): the counters were reset",
             before.database.stats_reset.as_deref().unwrap_or("never"),
             after.database.stats_reset.as_deref().unwrap_or("never"),
-        ));
+        )));
     }
     invalid
 }
@@ -90,34 +94,39 @@ fn restart_or_reset(before: &Snapshot, after: &Snapshot) -> Vec<String> {
 fn database_delta(
     before: &DatabaseStats,
     after: &DatabaseStats,
-    invalid: &mut Vec<String>,
+    invalid: &mut Vec<Invalid>,
 ) -> DatabaseDelta {
     let (grown, backwards) = after.counters.since(&before.counters);
     invalid.extend(backwards.iter().map(|b| {
-        format!(
+        let message = format!(
             "pg_stat_database.{} went backwards ({} -> {}): the server restarted or its statistics were reset",
             b.counter, b.before, b.after
-        )
+        );
+        Invalid::new(Code::CounterWentBackwards, message)
     }));
     grown
 }
 
 /// What `pg_stat_statements_info` says about the window, when it can be read.
-fn statements_reset_or_evicted(before: &Snapshot, after: &Snapshot) -> Option<String> {
+fn statements_reset_or_evicted(before: &Snapshot, after: &Snapshot) -> Option<Invalid> {
     match (&before.statements_info, &after.statements_info) {
-        (Some(b), Some(a)) if a.stats_reset != b.stats_reset => Some(
-            "pg_stat_statements was reset during the window (pg_stat_statements_info.stats_reset changed)"
-                .to_string(),
-        ),
-        (Some(b), Some(a)) if a.dealloc != b.dealloc => Some(format!(
-            "pg_stat_statements evicted entries during the window (dealloc {} -> {}): statements, \
+        (Some(b), Some(a)) if a.stats_reset != b.stats_reset => Some(Invalid::new(
+            Code::StatsReset,
+            "pg_stat_statements was reset during the window (pg_stat_statements_info.stats_reset changed)",
+        )),
+        (Some(b), Some(a)) if a.dealloc != b.dealloc => Some(Invalid::new(
+            Code::StatementsEvicted,
+            format!(
+                "pg_stat_statements evicted entries during the window (dealloc {} -> {}): statements, \
              rows_returned, db_time_ms and the per-statement breakdown may be incomplete; \
              raise pg_stat_statements.max",
-            b.dealloc, a.dealloc
+                b.dealloc, a.dealloc
+            ),
         )),
-        (Some(_), None) | (None, Some(_)) => Some(
-            "pg_stat_statements_info could be read on one side of the window only".to_string(),
-        ),
+        (Some(_), None) | (None, Some(_)) => Some(Invalid::new(
+            Code::StatementsInfoOneSided,
+            "pg_stat_statements_info could be read on one side of the window only",
+        )),
         _ => None,
     }
 }
@@ -127,7 +136,7 @@ fn statements_reset_or_evicted(before: &Snapshot, after: &Snapshot) -> Option<St
 fn statement_deltas(
     before: &Snapshot,
     after: &Snapshot,
-    invalid: &mut Vec<String>,
+    invalid: &mut Vec<Invalid>,
 ) -> (Vec<StatementDelta>, Vec<Note>) {
     let mut statements = Vec::new();
     for (key, a) in &after.statements {
@@ -144,10 +153,10 @@ fn statement_deltas(
             })
             .unwrap_or((0, 0, 0.0, 0, 0));
         if a.calls < calls0 || a.rows < rows0 {
-            invalid.push(format!(
+            invalid.push(Invalid::new(Code::StatementsEvicted, format!(
                 "pg_stat_statements entry {} went backwards (calls {} -> {}): it was evicted and recreated",
                 key.queryid, calls0, a.calls
-            ));
+            )));
             continue;
         }
         // Unchanged, or pgcost's own statement (its SQL is marked so).
@@ -185,7 +194,11 @@ fn statement_deltas(
 
 /// The tables whose counters moved; a table whose counters went backwards is left out,
 /// and says why in `invalid`.
-fn table_deltas(before: &Snapshot, after: &Snapshot, invalid: &mut Vec<String>) -> Vec<TableDelta> {
+fn table_deltas(
+    before: &Snapshot,
+    after: &Snapshot,
+    invalid: &mut Vec<Invalid>,
+) -> Vec<TableDelta> {
     let mut tables = Vec::new();
     for (name, a) in &after.tables {
         match table_delta(name, before.tables.get(name), a) {
@@ -206,13 +219,16 @@ fn table_delta(
     name: &str,
     before: Option<&TableStats>,
     after: &TableStats,
-) -> Result<TableDelta, String> {
+) -> Result<TableDelta, Invalid> {
     let zero = TableCounters::default();
     let (counters, backwards) = after.counters.since(before.map_or(&zero, |b| &b.counters));
     if let Some(b) = backwards.first() {
-        return Err(format!(
-            "pg_stat_user_tables.{} of {name} went backwards ({} -> {})",
-            b.counter, b.before, b.after
+        return Err(Invalid::new(
+            Code::CounterWentBackwards,
+            format!(
+                "pg_stat_user_tables.{} of {name} went backwards ({} -> {})",
+                b.counter, b.before, b.after
+            ),
         ));
     }
     Ok(TableDelta {
@@ -312,12 +328,13 @@ mod tests {
         assert!(
             d.invalid_reasons
                 .iter()
-                .any(|r| r.contains("stats_reset changed"))
+                .any(|r| r.code == Code::StatsReset && r.message.contains("stats_reset changed"))
         );
         assert!(
             d.invalid_reasons
                 .iter()
-                .any(|r| r.contains("xact_commit went backwards"))
+                .any(|r| r.code == Code::CounterWentBackwards
+                    && r.message.contains("xact_commit went backwards"))
         );
         assert_eq!(d.database.xact_commit, 0);
     }
@@ -333,8 +350,11 @@ mod tests {
             ..Default::default()
         };
         let d = delta(&before, &after);
+        assert_eq!(d.invalid_reasons[0].code, Code::ServerRestarted);
         assert!(
-            d.invalid_reasons[0].contains("the server restarted"),
+            d.invalid_reasons[0]
+                .message
+                .contains("the server restarted"),
             "{:?}",
             d.invalid_reasons
         );
@@ -394,12 +414,12 @@ mod tests {
         assert!(
             d.invalid_reasons
                 .iter()
-                .any(|r| r.contains("evicted entries"))
+                .any(|r| r.code == Code::StatementsEvicted && r.message.contains("evicted entries"))
         );
         assert!(
             d.invalid_reasons
                 .iter()
-                .any(|r| r.contains("went backwards"))
+                .any(|r| r.code == Code::StatementsEvicted && r.message.contains("went backwards"))
         );
         assert!(d.statements.is_empty());
     }

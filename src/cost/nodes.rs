@@ -43,10 +43,9 @@ pub fn merge(nodes: &[(&NodeName, &WindowDelta)]) -> WindowDelta {
         };
         total.statements.extend(delta.statements.iter().cloned());
         total.tables.extend(delta.tables.iter().cloned());
-        let named = |line: &String| format!("{}: {line}", node.name);
         total
             .invalid_reasons
-            .extend(delta.invalid_reasons.iter().map(named));
+            .extend(delta.invalid_reasons.iter().map(|r| r.within(&node.name)));
         total
             .warnings
             .extend(delta.warnings.iter().map(|note| note.on_node(&node.name)));
@@ -147,6 +146,7 @@ pub fn unmeasured_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::report::model::invalid::{Code, Invalid};
 
     fn traffic(transactions: i64, rows_read: i64) -> Traffic {
         Traffic {
@@ -200,7 +200,8 @@ mod tests {
         let mut a = WindowDelta::default();
         a.database.xact_commit = 6;
         a.database.tup_returned = 545;
-        a.invalid_reasons.push("it broke".into());
+        let broke = Invalid::new(Code::SettleTimeout, "it broke");
+        a.invalid_reasons.push(broke);
         a.warnings.push(Note::PgStatStatementsEntriesVanished {
             entries: 3,
             node: None,
@@ -218,7 +219,8 @@ mod tests {
         assert_eq!(total.database.xact_commit, 22);
         assert_eq!(total.database.tup_returned, 673);
         assert_eq!(total.database.sessions, None);
-        assert_eq!(total.invalid_reasons, vec!["app: it broke".to_string()]);
+        let named = Invalid::new(Code::SettleTimeout, "app: it broke");
+        assert_eq!(total.invalid_reasons, vec![named]);
         assert_eq!(
             total.warnings[0].message(),
             "app: 3 pg_stat_statements entries vanished during the window: entries may have \

@@ -5,13 +5,14 @@ use crate::cost::notes::Note;
 use crate::cost::report::model::Report;
 pub use crate::cost::report::model::baseline::Baseline;
 use crate::cost::report::model::figures::Figures;
+use crate::cost::report::model::invalid::{Code, Invalid};
 
 /// What the unauthenticated run adds to the authenticated report, after the report's own
 /// reasons and warnings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub baseline: Baseline,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     pub warnings: Vec<Note>,
 }
 
@@ -22,7 +23,7 @@ pub fn compare(unauthenticated: &Report, authenticated: Figures) -> Comparison {
     let invalid_reasons = unauthenticated
         .invalid_reasons
         .iter()
-        .map(|reason| format!("unauthenticated baseline: {reason}"))
+        .map(|reason| reason.within("unauthenticated baseline"))
         .collect();
     let mut warnings = Vec::new();
     let answered: u64 = unauthenticated
@@ -48,10 +49,10 @@ pub fn compare(unauthenticated: &Report, authenticated: Figures) -> Comparison {
 /// The unauthenticated run's report, when Ctrl-C ended the run before the authenticated
 /// burst: the only report there is, and not valid.
 pub fn interrupted(unauthenticated: Report) -> Report {
-    let mut invalid_reasons = vec![
-        "interrupted during the unauthenticated baseline: the authenticated burst was not sent"
-            .to_string(),
-    ];
+    let mut invalid_reasons = vec![Invalid::new(
+        Code::Interrupted,
+        "interrupted during the unauthenticated baseline: the authenticated burst was not sent",
+    )];
     invalid_reasons.extend(unauthenticated.invalid_reasons);
     Report {
         valid: false,
@@ -124,13 +125,13 @@ mod tests {
     #[test]
     fn a_baseline_that_is_not_rejected_or_not_valid_says_so() {
         let mut open = run(&[(200, 40)], 40, &[401, 403]);
-        open.invalid_reasons
-            .push("settling after the burst timed out".into());
+        let settle = Invalid::new(Code::SettleTimeout, "settling after the burst timed out");
+        open.invalid_reasons.push(settle.clone());
         let report = build(&[(200, 40)], 40, &[], Some(open));
         assert!(!report.valid);
         assert_eq!(
             report.invalid_reasons,
-            vec!["unauthenticated baseline: settling after the burst timed out".to_string()]
+            vec![settle.within("unauthenticated baseline")]
         );
         assert_eq!(report.notes[0].code(), "unauthenticated_answered");
         assert!(
@@ -169,10 +170,13 @@ mod tests {
     #[test]
     fn an_interrupted_baseline_is_the_report_and_says_so_first() {
         let mut anonymous = run(&[(401, 40)], 0, &[401]);
-        anonymous.invalid_reasons.push("settling timed out".into());
+        let timed_out = Invalid::new(Code::SettleTimeout, "settling timed out");
+        anonymous.invalid_reasons.push(timed_out.clone());
         let report = interrupted(anonymous);
         assert!(!report.valid);
-        assert!(report.invalid_reasons[0].starts_with("interrupted during the unauthenticated"));
-        assert_eq!(report.invalid_reasons[1], "settling timed out");
+        assert_eq!(report.invalid_reasons[0].code, Code::Interrupted);
+        let first = &report.invalid_reasons[0].message;
+        assert!(first.starts_with("interrupted during the unauthenticated"));
+        assert_eq!(report.invalid_reasons[1], timed_out);
     }
 }

@@ -15,6 +15,7 @@ use crate::cost::background::sizing::{self, Burst};
 use crate::cost::background::{self, Control, Counts, series};
 use crate::cost::delta;
 use crate::cost::notes::Note;
+use crate::cost::report::model::invalid::Invalid;
 use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
 use crate::postgres::settle::{Probe, Shortcut};
@@ -31,7 +32,11 @@ impl Meter {
     /// The control window: settles (the app's earlier counters must not land in it), then
     /// counts what moves over `--control` with no request from pgcost, and remembers the
     /// backends that did something meanwhile. Returns why its counts cannot be trusted.
-    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
+    pub async fn control(
+        &mut self,
+        progress: &Progress,
+        stop: &AtomicBool,
+    ) -> Result<Vec<Invalid>> {
         let Some(length) = self.watch.options.control else {
             return Ok(Vec::new());
         };
@@ -168,7 +173,7 @@ impl Meter {
         length: Duration,
         progress: &Progress,
         stop: &AtomicBool,
-    ) -> Result<(Control, Vec<String>)> {
+    ) -> Result<(Control, Vec<Invalid>)> {
         let spinner = progress.spinner(format!(
             "control window: {:.1} s with no request from pgcost",
             length.as_secs_f64()
@@ -209,7 +214,7 @@ impl Meter {
         }
         let mut window = delta::delta(&start, &last);
         let reasons = (window.invalid_reasons.iter())
-            .map(|r| format!("control window: {r}"))
+            .map(|r| r.within("control window"))
             .collect();
         self.watch.split(&mut window);
         self.watch.others.background_pids.extend(pids);

@@ -14,6 +14,7 @@ use crate::cost::churn::{self, ChurnVerdict, Windows};
 use crate::cost::external_load::{self, CountSource, ToolCount};
 use crate::cost::load::LoadResult;
 use crate::cost::report::Report;
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
@@ -168,21 +169,23 @@ fn read_count(count: &CountSource, written_before: Option<SystemTime>) -> Result
 }
 
 /// Why the command's run makes the numbers untrustworthy.
-fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<String> {
+fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<Invalid> {
     let mut reasons = Vec::new();
     if counted.failed > 0 {
-        reasons.push(format!(
+        let message = format!(
             "{} of {} requests failed, as {} reported: these numbers include failed requests",
             counted.failed,
             counted.requests,
             count.name()
-        ));
+        );
+        reasons.push(Invalid::new(Code::RequestsFailed, message));
     }
     if ran.exit != 0 && !ran.interrupted {
-        reasons.push(format!(
+        let message = format!(
             "the load command exited with code {}: its load may have failed or stopped early",
             ran.exit
-        ));
+        );
+        reasons.push(Invalid::new(Code::LoadCommandFailed, message));
     }
     reasons
 }

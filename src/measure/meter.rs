@@ -18,6 +18,7 @@ use crate::cost::notes::Note;
 use crate::cost::one_off::{self, CatalogRead, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::replica::{self, REPLICA, Recovery};
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
@@ -30,8 +31,8 @@ use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::Backend;
 use crate::progress::Progress;
 
-fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
-    format!(
+fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> Invalid {
+    let message = format!(
         "settling {when} timed out after {timeout_s:.0} s ({}): counters may be incomplete; \
          if that is other traffic, --app-role ROLE leaves other roles' backends out of the \
          wait and --control DURATION those seen busy while pgcost sent nothing \
@@ -40,7 +41,8 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> String {
             .pending
             .as_deref()
             .unwrap_or("counters still moving")
-    )
+    );
+    Invalid::new(Code::SettleTimeout, message)
 }
 
 /// What is read at the edge of a measured window, once the app's counters are published.
@@ -83,7 +85,7 @@ pub struct Boundary {
 #[derive(Debug, Clone, Default)]
 pub struct Notes {
     /// Reasons the run is not valid, before the window's own.
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     pub warnings: Vec<Note>,
     /// Windows discarded before the reported one.
     pub windows: Windows,
@@ -166,7 +168,7 @@ impl Meter {
     }
 
     /// The line of the report for a settle wait `when` that timed out.
-    pub(super) fn settle_reason(&self, when: &str, outcome: &Outcome) -> String {
+    pub(super) fn settle_reason(&self, when: &str, outcome: &Outcome) -> Invalid {
         settle_reason(when, outcome, self.timeout.as_secs_f64())
     }
 
@@ -609,7 +611,7 @@ impl Meter {
         opened: &Boundary,
         closed: &Boundary,
         interrupted: bool,
-    ) -> Vec<String> {
+    ) -> Vec<Invalid> {
         let timeout = self.timeout.as_secs_f64();
         let mut invalid = Vec::new();
         if opened.settle.timed_out {
@@ -619,9 +621,10 @@ impl Meter {
             invalid.push(settle_reason("after the burst", &closed.settle, timeout));
         }
         if interrupted {
-            invalid.push(
-                "interrupted: the counters were read without settling, and are incomplete".into(),
-            );
+            invalid.push(Invalid::new(
+                Code::Interrupted,
+                "interrupted: the counters were read without settling, and are incomplete",
+            ));
         }
         invalid
     }

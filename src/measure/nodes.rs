@@ -3,6 +3,7 @@
 //! boundaries; the hot standbys the app reads from (`--replica`) are nodes too, after the
 //! databases; and the window's report built from all of them.
 
+use crate::cost::report::model::invalid::Invalid;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -87,7 +88,11 @@ impl Meters {
 
     /// The control window (`--control`), over the first database (the only one it takes):
     /// why its counts cannot be trusted, if anything.
-    pub async fn control(&mut self, progress: &Progress, stop: &AtomicBool) -> Result<Vec<String>> {
+    pub async fn control(
+        &mut self,
+        progress: &Progress,
+        stop: &AtomicBool,
+    ) -> Result<Vec<Invalid>> {
         self.meters[0].control(progress, stop).await
     }
 

@@ -15,6 +15,7 @@ use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::cost::report::model::figures::Figures;
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::steady;
@@ -182,7 +183,7 @@ fn with_one_offs(
         }));
         return notes;
     }
-    notes.invalid_reasons.push(format!(
+    let message = format!(
         "a few requests did what the others did not, in every window within --retries {} \
          ({}){}: a plan switch, a cache refill or a backend that was not warm, most likely \
          on a busy machine; measure again when the machine is quieter, or raise --retries \
@@ -193,7 +194,8 @@ fn with_one_offs(
             true => format!("; rows read include {rows:.3} per request from them"),
             false => String::new(),
         }
-    ));
+    );
+    (notes.invalid_reasons).push(Invalid::new(Code::OneOffsInEveryWindow, message));
     notes
 }
 

@@ -26,6 +26,7 @@ pub fn validate_sarif(files: &[&std::path::Path]) -> (bool, String) {
     (output.status.success(), text)
 }
 
+pub use pgcost::cost::report::model::invalid::Code;
 use pgcost::postgres::cluster::Cluster;
 use tokio_postgres::NoTls;
 
@@ -275,6 +276,24 @@ pub fn note<'a>(report: &'a serde_json::Value, code: &str) -> &'a serde_json::Va
     assert_eq!(notes.len(), report["warnings"].as_array().unwrap().len());
     assert_eq!(notes[at]["message"], report["warnings"][at]);
     &notes[at]
+}
+
+/// The message of the entry of a JSON report's `invalid_reasons[]` whose `code` is
+/// `code`. Panics, showing the reasons, when there is none.
+pub fn invalid<'a>(report: &'a serde_json::Value, code: &str) -> &'a str {
+    let reasons = report["invalid_reasons"].as_array();
+    let reasons = reasons.unwrap_or_else(|| panic!("no invalid_reasons[] in {report}"));
+    let reason = (reasons.iter()).find(|r| r["code"] == code);
+    let reason = reason.unwrap_or_else(|| panic!("no reason {code} in {reasons:?}"));
+    reason["message"].as_str().unwrap()
+}
+
+/// The message of the reason of `report` whose code is `code`; panics, showing the
+/// reasons, when there is none.
+pub fn reason(report: &pgcost::cost::report::Report, code: Code) -> &str {
+    let reason = (report.invalid_reasons.iter()).find(|r| r.code == code);
+    let reason = reason.unwrap_or_else(|| panic!("no {code:?} in {:?}", report.invalid_reasons));
+    &reason.message
 }
 
 /// Validates a JSON document pgcost wrote against its checked-in schema

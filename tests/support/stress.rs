@@ -196,7 +196,7 @@ fn how_measured(report: &Value) -> String {
 /// A report that says it is not valid: honest when it gives a reason.
 pub fn not_valid(report: &Value) -> Outcome {
     let reasons: Vec<String> = (report["invalid_reasons"].as_array().into_iter().flatten())
-        .map(|r| r.as_str().unwrap_or_default().to_string())
+        .map(|r| format!("{}: {}", r["code"], r["message"]))
         .collect();
     match reasons.is_empty() {
         true => Outcome::Failed("not valid, with no reason given".into()),

@@ -115,10 +115,10 @@ fn cached() -> Measured {
 fn rejected() -> Measured {
     let mut r = report("/private", 1, 0, 0, false);
     r.load.status = [("401".to_string(), N as u64)].into();
-    r.invalid_reasons = vec![
-        "200 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
-            .into(),
-    ];
+    r.invalid_reasons = vec![crate::cost::report::model::invalid::Invalid::new(
+        crate::cost::report::model::invalid::Code::Rejected,
+        "200 of 200 responses were 401: these numbers measure the rejection path, not the endpoint",
+    )];
     r.valid = false;
     measured("private", r, budget(1.0, 1.0))
 }

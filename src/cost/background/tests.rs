@@ -184,7 +184,11 @@ fn a_background_too_uncertain_beside_the_signal_is_not_valid() {
     };
     let a = assess(&input, measured, 200);
     assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
-    let reason = &a.invalid_reasons[0];
+    assert_eq!(
+        a.invalid_reasons[0].code,
+        crate::cost::report::model::invalid::Code::BackgroundTooUncertain
+    );
+    let reason = &a.invalid_reasons[0].message;
     assert!(
         reason.starts_with(
             "the background leaves transactions uncertain by ± 284.2 against 200.0 from the \
@@ -243,7 +247,7 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
     let a = assess(&input, measured, 100);
     let u = statements_uncertainty(&a);
     assert_eq!(u, 2.0, "the edges: 200 over 100 requests");
-    let reason = a.invalid_reasons.last().unwrap();
+    let reason = &a.invalid_reasons.last().unwrap().message;
     assert!(
         reason.contains("statements uncertain by ± 200.0 against 100.0")
             && reason.contains("a period of 2.0 s")
@@ -351,7 +355,7 @@ fn the_control_windows_are_sized_for_an_uncertainty_within_fifteen_percent() {
     let needed = control_needed(&input, measured).unwrap();
     assert!((needed - 16.0).abs() < 1e-9, "{needed}");
     let a = assess(&input, measured, 1000);
-    let reason = &a.invalid_reasons[0];
+    let reason = &a.invalid_reasons[0].message;
     assert!(
         reason.contains("control windows of about 16 s in all")
             && reason.contains("raise --max-duration by about 6 s"),
@@ -385,7 +389,11 @@ fn without_control_a_window_holding_background_above_the_threshold_is_not_valid(
     let a = assess(&input, measured, 1000);
     assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
     assert_eq!(
-        a.invalid_reasons[0],
+        a.invalid_reasons[0].code,
+        crate::cost::report::model::invalid::Code::BackgroundTooLoud
+    );
+    assert_eq!(
+        a.invalid_reasons[0].message,
         "background in the window: 24 statement(s) ran in the 8.0 s after the last response, \
          while pgcost sent nothing, so about 60 of the window's 1060 statements are not the \
          requests' (6% of the rest, more than --max-background 5%); measure it and subtract \

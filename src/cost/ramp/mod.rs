@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::counters::DatabaseCounters;
 use crate::cost::notes::Note;
+use crate::cost::report::model::invalid::Invalid;
 use pool::PoolAdvice;
 use step::Step;
 use usl::Usl;
@@ -84,7 +85,7 @@ pub struct RampReport {
     #[serde(flatten, with = "crate::cost::notes::keys")]
     #[schemars(with = "crate::cost::notes::keys::Schema")]
     pub notes: Vec<Note>,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
 }
 
 /// What the ramp learnt besides its steps.
@@ -93,7 +94,7 @@ pub struct Context {
     pub totals: Option<Totals>,
     pub stopped_early: Option<String>,
     pub warnings: Vec<Note>,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// (max_connections, reserved slots) of the server.
     pub limits: Option<(i32, i32)>,
     pub host_cores: f64,

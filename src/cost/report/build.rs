@@ -10,6 +10,7 @@ use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
 use crate::cost::report::model::figures::Figures;
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::setup;
 use crate::cost::unauthenticated;
 
@@ -28,7 +29,7 @@ pub struct Context {
     /// Whether pg_stat_statements was read; statement figures are null otherwise.
     pub statements_available: bool,
     pub warnings: Vec<Note>,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// Statuses outside 2xx and 3xx accepted on purpose (`--allow-status`).
     pub allowed_statuses: Vec<u16>,
     /// Connections seen on the target during the burst.
@@ -52,15 +53,18 @@ pub struct Context {
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
 /// Codes in `allowed` do not count. Rejections (401, 403) come first: they mean the wrong
 /// code path was measured, which matters more than anything else.
-pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<String> {
+pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) -> Vec<Invalid> {
     let mut reasons = Vec::new();
     if !load.error_answers.is_empty() {
         let count: u64 = load.error_answers.values().sum();
         let first = load.first_error_answer.as_deref().unwrap_or_default();
-        reasons.push(format!(
-            "{count} of {requested} responses were 2xx with an error in them ({first}): \
+        reasons.push(Invalid::new(
+            Code::ErrorAnswers,
+            format!(
+                "{count} of {requested} responses were 2xx with an error in them ({first}): \
              these numbers measure the error path, not the endpoint; check the credentials, \
              or name the app's error marker with --error-header or --error-body-pointer"
+            ),
         ));
     }
     let rejected = |code: u16| matches!(code, 401 | 403);
@@ -73,15 +77,28 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
         if (200..400).contains(&code) || allowed.contains(&code) {
             continue;
         }
-        let consequence = match code {
-            401 | 403 => "these numbers measure the rejection path, not the endpoint".to_string(),
-            404 => "these numbers measure the not-found path; check --url".to_string(),
-            429 => "the app rate-limited the burst; these numbers measure the limiter".to_string(),
-            500..=599 => "these numbers include failed requests".to_string(),
-            _ => "these numbers do not measure successful requests".to_string(),
+        let (kind, consequence) = match code {
+            401 | 403 => (
+                Code::Rejected,
+                "these numbers measure the rejection path, not the endpoint",
+            ),
+            404 => (
+                Code::NotFound,
+                "these numbers measure the not-found path; check --url",
+            ),
+            429 => (
+                Code::RateLimited,
+                "the app rate-limited the burst; these numbers measure the limiter",
+            ),
+            500..=599 => (Code::ServerErrors, "these numbers include failed requests"),
+            _ => (
+                Code::UnexpectedStatus,
+                "these numbers do not measure successful requests",
+            ),
         };
-        reasons.push(format!(
-            "{count} of {requested} responses were {code}: {consequence}"
+        reasons.push(Invalid::new(
+            kind,
+            format!("{count} of {requested} responses were {code}: {consequence}"),
         ));
     }
     if load.error_count() > 0 {
@@ -98,12 +115,15 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
         if let Some(first) = &load.first_error {
             reason.push_str(&format!("; first error: {first}"));
         }
-        reasons.push(reason);
+        reasons.push(Invalid::new(Code::RequestsFailed, reason));
     }
     if load.interrupted {
-        reasons.push(format!(
-            "the burst was stopped after {} of {requested} requests",
-            load.sent
+        reasons.push(Invalid::new(
+            Code::Interrupted,
+            format!(
+                "the burst was stopped after {} of {requested} requests",
+                load.sent
+            ),
         ));
     }
     reasons
@@ -184,7 +204,7 @@ impl Report {
 
 /// The HTTP side first, so that a rejected burst says so on the report's first line even
 /// when settling also timed out; then the audit's reasons, then the window's.
-fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<String> {
+fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<Invalid> {
     let mut reasons = load_invalid_reasons(load, context.requests, &context.allowed_statuses);
     reasons.extend(context.invalid_reasons.iter().cloned());
     reasons.extend(delta.invalid_reasons.iter().cloned());

@@ -136,7 +136,10 @@ fn rejected_requests_and_new_sessions() {
     assert!(!r.valid);
     assert_eq!(
         r.invalid_reasons[0],
-        "180 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
+        crate::cost::report::model::invalid::Invalid::new(
+            crate::cost::report::model::invalid::Code::Rejected,
+            "180 of 200 responses were 401: these numbers measure the rejection path, not the endpoint"
+        )
     );
     assert_eq!(
         r.notes[0],
@@ -164,13 +167,30 @@ fn allowed_statuses_do_not_invalidate_but_are_reported() {
     // Any other code still invalidates, rejections first, before the audit's own reasons.
     let mut ctx = context(40);
     ctx.allowed_statuses = vec![404];
-    ctx.invalid_reasons = vec!["settling after the burst timed out".into()];
+    let settle = crate::cost::report::model::invalid::Invalid::new(
+        crate::cost::report::model::invalid::Code::SettleTimeout,
+        "settling after the burst timed out",
+    );
+    ctx.invalid_reasons = vec![settle];
     let statuses = [(200, 30), (404, 3), (403, 2), (500, 1)];
     let r = Report::build(&delta, &load(40, &statuses), ctx);
     assert_eq!(r.invalid_reasons.len(), 3);
-    assert!(r.invalid_reasons[0].starts_with("2 of 40 responses were 403: these numbers"));
-    assert!(r.invalid_reasons[1].starts_with("1 of 40 responses were 500"));
-    assert!(r.invalid_reasons[2].starts_with("settling"));
+    let codes: Vec<_> = r.invalid_reasons.iter().map(|r| r.code).collect();
+    use crate::cost::report::model::invalid::Code;
+    assert_eq!(
+        codes,
+        [Code::Rejected, Code::ServerErrors, Code::SettleTimeout]
+    );
+    assert!(
+        r.invalid_reasons[0]
+            .message
+            .starts_with("2 of 40 responses were 403: these numbers")
+    );
+    assert!(
+        r.invalid_reasons[1]
+            .message
+            .starts_with("1 of 40 responses were 500")
+    );
 }
 
 #[test]
@@ -284,8 +304,12 @@ fn error_answers_make_the_report_not_valid_and_say_what_was_seen() {
     burst.first_error_answer = Some("body \"errors\": [{\"message\":\"expired\"}]".into());
     let r = Report::build(&WindowDelta::default(), &burst, context(40));
     assert!(!r.valid);
+    assert_eq!(
+        r.invalid_reasons[0].code,
+        crate::cost::report::model::invalid::Code::ErrorAnswers
+    );
     assert!(
-        r.invalid_reasons[0].starts_with(
+        r.invalid_reasons[0].message.starts_with(
             "12 of 40 responses were 2xx with an error in them (body \"errors\": [{\"message\":\"expired\"}])"
         ),
         "{:?}",

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::findings::{self, Finding, FindingKind, Saving, Thresholds};
+use crate::cost::report::model::invalid::Invalid;
 use crate::cost::report::{PerRequest, Report};
 pub use fit::{Fit, fit};
 
@@ -87,7 +88,7 @@ pub struct ScaleReport {
     /// Every point's measurement is valid.
     pub valid: bool,
     /// Why not, point by point.
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     pub method: String,
     /// The URL template, with `{param}` where the values go.
     pub url: String,
@@ -130,7 +131,7 @@ pub fn build(template: Template, measured: &[(u64, Report)]) -> ScaleReport {
             let param = &template.param;
             r.invalid_reasons
                 .iter()
-                .map(move |reason| format!("{param} = {n}: {reason}"))
+                .map(move |reason| reason.within(&format!("{param} = {n}")))
         })
         .collect();
     let figure = |of: fn(&PerRequest) -> Option<f64>| {

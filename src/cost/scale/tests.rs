@@ -163,12 +163,19 @@ fn lookups_that_scan_a_table_grow_the_rows_read_and_name_the_table() {
 fn an_invalid_point_makes_the_document_invalid_and_says_which() {
     let mut points = vec![point(5, 1), point(10, 1)];
     points[1].1.valid = false;
-    points[1].1.invalid_reasons = vec!["the burst was interrupted".into()];
+    let interrupted = crate::cost::report::model::invalid::Invalid::new(
+        crate::cost::report::model::invalid::Code::Interrupted,
+        "the burst was interrupted",
+    );
+    points[1].1.invalid_reasons = vec![interrupted];
     let report = build(template(), &points);
     assert!(!report.valid);
     assert_eq!(
         report.invalid_reasons,
-        ["n = 10: the burst was interrupted"]
+        [crate::cost::report::model::invalid::Invalid::new(
+            crate::cost::report::model::invalid::Code::Interrupted,
+            "n = 10: the burst was interrupted"
+        )]
     );
     assert_eq!(report.points.len(), 2);
     assert!(!report.points[1].valid);

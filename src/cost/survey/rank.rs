@@ -9,6 +9,7 @@ use super::routes::{Skipped, UrlCount};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
 use crate::cost::report::model::PerRequest;
+use crate::cost::report::model::invalid::{Code, Invalid};
 
 /// The version of the survey's JSON document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -17,7 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone)]
 pub struct Measured {
     pub valid: bool,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// None when the route was not measured.
     pub per_request: Option<PerRequest>,
     pub findings: Vec<Finding>,
@@ -46,14 +47,17 @@ impl Measured {
     /// Every probe response was a rejection (401, 403, 5xx), e.g. "403 x2": never
     /// measured, never ranked as cheap.
     pub fn rejected(statuses: &str) -> Measured {
-        Measured::not_measured(format!(
-            "every probe response was rejected ({statuses}): a replay would measure the \
+        Measured::not_measured(Invalid::new(
+            Code::Rejected,
+            format!(
+                "every probe response was rejected ({statuses}): a replay would measure the \
              rejection path, not the route"
+            ),
         ))
     }
 
     /// Not measured, for `reason`.
-    pub fn not_measured(reason: String) -> Measured {
+    pub fn not_measured(reason: Invalid) -> Measured {
         Measured {
             valid: false,
             invalid_reasons: vec![reason],
@@ -101,7 +105,7 @@ pub struct RouteResult {
     /// the burst sent, each this many times, in a fixed rotation.
     pub sample: Vec<UrlCount>,
     pub valid: bool,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// Its replay ran no statement: a static file without a known extension, or a cached
     /// page. Not ranked, no share of the total; its traffic counts as static.
     pub static_by_statements: bool,
@@ -366,7 +370,12 @@ mod tests {
         // Without --production-stats, no production key.
         assert_eq!(survey.production, None);
         assert_eq!(survey.routes[2].traffic_share, 0.25);
-        assert!(survey.routes[2].invalid_reasons[0].contains("403 x2"));
+        assert_eq!(survey.routes[2].invalid_reasons[0].code, Code::Rejected);
+        assert!(
+            survey.routes[2].invalid_reasons[0]
+                .message
+                .contains("403 x2")
+        );
     }
 
     #[test]

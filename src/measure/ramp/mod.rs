@@ -16,6 +16,7 @@ use crate::cost::pgbouncer::StepPgBouncer;
 use crate::cost::ramp::step::{self as figures, Step, StepInput};
 use crate::cost::ramp::verdict::label;
 use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
+use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 use crate::measure::pgbouncer::Bouncer;
 use crate::measure::{self, Meter};
@@ -123,7 +124,7 @@ struct Steps {
     /// Requests sent by the steps, their warm-ups included.
     sent: u64,
     stopped_early: Option<String>,
-    invalid_reasons: Vec<String>,
+    invalid_reasons: Vec<Invalid>,
     ended: Instant,
 }
 
@@ -172,8 +173,9 @@ async fn run_steps(
         let reason = plan.stop_reason(&step);
         run.steps.push(step);
         if stop.load(Ordering::Relaxed) {
-            run.invalid_reasons
-                .push("interrupted: the ramp did not finish".into());
+            let interrupted =
+                Invalid::new(Code::Interrupted, "interrupted: the ramp did not finish");
+            run.invalid_reasons.push(interrupted);
             break;
         }
         if reason.is_some() {
@@ -258,10 +260,11 @@ pub async fn ramp(
         .into_iter()
         .filter(|o| o.timed_out)
     {
-        invalid_reasons.push(format!(
+        let message = format!(
             "a settle wait timed out after {:.0} s: the ramp's totals may be incomplete",
             outcome.waited.as_secs_f64()
-        ));
+        );
+        invalid_reasons.push(Invalid::new(Code::SettleTimeout, message));
     }
     let mut warnings = session.source.warnings.clone();
     warnings.extend(config.auth.warnings.iter().cloned());

@@ -15,6 +15,7 @@ use crate::cost::load::LoadResult;
 use crate::cost::ramp::host::CpuTimes;
 use crate::cost::ramp::seconds::SampledSecond;
 use crate::cost::ramp::step::{StatementsGrown, TicksPair};
+use crate::cost::report::model::invalid::Invalid;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::http::{load, open_loop};
@@ -137,7 +138,7 @@ pub struct Measured {
     pub database_ticks: Option<TicksPair>,
     pub app_ticks: Option<TicksPair>,
     pub own_cpu_seconds: f64,
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<Invalid>,
     /// Requests of the step's warm-up.
     pub warm_up_sent: u64,
     /// Open model: requests that started late.

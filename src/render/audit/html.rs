@@ -6,6 +6,7 @@
 use maud::{Markup, html};
 
 use crate::cost::notes::messages;
+use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 use crate::render::html::chart::{BarChart, Series, latency_curve};
@@ -33,7 +34,7 @@ fn audit_body(r: &Report) -> Markup {
             h1 { "What one request costs Postgres: " code { (r.target.method) " " (r.target.url) } }
             p.meta { (load_sentence(r)) }
         }
-        (verdict(r.valid, &label, &r.invalid_reasons, &messages(&r.notes)))
+        (verdict(r.valid, &label, &invalid::messages(&r.invalid_reasons), &messages(&r.notes)))
         (strip(&headline(r)))
         (fleet(r))
         (statements(r))

@@ -6,6 +6,7 @@ use tabled::settings::{Alignment, Modify, Style};
 
 use crate::cost::notes::Note;
 use crate::cost::report::Report;
+use crate::cost::report::model::invalid::Invalid;
 use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
@@ -67,7 +68,7 @@ fn titled(title: &str, grid: &Grid) -> String {
 }
 
 /// A blank line, the title, then one item a line; nothing without items.
-fn list(title: &str, items: &[String]) -> String {
+fn list(title: &str, items: &[impl std::fmt::Display]) -> String {
     if items.is_empty() {
         return String::new();
     }
@@ -192,7 +193,7 @@ fn findings(r: &Report) -> String {
 }
 
 /// Every reason, when there is more than the verdict line names.
-fn reasons(r: &Report) -> &[String] {
+fn reasons(r: &Report) -> &[Invalid] {
     if r.invalid_reasons.len() > 1 {
         &r.invalid_reasons
     } else {

@@ -66,7 +66,7 @@ fn testcase(e: &EndpointResult) -> String {
         out.push_str(&junit_element("failure", "regression", &message, &details));
     }
     if erred(e) {
-        let all: Vec<&str> = reasons(e).map(String::as_str).collect();
+        let all: Vec<&str> = reasons(e).collect();
         let first = all.first().copied().unwrap_or("not valid");
         let message = format!("not valid: {first}");
         out.push_str(&junit_element(

@@ -227,7 +227,7 @@ fn problems<'a>(
             out.push(problem(Status::Regressed, regression_text(r)));
         }
         for reason in reasons(e) {
-            out.push(problem(Status::NotValid, reason.clone()));
+            out.push(problem(Status::NotValid, reason.to_string()));
         }
     }
     out
@@ -243,8 +243,9 @@ fn measured_nothing(report: &CheckReport) -> Vec<(&str, &Note)> {
 }
 
 /// Why the figures of an endpoint cannot be trusted.
-fn reasons(e: &EndpointResult) -> impl Iterator<Item = &String> {
-    e.report.invalid_reasons.iter().chain(&e.unchecked)
+fn reasons(e: &EndpointResult) -> impl Iterator<Item = &str> {
+    let invalid = e.report.invalid_reasons.iter().map(|r| r.message.as_str());
+    invalid.chain(e.unchecked.iter().map(String::as_str))
 }
 
 /// (endpoint, the kinds of finding it has) for each endpoint with findings.

@@ -86,7 +86,10 @@ fn audit_page_is_self_contained_and_holds_the_figures() {
 fn an_invalid_report_says_so_first() {
     let mut report = sample();
     report.valid = false;
-    report.invalid_reasons = vec!["settling after the burst timed out".into()];
+    report.invalid_reasons = vec![crate::cost::report::model::invalid::Invalid::new(
+        crate::cost::report::model::invalid::Code::SettleTimeout,
+        "settling after the burst timed out",
+    )];
     report.notes = vec![crate::cost::notes::Note::NewConnections {
         sessions: 3,
         per_request: 0.03,

@@ -9,6 +9,7 @@ use crate::cost::notes::messages;
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::usl;
+use crate::cost::report::model::invalid;
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
 use crate::render::html::{grid_table, page, strip, verdict};
@@ -22,7 +23,7 @@ pub fn render(report: &RampReport) -> String {
 /// The page's content under its title, also embedded by the demo's page.
 pub fn body(report: &RampReport) -> Markup {
     html! {
-        (verdict(report.valid, &sentence(report), &report.invalid_reasons, &messages(&report.notes)))
+        (verdict(report.valid, &sentence(report), &invalid::messages(&report.invalid_reasons), &messages(&report.notes)))
         (strip(&cards(report)))
         @for chart in charts(report) { (chart.render()) }
         h2 { "Steps" }

@@ -5,6 +5,7 @@
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
+use crate::cost::report::model::invalid;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::html::chart::Series;
@@ -23,7 +24,7 @@ fn body(report: &ScaleReport) -> Markup {
     let warnings: Vec<String> = Vec::new();
     let label = headline(report);
     html! {
-        (verdict(report.valid, &label, &report.invalid_reasons, &warnings))
+        (verdict(report.valid, &label, &invalid::messages(&report.invalid_reasons), &warnings))
         @for chart in charts(report) { (chart.render()) }
         h2 { "Points" }
         (grid_table(&points(report)))

@@ -5,6 +5,7 @@
 use maud::{Markup, html};
 
 use super::sections::{CHARTED, counts, finding_line, not_valid, ranking, skipped, with_findings};
+use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{grid_table, page, strip, verdict};
@@ -16,7 +17,14 @@ pub(super) fn render(report: &SurveyReport) -> String {
 
 fn body(report: &SurveyReport) -> Markup {
     let reasons: Vec<String> = (not_valid(report))
-        .map(|r| format!("{} {}: {}", r.method, r.route, r.invalid_reasons.join("; ")))
+        .map(|r| {
+            format!(
+                "{} {}: {}",
+                r.method,
+                r.route,
+                invalid::joined(&r.invalid_reasons, "; ")
+            )
+        })
         .collect();
     let label = format!("every one of the {} route(s) replayed", report.routes.len());
     html! {

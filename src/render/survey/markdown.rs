@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::sections::{counts, finding_line, not_valid, ranking, skipped, with_findings};
+use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::cost::text::one_line;
 use crate::render::audit::markdown::markdown_table;
@@ -30,7 +31,7 @@ pub(super) fn render(report: &SurveyReport) -> String {
                 out,
                 "- {}: {}",
                 code(&format!("{} {}", r.method, r.route)),
-                r.invalid_reasons.join("; ")
+                invalid::joined(&r.invalid_reasons, "; ")
             );
         }
     }

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::cost::report::model::invalid;
 use crate::cost::survey::{RouteResult, SurveyReport};
 
 /// Routes shown; the JSON has them all.
@@ -23,7 +24,7 @@ fn row(r: &RouteResult) -> String {
     } else if r.valid {
         String::new()
     } else {
-        format!("  NOT VALID: {}", r.invalid_reasons.join("; "))
+        format!("  NOT VALID: {}", invalid::joined(&r.invalid_reasons, "; "))
     };
     format!(
         "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}{status}",

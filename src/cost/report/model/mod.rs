@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod baseline;
 pub mod figures;
 pub mod finding;
+pub mod invalid;
 pub mod node;
 pub mod setup;
 
@@ -26,7 +27,7 @@ pub struct Report {
     /// False when any entry of `invalid_reasons` applies: do not use the numbers.
     pub valid: bool,
     /// Why the numbers cannot be trusted; empty when `valid`.
-    pub invalid_reasons: Vec<String>,
+    pub invalid_reasons: Vec<invalid::Invalid>,
     /// Caveats that leave the numbers usable: JSON's `warnings` (their messages, kept for
     /// compatibility) and `notes` (code, message and fields).
     #[serde(flatten, with = "crate::cost::notes::keys")]
