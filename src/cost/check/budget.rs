@@ -75,98 +75,44 @@ pub struct Budget {
     pub nodes: BTreeMap<String, Budget>,
 }
 
-/// A per-request figure that budgets and baselines compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    Transactions,
-    Statements,
-    RowsRead,
-    RowsReturned,
-    P95Ms,
-}
+pub use crate::cost::report::model::figure::Figure;
 
-impl Metric {
-    pub const ALL: [Metric; 5] = [
-        Metric::Transactions,
-        Metric::Statements,
-        Metric::RowsRead,
-        Metric::RowsReturned,
-        Metric::P95Ms,
-    ];
-
-    /// The snake_case name, as in pgcost.toml and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Transactions => "transactions",
-            Metric::Statements => "statements",
-            Metric::RowsRead => "rows_read",
-            Metric::RowsReturned => "rows_returned",
-            Metric::P95Ms => "p95_ms",
-        }
-    }
-
-    /// The column heading in tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Transactions => "transactions",
-            Metric::Statements => "statements",
-            Metric::RowsRead => "rows read",
-            Metric::RowsReturned => "rows returned",
-            Metric::P95Ms => "p95 ms",
-        }
-    }
-
-    /// Whether `--max-regression` applies: the work per request, not the latency, which
-    /// depends on the machine.
-    pub fn gated_by_regression(self) -> bool {
-        matches!(
-            self,
-            Metric::Statements | Metric::RowsRead | Metric::RowsReturned
-        )
-    }
-
-    pub fn of(self, figures: &Figures) -> Option<f64> {
-        match self {
-            Metric::Transactions => Some(figures.transactions),
-            Metric::Statements => figures.statements,
-            Metric::RowsRead => Some(figures.rows_read),
-            Metric::RowsReturned => figures.rows_returned,
-            Metric::P95Ms => Some(figures.p95_ms),
-        }
-    }
-
-    pub fn limit(self, budget: &Budget) -> Option<f64> {
-        match self {
-            Metric::Transactions => budget.transactions,
-            Metric::Statements => budget.statements,
-            Metric::RowsRead => budget.rows_read,
-            Metric::RowsReturned => budget.rows_returned,
-            Metric::P95Ms => budget.p95_ms,
+impl Budget {
+    /// The limit `self` sets on `figure`, if any.
+    pub fn limit(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Transactions => self.transactions,
+            Figure::Statements => self.statements,
+            Figure::RowsRead => self.rows_read,
+            Figure::RowsReturned => self.rows_returned,
+            Figure::P95Ms => self.p95_ms,
+            Figure::WalBytes => self.wal_bytes,
+            Figure::BlocksDirtied => self.blocks_dirtied,
+            Figure::TempBlocksWritten => self.temp_blocks_written,
         }
     }
 }
 
-/// A limit on the write side: its name, its value in a budget, and the figure it limits.
-/// Checked like the metrics, but not a column of the views (most endpoints write nothing).
-type WriteLimit = (
-    &'static str,
-    fn(&Budget) -> Option<f64>,
-    fn(&Writes) -> Option<f64>,
-);
+/// One figure over its limit: the shared check of `check`'s and `survey`'s budgets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Held {
+    /// Within the limit.
+    Within,
+    /// Over it, by the measured value.
+    Over(f64),
+    /// The report has no value for the figure.
+    Missing,
+}
 
-const WRITE_LIMITS: [WriteLimit; 3] = [
-    ("wal_bytes", |b| b.wal_bytes, |w| w.wal_bytes),
-    (
-        "blocks_dirtied",
-        |b| b.blocks_dirtied,
-        |w| Some(w.blocks_dirtied),
-    ),
-    (
-        "temp_blocks_written",
-        |b| b.temp_blocks_written,
-        |w| Some(w.temp_blocks_written),
-    ),
-];
+/// `figure` of what was measured against `limit`, with the slack that ratios of integer
+/// counters need.
+pub fn hold(figure: Figure, figures: &Figures, writes: Option<&Writes>, limit: f64) -> Held {
+    match figure.read(figures, writes) {
+        Some(actual) if exceeds(actual, limit) => Held::Over(actual),
+        Some(_) => Held::Within,
+        None => Held::Missing,
+    }
+}
 
 /// A limit on a slope of `scale = {...}`: its name, its value in a budget, and the fit it
 /// limits.
@@ -287,44 +233,12 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
     verdict
 }
 
-/// The write-side limits of `budget` against `writes`.
-fn check_writes(
-    budget: &Budget,
-    writes: Option<&Writes>,
-    prefix: &str,
-    verdict: &mut BudgetVerdict,
-) {
-    for (name, limit_of, figure_of) in WRITE_LIMITS {
-        let Some(limit) = limit_of(budget) else {
-            continue;
-        };
-        let name = format!("{prefix}{name}");
-        match writes.and_then(figure_of) {
-            Some(actual) if exceeds(actual, limit) => verdict.breaches.push(Breach {
-                metric: name,
-                actual,
-                budget: limit,
-                detail: None,
-            }),
-            Some(_) => {}
-            None => verdict.unchecked.push(format!(
-                "the {name} budget cannot be checked: the figure needs pg_stat_statements \
-                 (and, for WAL, PostgreSQL 13 or later)"
-            )),
-        }
-    }
-}
-
 /// Every numeric limit `budget` sets, by name: the metrics and the write side.
 pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
-    let metrics = Metric::ALL
-        .into_iter()
-        .filter_map(|m| m.limit(budget).map(|v| (m.name(), v)));
-    let writes = (WRITE_LIMITS.into_iter())
-        .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
+    let figures = (Figure::ALL.into_iter()).filter_map(|f| budget.limit(f).map(|v| (f.key(), v)));
     let slopes = (SLOPE_LIMITS.into_iter())
         .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
-    metrics.chain(writes).chain(slopes).collect()
+    figures.chain(slopes).collect()
 }
 
 /// What a budget is held against: the headline figures and the write side.
@@ -344,26 +258,25 @@ fn check_limits(
     prefix: &str,
     verdict: &mut BudgetVerdict,
 ) {
-    let figures = &measured.figures;
-    check_writes(budget, measured.writes, prefix, verdict);
-    for metric in Metric::ALL {
-        let Some(limit) = metric.limit(budget) else {
+    for figure in Figure::ALL {
+        let Some(limit) = budget.limit(figure) else {
             continue;
         };
-        if metric == Metric::P95Ms && !prefix.is_empty() {
+        if !figure.per_database() && !prefix.is_empty() {
             continue;
         }
-        let name = format!("{prefix}{}", metric.name());
-        match metric.of(figures) {
-            Some(actual) if exceeds(actual, limit) => verdict.breaches.push(Breach {
+        let name = format!("{prefix}{}", figure.key());
+        match hold(figure, &measured.figures, measured.writes, limit) {
+            Held::Over(actual) => verdict.breaches.push(Breach {
                 metric: name,
                 actual,
                 budget: limit,
                 detail: None,
             }),
-            Some(_) => {}
-            None => verdict.unchecked.push(format!(
-                "the {name} budget cannot be checked: the figure needs pg_stat_statements"
+            Held::Within => {}
+            Held::Missing => verdict.unchecked.push(format!(
+                "the {name} budget cannot be checked: the figure needs {}",
+                figure.needs()
             )),
         }
     }
@@ -507,13 +420,13 @@ pub fn compare(
 ) -> (Vec<Delta>, Vec<Regression>) {
     let mut deltas = Vec::new();
     let mut regressions = Vec::new();
-    for metric in Metric::ALL {
+    for metric in Figure::COLUMNS {
         let (Some(before), Some(now)) = (metric.of(baseline), metric.of(current)) else {
             continue;
         };
         let change_percent = (before != 0.0).then(|| (now - before) / before * 100.0);
         deltas.push(Delta {
-            metric: metric.name().into(),
+            metric: metric.key().into(),
             baseline: before,
             actual: now,
             change: now - before,
@@ -524,7 +437,7 @@ pub fn compare(
             && exceeds(now, before * (1.0 + limit / 100.0))
         {
             regressions.push(Regression {
-                metric: metric.name().into(),
+                metric: metric.key().into(),
                 baseline: before,
                 actual: now,
                 change_percent,

@@ -2,6 +2,9 @@
 //! over them. Pure.
 
 use super::rank::{BudgetFailure, SurveyReport};
+use crate::cost::check::budget::{Held, hold};
+use crate::cost::report::model::figure::Figure;
+use crate::cost::report::model::figures::Figures;
 
 /// The limits, per request; `None` is no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -10,25 +13,36 @@ pub struct SurveyBudget {
     pub statements: Option<f64>,
 }
 
-/// Every ranked route's figures against the limits, in rank order.
+impl SurveyBudget {
+    /// The limit on `figure`, if `[survey.budget]` sets one.
+    pub fn limit(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::RowsRead => self.rows_read,
+            Figure::Statements => self.statements,
+            _ => None,
+        }
+    }
+}
+
+/// Every ranked route's figures against the limits, in rank order, held by the same check
+/// as `pgcost check`'s budgets. A figure the route lacks is no failure.
 pub fn check(report: &SurveyReport, budget: &SurveyBudget) -> Vec<BudgetFailure> {
     let mut failures = Vec::new();
     for route in report.routes.iter().filter(|r| r.rank.is_some()) {
         let Some(per) = &route.per_request else {
             continue;
         };
-        let figures = [
-            ("rows_read", Some(per.rows_read), budget.rows_read),
-            ("statements", per.statements, budget.statements),
-        ];
-        for (figure, value, limit) in figures {
-            if let (Some(value), Some(limit)) = (value, limit)
-                && value > limit
-            {
+        let figures = Figures::per_request(per);
+        // The order `[survey.budget]` has always reported them in.
+        for figure in [Figure::RowsRead, Figure::Statements] {
+            let Some(limit) = budget.limit(figure) else {
+                continue;
+            };
+            if let Held::Over(value) = hold(figure, &figures, per.writes.as_ref(), limit) {
                 failures.push(BudgetFailure {
                     method: route.method.clone(),
                     route: route.route.clone(),
-                    figure: figure.into(),
+                    figure: figure.key().into(),
                     value,
                     limit,
                 });

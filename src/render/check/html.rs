@@ -4,8 +4,9 @@
 use maud::{Markup, html};
 
 use super::{headline, plain, problems};
-use crate::cost::check::budget::{Figures, Metric};
+use crate::cost::check::budget::Figures;
 use crate::cost::check::{CheckReport, EndpointResult, Status};
+use crate::cost::report::model::figure::Figure;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{page, verdict};
 
@@ -20,7 +21,7 @@ pub(super) fn render(report: &CheckReport) -> String {
             @if let Some(file) = &report.baseline {
                 p.note { "Baseline: " code { (file) } }
             }
-            @for metric in Metric::ALL {
+            @for metric in Figure::COLUMNS {
                 @if let Some(chart) = metric_chart(report, metric) { (chart.render()) }
             }
         }
@@ -83,7 +84,7 @@ fn status_row(e: &EndpointResult) -> Markup {
 
 /// One figure across the endpoints: this run, the baseline when there is one, and each
 /// endpoint's budget. `None` when no endpoint has the figure.
-fn metric_chart(report: &CheckReport, metric: Metric) -> Option<BarChart> {
+fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
     let actual: Vec<Option<f64>> = report
         .endpoints
         .iter()
@@ -98,14 +99,14 @@ fn metric_chart(report: &CheckReport, metric: Metric) -> Option<BarChart> {
         .map(|e| {
             e.deltas
                 .iter()
-                .find(|d| d.metric == metric.name())
+                .find(|d| d.metric == metric.key())
                 .map(|d| d.baseline)
         })
         .collect();
     let budgets: Vec<Option<f64>> = report
         .endpoints
         .iter()
-        .map(|e| metric.limit(&e.budget))
+        .map(|e| e.budget.limit(metric))
         .collect();
     let mut series = vec![Series {
         name: "this run".into(),
@@ -118,7 +119,7 @@ fn metric_chart(report: &CheckReport, metric: Metric) -> Option<BarChart> {
         });
     }
     let (name, unit) = match metric {
-        Metric::P95Ms => ("p95 latency", "ms"),
+        Figure::P95Ms => ("p95 latency", "ms"),
         _ => (metric.label(), "per request"),
     };
     Some(BarChart {

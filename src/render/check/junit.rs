@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use super::{breach_text, limit, percent, plain, reasons, regression_text};
-use crate::cost::check::budget::{Delta, Figures, Metric};
+use crate::cost::check::budget::{Delta, Figures};
 use crate::cost::check::{CheckReport, EndpointResult};
+use crate::cost::report::model::figure::Figure;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let tests = report.endpoints.len();
@@ -124,19 +125,18 @@ fn figures_text(e: &EndpointResult) -> String {
         e.report.load.requests,
         e.report.load.concurrency
     )];
-    for metric in Metric::ALL {
+    for metric in Figure::COLUMNS {
         let value = metric
             .of(&figures)
             .map(|v| format!("{v:.2}"))
             .unwrap_or_else(|| "n/a".into());
-        let budget = metric
-            .limit(&e.budget)
+        let budget = (e.budget.limit(metric))
             .map(|b| format!(" (budget {})", limit(b)))
             .unwrap_or_default();
         let delta = e
             .deltas
             .iter()
-            .find(|d: &&Delta| d.metric == metric.name())
+            .find(|d: &&Delta| d.metric == metric.key())
             .map(|d| {
                 format!(
                     " (baseline {:.2}, {})",
@@ -145,7 +145,7 @@ fn figures_text(e: &EndpointResult) -> String {
                 )
             })
             .unwrap_or_default();
-        lines.push(format!("{}: {value}{budget}{delta}", metric.name()));
+        lines.push(format!("{}: {value}{budget}{delta}", metric.key()));
     }
     lines.extend(super::diff::plan_changes(e));
     lines.join("\n")

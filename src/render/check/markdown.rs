@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::{cell, diff, endpoints_grid, findings, headline, limit, measured_nothing, problems};
-use crate::cost::check::budget::Metric;
 use crate::cost::check::{CheckReport, EndpointResult, Status};
+use crate::cost::report::model::figure::Figure;
 use crate::render::audit::markdown::markdown_table;
 use crate::render::sections::Grid;
 
@@ -71,7 +71,7 @@ fn markdown_endpoints(report: &CheckReport) -> Grid {
         .into_iter()
         .map(|e| {
             let mut row = vec![markdown_mark(e.status()).to_string(), e.name.clone()];
-            row.extend(Metric::ALL.map(|m| cell(e, m, true, |t| format!("**{t}**"))));
+            row.extend(Figure::COLUMNS.map(|m| cell(e, m, true, |t| format!("**{t}**"))));
             row
         })
         .collect();

@@ -12,10 +12,11 @@ mod markdown;
 mod sarif;
 mod table;
 
-use crate::cost::check::budget::{Breach, Figures, Metric, Regression};
+use crate::cost::check::budget::{Breach, Figures, Regression};
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::notes::Note;
+use crate::cost::report::model::figure::Figure;
 use crate::cost::text::one_line;
 use crate::render::format::{CHECK_FORMATS, Format};
 use crate::render::sections::Grid;
@@ -104,7 +105,7 @@ fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
             "{} {:.2} {}, budget {}",
             b.metric,
             b.actual,
-            if b.metric == Metric::P95Ms.name() {
+            if b.metric == Figure::P95Ms.key() {
                 "ms"
             } else {
                 "per request"
@@ -139,7 +140,7 @@ fn regression_text(r: &Regression) -> String {
 /// against the baseline when `with_change`; `over` marks a breach.
 fn cell(
     e: &EndpointResult,
-    metric: Metric,
+    metric: Figure,
     with_change: bool,
     over: impl Fn(&str) -> String,
 ) -> String {
@@ -148,14 +149,14 @@ fn cell(
         return "n/a".into();
     };
     let mut text = format!("{actual:.2}");
-    if e.breaches.iter().any(|b| b.metric == metric.name()) {
+    if e.breaches.iter().any(|b| b.metric == metric.key()) {
         text = over(&text);
     }
-    if let Some(budget) = metric.limit(&e.budget) {
+    if let Some(budget) = e.budget.limit(metric) {
         text = format!("{text} / {}", limit(budget));
     }
     if with_change
-        && let Some(delta) = e.deltas.iter().find(|d| d.metric == metric.name())
+        && let Some(delta) = e.deltas.iter().find(|d| d.metric == metric.key())
         && delta.change != 0.0
     {
         text = format!("{text} ({})", percent(delta.change_percent));
@@ -261,6 +262,6 @@ fn findings(report: &CheckReport) -> Vec<(&str, String)> {
 /// the name.
 fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
     let mut header = vec![corner, "endpoint"];
-    header.extend(Metric::ALL.map(Metric::label));
-    Grid::new(&header, rows, 2..2 + Metric::ALL.len())
+    header.extend(Figure::COLUMNS.map(Figure::label));
+    Grid::new(&header, rows, 2..2 + Figure::COLUMNS.len())
 }

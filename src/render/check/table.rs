@@ -5,8 +5,8 @@
 use super::{
     cell, diff, endpoints_grid, findings, headline, measured_nothing, percent, plain, problems,
 };
-use crate::cost::check::budget::Metric;
 use crate::cost::check::{CheckReport, EndpointResult, Status};
+use crate::cost::report::model::figure::Figure;
 use crate::cost::text::one_line;
 use crate::render::audit::table::terminal_table;
 use crate::render::sections::Grid;
@@ -60,7 +60,7 @@ fn table_endpoints(report: &CheckReport) -> Grid {
                 Status::Passed => "ok",
             };
             let mut row = vec![result.to_string(), one_line(&e.name, 20)];
-            row.extend(Metric::ALL.map(|m| cell(e, m, false, |t| format!("{t}!"))));
+            row.extend(Figure::COLUMNS.map(|m| cell(e, m, false, |t| format!("{t}!"))));
             row
         })
         .collect();

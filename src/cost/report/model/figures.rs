@@ -33,6 +33,18 @@ impl Figures {
         Figures::read(&report.load, &report.per_request)
     }
 
+    /// The per-request figures alone, without a burst's rate and latencies (a survey
+    /// route's).
+    pub fn per_request(per_request: &PerRequest) -> Figures {
+        Figures {
+            transactions: per_request.transactions,
+            statements: per_request.statements,
+            rows_read: per_request.rows_read,
+            rows_returned: per_request.rows_returned,
+            ..Figures::default()
+        }
+    }
+
     /// The figures of a report still being built.
     pub(crate) fn read(load: &Load, per_request: &PerRequest) -> Figures {
         Figures {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod baseline;
+pub mod figure;
 pub mod figures;
 pub mod finding;
 pub mod invalid;
