@@ -29,6 +29,10 @@ pub struct Budget {
     /// Most rows returned to the app per request.
     #[serde(default)]
     pub rows_returned: Option<f64>,
+    /// Most rows fetched (`tup_fetched`: rows an index scan or a bitmap heap scan read
+    /// from the table) per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_fetched: Option<f64>,
     /// Highest 95th-percentile latency, in ms.
     #[serde(default)]
     pub p95_ms: Option<f64>,
@@ -86,6 +90,7 @@ impl Budget {
             Figure::RowsRead => self.rows_read,
             Figure::RowsReturned => self.rows_returned,
             Figure::P95Ms => self.p95_ms,
+            Figure::RowsFetched => self.rows_fetched,
             Figure::WalBytes => self.wal_bytes,
             Figure::BlocksDirtied => self.blocks_dirtied,
             Figure::TempBlocksWritten => self.temp_blocks_written,
@@ -495,6 +500,24 @@ mod tests {
         };
         assert_eq!(check(&budget, &r), BudgetVerdict::default());
         assert_eq!(check(&Budget::default(), &r), BudgetVerdict::default());
+    }
+
+    #[test]
+    fn rows_fetched_is_a_budget_of_its_own() {
+        let mut r = report();
+        r.per_request.rows_fetched = 12.5;
+        let budget = Budget {
+            rows_fetched: Some(10.0),
+            ..Budget::default()
+        };
+        let verdict = check(&budget, &r);
+        let got: Vec<_> = (verdict.breaches.iter())
+            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .collect();
+        assert_eq!(got, vec![("rows_fetched", 12.5, 10.0)]);
+        assert_eq!(numeric_limits(&budget), vec![("rows_fetched", 10.0)]);
+        let toml: Budget = toml::from_str("rows_fetched = 13").unwrap();
+        assert!(check(&toml, &r).breaches.is_empty());
     }
 
     #[test]

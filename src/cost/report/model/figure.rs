@@ -13,6 +13,7 @@ pub enum Figure {
     RowsRead,
     RowsReturned,
     P95Ms,
+    RowsFetched,
     WalBytes,
     BlocksDirtied,
     TempBlocksWritten,
@@ -20,12 +21,13 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, the views' columns first.
-    pub const ALL: [Figure; 8] = [
+    pub const ALL: [Figure; 9] = [
         Figure::Transactions,
         Figure::Statements,
         Figure::RowsRead,
         Figure::RowsReturned,
         Figure::P95Ms,
+        Figure::RowsFetched,
         Figure::WalBytes,
         Figure::BlocksDirtied,
         Figure::TempBlocksWritten,
@@ -88,6 +90,7 @@ impl Figure {
             Figure::RowsRead => Some(figures.rows_read),
             Figure::RowsReturned => figures.rows_returned,
             Figure::P95Ms => Some(figures.p95_ms),
+            Figure::RowsFetched => Some(figures.rows_fetched),
             Figure::WalBytes => writes.and_then(|w| w.wal_bytes),
             Figure::BlocksDirtied => writes.map(|w| w.blocks_dirtied),
             Figure::TempBlocksWritten => writes.map(|w| w.temp_blocks_written),
@@ -107,6 +110,7 @@ impl Figure {
             Figure::RowsRead => ("rows_read", "rows read", "rows"),
             Figure::RowsReturned => ("rows_returned", "rows returned", "rows"),
             Figure::P95Ms => ("p95_ms", "p95 ms", "ms"),
+            Figure::RowsFetched => ("rows_fetched", "rows fetched", "rows"),
             Figure::WalBytes => ("wal_bytes", "WAL bytes", "bytes"),
             Figure::BlocksDirtied => ("blocks_dirtied", "blocks dirtied", "blocks"),
             Figure::TempBlocksWritten => ("temp_blocks_written", "temp blocks written", "blocks"),

@@ -26,6 +26,9 @@ pub struct Figures {
     /// 95th-percentile latency in ms; left out of the baseline's JSON too.
     #[serde(skip)]
     pub p95_ms: f64,
+    /// `tup_fetched` per request; left out of the baseline's JSON too.
+    #[serde(skip)]
+    pub rows_fetched: f64,
 }
 
 impl Figures {
@@ -41,6 +44,7 @@ impl Figures {
             statements: per_request.statements,
             rows_read: per_request.rows_read,
             rows_returned: per_request.rows_returned,
+            rows_fetched: per_request.rows_fetched,
             ..Figures::default()
         }
     }
@@ -55,6 +59,7 @@ impl Figures {
             rows_read: per_request.rows_read,
             rows_returned: per_request.rows_returned,
             p95_ms: load.latency_ms.p95,
+            rows_fetched: per_request.rows_fetched,
         }
     }
 
@@ -64,6 +69,7 @@ impl Figures {
         Figures {
             rows_returned: None,
             p95_ms: 0.0,
+            rows_fetched: 0.0,
             ..self
         }
     }
@@ -81,6 +87,7 @@ impl Figures {
                 .zip(other.rows_returned)
                 .map(|(a, b)| a - b),
             p95_ms: self.p95_ms - other.p95_ms,
+            rows_fetched: self.rows_fetched - other.rows_fetched,
         }
     }
 }
