@@ -10,5 +10,11 @@ mod tagged;
 pub use build::{Context, load_invalid_reasons};
 pub use model::*;
 
+/// The tags of `report`'s statements from their texts alone, for the views' tests.
+#[cfg(test)]
+pub(crate) fn tagged_for_tests(report: &mut Report) {
+    tagged::attach(report, None);
+}
+
 #[cfg(test)]
 pub(crate) mod tests;

@@ -282,6 +282,13 @@ pub struct TagShare {
     pub share: Option<f64>,
 }
 
+/// How to get tags, when no statement had any: one line per stack, each under 100 columns.
+pub const NO_TAGS_HINT: &str = "to name each statement's route and file:line, turn on SQL comments:\n\
+- Rails 7.1+: config.active_record.query_log_tags_enabled = true (+ :source_location)\n\
+- Django: opentelemetry-instrumentation-django's SqlCommenter, or google-cloud-sqlcommenter\n\
+- Node (knex, Sequelize), Spring, Hibernate: sqlcommenter; GitLab: marginalia\n\
+- see docs/tags.md";
+
 /// How many statements got a tag, for the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TagSummary {
@@ -304,8 +311,7 @@ impl TagSummary {
         };
         if self.tagged == 0 && self.statements > 0 {
             return format!(
-                "tags: none of {} statements carried a tag{samples}; `pgcost explain tags` \
-                 says how to turn on sqlcommenter or query log tags in your stack",
+                "tags: none of {} statements carried a tag{samples}\n{NO_TAGS_HINT}",
                 self.statements
             );
         }
