@@ -10,13 +10,17 @@ use crate::cost::text::one_line;
 const SHOWN: usize = 20;
 
 /// The summary line, and the tagged statements (most buffers first) as a grid when any
-/// carried a tag; `None` without a tag summary (no pg_stat_statements).
-pub fn section(report: &Report, width: usize) -> Option<(String, Option<Grid>)> {
+/// carried a tag, each column cut to its `widths`; `None` without a tag summary (no
+/// pg_stat_statements).
+pub fn section(report: &Report, widths: (usize, usize)) -> Option<(String, Option<Grid>)> {
     let summary = report.tags.as_ref()?;
     let rows: Vec<Vec<String>> = (report.statements.iter())
         .filter_map(|s| Some((s, s.tags.as_ref()?)))
         .take(SHOWN)
-        .map(|(s, tags)| vec![one_line(&strip_tags(&s.query), width), tags.describe()])
+        .map(|(s, tags)| {
+            let statement = one_line(&strip_tags(&s.query), widths.0);
+            vec![statement, one_line(&tags.describe(), widths.1)]
+        })
         .collect();
     let grid = (!rows.is_empty()).then(|| Grid::new(&["statement", "tags"], rows, 0..0));
     Some((summary.describe(), grid))
@@ -35,7 +39,7 @@ mod tests {
         let statements = queries.iter().map(|q| stmt(q, 1.0, 1.0)).collect();
         let mut r = report(statements, vec![]);
         crate::cost::report::tagged_for_tests(&mut r);
-        let (title, grid) = super::section(&r, 40).unwrap();
+        let (title, grid) = super::section(&r, (40, 60)).unwrap();
         assert_eq!(
             title,
             "tags: 1 of 2 statements tagged (pg_stat_activity not sampled)"
@@ -45,7 +49,7 @@ mod tests {
             grid.rows,
             vec![vec![
                 "SELECT a FROM t WHERE id = $1".to_string(),
-                "route /a, src/a.rs:7".to_string()
+                "src/a.rs:7, route /a".to_string()
             ]]
         );
     }

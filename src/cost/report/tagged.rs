@@ -65,7 +65,7 @@ mod tests {
         assert_eq!(t.describe(), "route /t");
         let u = by_text("SELECT b").tags.as_ref().unwrap();
         assert_eq!((u.samples, u.seen[0].share), (0, None));
-        assert_eq!(u.describe(), "route /u, src/u.rs:3");
+        assert_eq!(u.describe(), "src/u.rs:3, route /u");
         assert_eq!(by_text("SELECT c").tags, None);
         let summary = r.tags.unwrap();
         assert_eq!(

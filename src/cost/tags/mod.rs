@@ -90,10 +90,10 @@ impl Tags {
         })
     }
 
-    /// The tags in one line, location last: `route /issues, controller issues#index,
-    /// app/controllers/issues_controller.rb:12`.
+    /// The tags in one line, location first (it is what a narrow view must keep):
+    /// `app/controllers/issues_controller.rb:12, route /issues, controller issues#index`.
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = self.location().into_iter().collect();
         let named = [
             ("route", &self.route),
             ("controller", &self.controller),
@@ -106,7 +106,6 @@ impl Tags {
                 parts.push(format!("{name} {value}"));
             }
         }
-        parts.extend(self.location());
         parts.join(", ")
     }
 }
@@ -432,7 +431,7 @@ mod tests {
         let tags = warm_up.statement("7", "SELECT $1").unwrap();
         assert_eq!((tags.samples, tags.seen[0].samples), (4, 3));
         assert_eq!(tags.seen[0].share, Some(0.75));
-        assert_eq!(tags.describe(), "route /a, src/a.rs:9 (75% of samples)");
+        assert_eq!(tags.describe(), "src/a.rs:9, route /a (75% of samples)");
     }
 
     #[test]

@@ -31,7 +31,7 @@ impl Exporter for MarkdownExporter {
                 })
                 .unwrap_or_default(),
             statements(r),
-            crate::render::tags::section(r, 80)
+            crate::render::tags::section(r, (80, 160))
                 .map(|(title, grid)| match grid {
                     Some(grid) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
                     None => format!("{title}\n\n"),

@@ -34,7 +34,7 @@ impl Exporter for TableExporter {
                 .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid))
                 .unwrap_or_default(),
             statements(r),
-            crate::render::tags::section(r, 48)
+            crate::render::tags::section(r, (34, 58))
                 .map(|(title, grid)| match grid {
                     Some(grid) => titled(&title, &grid),
                     None => format!("\n{title}\n"),
