@@ -102,6 +102,9 @@ async fn three_pipelines_cost_what_their_code_says() {
         let (parsed, total) = pgcost::cost::findings::parse_rate(r);
         assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
+    for (pipeline, r) in report.all() {
+        every_statement_names_its_route_and_line(pipeline.name(), r);
+    }
     let [(_, n), (_, e), (_, c)] = report.all();
     // Rows read are the plans' reads of the seeded data (tup_returned: rows from sequential
     // scans and index entries), one plan per statement once the warm-up is steady: a plan
@@ -159,6 +162,9 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{text}"
     );
     assert!(text.contains("   plan:\n"), "{text}");
+    // ...and where each statement comes from, from the tags the demo puts on its SQL.
+    assert!(text.contains("The naive run's tags: "), "{text}");
+    assert!(text.contains("│ src/commands/demo/api.rs:"), "{text}");
 
     // `pgcost demo --ramp`: the naive and cached pipelines ramped at c = 1, 2, 4 and 8 for
     // 5 s each. Timed steps end gently, so each step's statements per request are exactly
@@ -189,6 +195,56 @@ async fn three_pipelines_cost_what_their_code_says() {
     };
     let text = View::render(&document, Format::Table).unwrap();
     assert!(text.contains("Ramp of the naive pipeline") && text.contains("Verdict:"));
+}
+
+/// Every statement a request runs carries the demo's sqlcommenter tags: its route, and
+/// the line of src/commands/demo/api.rs that sends it, read from that file.
+fn every_statement_names_its_route_and_line(name: &str, r: &pgcost::cost::report::Report) {
+    use pgcost::commands::demo::api;
+    // Constants and comments folded: pg_stat_statements shows `SELECT 1` as `SELECT $4`.
+    use pgcost::cost::tags::comment::fold;
+    let source = include_str!("../src/commands/demo/api.rs");
+    let sent = [
+        ("SQL_TENANT", api::SQL_TENANT),
+        ("SQL_SESSION", api::SQL_SESSION),
+        ("SQL_ENTITLEMENT", api::SQL_ENTITLEMENT),
+        ("SQL_MEMBERSHIP", api::SQL_MEMBERSHIP),
+        ("SQL_GROUP_GRANTS", api::SQL_GROUP_GRANTS),
+        ("SQL_USER_GRANTS", api::SQL_USER_GRANTS),
+        ("SQL_CAN", api::SQL_CAN),
+        ("SQL_PROJECTS", api::SQL_PROJECTS),
+    ];
+    let summary = r.tags.as_ref().expect("a tag summary");
+    eprintln!("{name}: {}", summary.describe());
+    let mut seen_in_samples = 0;
+    for s in r.statements.iter().filter(|s| s.calls_per_request >= 1.0) {
+        let tags = s
+            .tags
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: untagged {}", s.query));
+        assert_eq!(tags.seen.len(), 1, "{name}: one call site each: {tags:?}");
+        let first = tags.first().unwrap();
+        assert_eq!(first.route.as_deref(), Some(api::ROUTE), "{name}");
+        assert_eq!(
+            first.file.as_deref(),
+            Some("src/commands/demo/api.rs"),
+            "{name}"
+        );
+        let line = first.line.expect("a line") as usize;
+        let text = source.lines().nth(line - 1).unwrap();
+        let (constant, _) = (sent.iter())
+            .find(|(_, sql)| fold(sql) == fold(&s.query))
+            .unwrap_or_else(|| panic!("{name}: not a demo statement: {}", s.query));
+        assert!(
+            text.contains("query!(") && text.contains(&format!("{constant},")),
+            "{name}: line {line} sends {constant}: {text}"
+        );
+        eprintln!("{name}: {constant} at line {line}, {}", tags.describe());
+        seen_in_samples += usize::from(tags.seen[0].share.is_some());
+    }
+    assert_eq!(summary.tagged, summary.statements, "{name}: {summary:?}");
+    assert!(summary.samples.unwrap_or(0) > 0, "{name}: {summary:?}");
+    assert!(seen_in_samples > 0, "{name}: no statement seen in a sample");
 }
 
 fn cluster_dir_of(line: &str) -> Option<String> {

@@ -7,7 +7,8 @@
 //! typed notes (caveats with stable codes), the databases of one request (nodes) and its
 //! read replicas, the unauthenticated comparison, window churn, whether credentials count,
 //! background traffic and its subtraction, the set-up of new connections, PgBouncer's figures and own statements, the
-//! findings, what the statements' plans say, the reading of a ramp, check's verdict
+//! findings, the tags apps put on their SQL (`tags/`: route, controller, file:line, sampled
+//! from `pg_stat_activity`), what the statements' plans say, the reading of a ramp, check's verdict
 //! (`check/`) and the demo's comparison (`demo.rs`).
 
 pub mod background;
@@ -36,5 +37,6 @@ pub mod snapshot;
 pub mod spread;
 pub mod steady;
 pub mod survey;
+pub mod tags;
 pub mod text;
 pub mod unauthenticated;

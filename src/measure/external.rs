@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, ChurnVerdict, Windows};
+use crate::cost::churn::{self, ChurnVerdict};
 use crate::cost::external_load::{self, CountSource, ToolCount};
 use crate::cost::load::LoadResult;
 use crate::cost::report::Report;
@@ -81,9 +81,7 @@ pub async fn measure(
             .into_iter()
             .chain(invalid_reasons(&ran, counted, load.count))
             .collect(),
-        warnings: Vec::new(),
-        windows: Windows::default(),
-        warmed: None,
+        ..Notes::default()
     };
     if let ChurnVerdict::Churned(churned) =
         churn::judge(meter.churn(&opened, &closed), counted.requests)
@@ -97,6 +95,7 @@ pub async fn measure(
         others: Default::default(),
         tail: None,
         mid: None,
+        tags: None,
     };
     let mut window = meter.measured(
         &config,

@@ -91,6 +91,8 @@ pub struct Notes {
     pub windows: Windows,
     /// The warm-up before the reported window, when it went on to a steady state.
     pub warmed: Option<crate::cost::steady::Warmed>,
+    /// The tags sampled during the warm-up (admin mode only).
+    pub tags: Option<crate::cost::tags::Observed>,
 }
 
 /// What one burst produced.
@@ -107,6 +109,8 @@ pub struct Burst {
     pub tail: Option<background::TailStart>,
     /// pg_stat_statements read once half the requests were done (`measure::steady`).
     pub mid: Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>,
+    /// The tags sampled while it ran (admin mode only).
+    pub tags: Option<crate::cost::tags::Observed>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -442,7 +446,9 @@ impl Meter {
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
         let half = config.requests / 2;
         let mid = crate::measure::steady::read_at_half(&self.source, &bar, half, &burst_done);
-        let (load, (peak_backends, others, tail), mid) = tokio::join!(burst, sampling, mid);
+        let tags = crate::measure::tags::sample(&self.source, &burst_done);
+        let (load, (peak_backends, others, tail), mid, tags) =
+            tokio::join!(burst, sampling, mid, tags);
         bar.finish_and_clear();
         Burst {
             load,
@@ -451,6 +457,7 @@ impl Meter {
             others,
             tail,
             mid,
+            tags,
         }
     }
 
@@ -468,7 +475,6 @@ impl Meter {
         unauthenticated: Option<Report>,
         notes: Notes,
     ) -> Window {
-        let source = &self.source;
         let (window, other_roles) = self.split_window(opened, closed);
         let window_seconds = match (opened.start_at, closed.end_at) {
             (Some(start), Some(end)) => end.saturating_duration_since(start).as_secs_f64(),
@@ -481,11 +487,11 @@ impl Meter {
             window_seconds,
             &seen,
             other_roles,
-            source.server.version_num,
+            self.source.server.version_num,
             tail,
         );
-        let warmed = notes.warmed.clone();
         let mut warnings = self.warnings(config);
+        let warmed = notes.warmed.clone();
         warnings.extend(warmed.as_ref().and_then(crate::cost::steady::Warmed::note));
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
@@ -515,13 +521,13 @@ impl Meter {
                 after_seconds: closed.settle.waited.as_secs_f64(),
                 timed_out: opened.settle.timed_out || closed.settle.timed_out,
             },
-            statements_available: source.layout.is_some(),
+            statements_available: self.source.layout.is_some(),
             warnings,
             invalid_reasons,
             allowed_statuses: config.auth.allowed_statuses.clone(),
             pool: Pool {
                 peak_backends: burst.peak_backends,
-                max_connections: Some(source.server.max_connections),
+                max_connections: Some(self.source.server.max_connections),
             },
             findings: config.findings.clone(),
             unauthenticated,
@@ -529,6 +535,7 @@ impl Meter {
             plans: Plans::default(),
             background: Some(background),
             warmed,
+            tags: crate::measure::tags::merged(notes.tags, burst.tags.as_ref()),
         };
         Window {
             delta: window,

@@ -22,6 +22,7 @@ pub mod pgbouncer;
 pub mod ramp;
 pub mod retry;
 mod steady;
+mod tags;
 
 pub use meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
 pub use nodes::{Boundaries, Meters};
@@ -32,7 +33,6 @@ use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
 use crate::config::AuditConfig;
-use crate::cost::churn::Windows;
 use crate::cost::plan::{self, Plans};
 use crate::cost::report::Report;
 use crate::cost::unauthenticated;
@@ -315,26 +315,48 @@ fn sized_bursts(
     sized
 }
 
+/// A warm-up's outcome, and the tags sampled during it.
+type SampledWarmUp = (
+    Option<crate::cost::steady::Warmed>,
+    Option<crate::cost::tags::Observed>,
+);
+
+/// Warms an endpoint up (see `steady`), sampling its tags meanwhile.
+pub(crate) async fn warm_up_sampled(
+    meter: &Meters,
+    (config, driver): (&AuditConfig, &Arc<Driver>),
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+    min_slices: u32,
+) -> Result<SampledWarmUp> {
+    let warm_up = steady::warm_up(meter, config, driver, progress, stop, min_slices);
+    let (warmed, sampled) = tags::during(&meter.first().source, warm_up).await;
+    Ok((warmed?, sampled))
+}
+
 /// Warms an endpoint up again, right before its window, because `cold` app connections
 /// opened since its warm-up, which have not run its statements; then opens the window.
 async fn warm_again(
     meter: &mut Meters,
     (config, driver): (&AuditConfig, &Arc<Driver>),
     cold: usize,
+    notes: &mut Notes,
     progress: &Progress,
     stop: &Arc<AtomicBool>,
-) -> Result<(Option<crate::cost::steady::Warmed>, Boundaries)> {
+) -> Result<Boundaries> {
     if !config.quiet {
         progress.status(&format!(
             "{cold} app connection(s) opened since the warm-up of {}: warming it up again",
             auth::redact::url(&config.request.url)
         ));
     }
-    let warmed = steady::warm_up(meter, config, driver, progress, stop, 1).await?;
+    let (warmed, sampled) = warm_up_sampled(meter, (config, driver), progress, stop, 1).await?;
+    notes.warmed = warmed;
+    notes.tags = tags::merged(notes.tags.take(), sampled.as_ref());
     let opened = meter
         .boundary((false, true, false), progress, stop, Instant::now())
         .await?;
-    Ok((warmed, opened))
+    Ok(opened)
 }
 
 /// How many app connections the window `opened` opens on that were not there when the
@@ -385,12 +407,12 @@ async fn sequence(
                 .chain(note.invalid_reason)
                 .collect(),
             warnings: note.warning.into_iter().collect(),
-            windows: Windows::default(),
-            warmed: None,
+            ..Notes::default()
         });
     }
     for ((config, driver), notes) in configs.iter().zip(&drivers).zip(&mut notes) {
-        notes.warmed = steady::warm_up(&meter, config, driver, progress, stop, 1).await?;
+        let endpoint = (config, driver);
+        (notes.warmed, notes.tags) = warm_up_sampled(&meter, endpoint, progress, stop, 1).await?;
     }
 
     let mut windows = Vec::with_capacity(configs.len());
@@ -404,7 +426,7 @@ async fn sequence(
         before_burst(i);
         if let Some(cold) = cold_connections(&opened, &notes) {
             let endpoint = (config, driver);
-            (notes.warmed, opened) = warm_again(&mut meter, endpoint, cold, progress, stop).await?;
+            opened = warm_again(&mut meter, endpoint, cold, &mut notes, progress, stop).await?;
         }
         let endpoint = retry::Endpoint {
             config,

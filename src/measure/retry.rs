@@ -123,7 +123,10 @@ pub async fn measure(
         }
         let meters = &*meter;
         let driver = endpoint.driver;
-        base.warmed = steady::warm_up(meters, config, driver, progress, stop, min_slices).await?;
+        let warm_up = super::warm_up_sampled(meters, (config, driver), progress, stop, min_slices);
+        let (warmed, sampled) = warm_up.await?;
+        base.warmed = warmed;
+        base.tags = super::tags::merged(base.tags.take(), sampled.as_ref());
         opened = meter
             .boundary((false, true, false), progress, stop, Instant::now())
             .await?;

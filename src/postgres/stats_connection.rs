@@ -458,6 +458,18 @@ impl StatsConnection {
         views::read_activity(&self.reader, self.oid, self.own_target_pid()).await
     }
 
+    /// One read of the target's backends and their statements, for tags; `None` in target
+    /// mode, where the read would land in the measured counters.
+    pub async fn tag_sample(&self) -> Result<Option<Vec<crate::cost::tags::Sample>>> {
+        if self.mode != Mode::Admin {
+            return Ok(None);
+        }
+        let (version, oid, own) = (self.server.version_num, self.oid, self.own_target_pid());
+        crate::postgres::tags::read(&self.reader, version, oid, own)
+            .await
+            .map(Some)
+    }
+
     /// Every role's name, by oid.
     pub async fn roles(&self) -> Result<BTreeMap<u32, String>> {
         views::read_roles(&self.reader).await

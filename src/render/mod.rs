@@ -3,8 +3,8 @@
 //! `ramp/`. Each document implements `View`, which picks the view of a format. The
 //! sections hold what the audit's views share; the table and Markdown views only draw
 //! them. The one JSON writer lives here too, for every command, and the SARIF model the
-//! audit's and check's SARIF views share (`sarif.rs`). Views import the model (`cost/`),
-//! never a command.
+//! audit's and check's SARIF views share (`sarif.rs`); `tags.rs` lists the statements' tags.
+//! Views import the model (`cost/`), never a command.
 
 pub mod audit;
 mod background;
@@ -22,6 +22,7 @@ pub(crate) mod sarif_tests;
 pub mod scale;
 mod sections;
 mod survey;
+mod tags;
 pub mod text;
 pub mod view;
 

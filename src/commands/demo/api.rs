@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use deadpool_postgres::{Object, Pool};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
 pub use crate::cost::demo::Pipeline;
@@ -41,6 +42,17 @@ pub const SQL_CAN: &str = "SELECT EXISTS (SELECT 1 FROM memberships WHERE tenant
           OR EXISTS (SELECT 1 FROM user_grants WHERE tenant_id = $1 AND user_id = $2 AND action = $3))";
 pub const SQL_PROJECTS: &str =
     "SELECT id, name FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2";
+
+/// The route every statement is tagged with, as the router spells it.
+pub const ROUTE: &str = "/{pipeline}/api/v1/projects";
+
+/// Runs a statement tagged as sqlcommenter tags it: the route, and the call site from
+/// `file!()` and `line!()`, so that `pgcost demo` names each statement's line.
+macro_rules! query {
+    ($client:expr, $sql:expr, $params:expr) => {
+        tagged($client, $sql, (file!(), line!()), $params)
+    };
+}
 
 /// JWT claims the demo API expects.
 #[derive(Debug, Clone, serde::Serialize, Deserialize, schemars::JsonSchema)]
@@ -98,12 +110,20 @@ fn internal(e: impl std::fmt::Display) -> Failure {
     (StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
 }
 
-async fn query(
+/// `sql` with its sqlcommenter comment (keys sorted, values URL-encoded), run.
+async fn tagged(
     client: &Object,
     sql: &str,
+    (file, line): (&str, u32),
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Vec<tokio_postgres::Row>, Failure> {
-    let statement = client.prepare_cached(sql).await.map_err(internal)?;
+    let encode = |v: &str| utf8_percent_encode(v, NON_ALPHANUMERIC).to_string();
+    let sql = format!(
+        "{sql} /*code.filepath='{}',code.lineno='{line}',route='{}'*/",
+        encode(file),
+        encode(ROUTE)
+    );
+    let statement = client.prepare_cached(&sql).await.map_err(internal)?;
     client.query(&statement, params).await.map_err(internal)
 }
 
@@ -136,17 +156,17 @@ async fn can(
 ) -> Result<bool, Failure> {
     match pipeline {
         Pipeline::Naive => {
-            let membership = query(client, SQL_MEMBERSHIP, &[&tenant, &user]).await?;
+            let membership = query!(client, SQL_MEMBERSHIP, &[&tenant, &user]).await?;
             if membership.is_empty() {
                 return Ok(false);
             }
-            let mut set: HashSet<String> = query(client, SQL_GROUP_GRANTS, &[&user, &tenant])
+            let mut set: HashSet<String> = query!(client, SQL_GROUP_GRANTS, &[&user, &tenant])
                 .await?
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
             set.extend(
-                query(client, SQL_USER_GRANTS, &[&user, &tenant])
+                query!(client, SQL_USER_GRANTS, &[&user, &tenant])
                     .await?
                     .iter()
                     .map(|r| r.get::<_, String>(0)),
@@ -168,7 +188,7 @@ async fn can(
                     return Ok(true);
                 }
             }
-            let row = query(client, SQL_CAN, &[&tenant, &user, &action]).await?;
+            let row = query!(client, SQL_CAN, &[&tenant, &user, &action]).await?;
             let allowed: bool = row.first().map(|r| r.get(0)).unwrap_or(false);
             if pipeline == Pipeline::Cached {
                 memo.insert(action.to_string(), allowed);
@@ -204,7 +224,7 @@ async fn projects(
 
     let cached_tenant = pipeline == Pipeline::Cached && app.tenants.get(&tenant).is_some();
     if !cached_tenant {
-        let rows = query(&client, SQL_TENANT, &[&tenant]).await?;
+        let rows = query!(&client, SQL_TENANT, &[&tenant]).await?;
         let active = rows
             .first()
             .map(|r| r.get::<_, String>("status") == "active")
@@ -217,7 +237,7 @@ async fn projects(
         }
     }
     // Session revocation must cut access at once: never cached.
-    let session = query(&client, SQL_SESSION, &[&claims.jti, &user]).await?;
+    let session = query!(&client, SQL_SESSION, &[&claims.jti, &user]).await?;
     if !session
         .first()
         .map(|r| r.get::<_, bool>("live"))
@@ -228,7 +248,7 @@ async fn projects(
             "session revoked or expired".into(),
         ));
     }
-    let entitled = query(&client, SQL_ENTITLEMENT, &[&tenant, &MODULE]).await?;
+    let entitled = query!(&client, SQL_ENTITLEMENT, &[&tenant, &MODULE]).await?;
     if !entitled
         .first()
         .map(|r| r.get::<_, bool>(0))
@@ -246,7 +266,7 @@ async fn projects(
         return Err((StatusCode::FORBIDDEN, "forbidden".into()));
     }
     let limit = list.limit.unwrap_or(20).clamp(1, 100);
-    let rows = query(&client, SQL_PROJECTS, &[&tenant, &limit]).await?;
+    let rows = query!(&client, SQL_PROJECTS, &[&tenant, &limit]).await?;
     let names: Vec<String> = rows.iter().map(|r| r.get::<_, String>("name")).collect();
     Ok(serde_json::json!({ "projects": names }).to_string())
 }

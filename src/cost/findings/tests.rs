@@ -32,6 +32,7 @@ pub(crate) fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> S
         plan: None,
         plan_shape: None,
         database: None,
+        tags: None,
     }
 }
 
@@ -145,6 +146,7 @@ pub(crate) fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -
         nodes: Vec::new(),
         background: None,
         pgbouncer: None,
+        tags: None,
     }
 }
 

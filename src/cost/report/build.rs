@@ -48,6 +48,9 @@ pub struct Context {
     pub background: Option<crate::cost::background::Input>,
     /// The warm-up actually sent before the window, when it went on to a steady state.
     pub warmed: Option<crate::cost::steady::Warmed>,
+    /// The tags sampled from `pg_stat_activity` during the warm-up and the burst; `None`
+    /// where not sampled (target mode, `measure`'s external load, older reports).
+    pub tags: Option<crate::cost::tags::Observed>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -182,6 +185,7 @@ impl Report {
             nodes: Vec::new(),
             background: background.flatten(),
             pgbouncer: None,
+            tags: None,
         };
         report.per_request.setup = setup::recognise(&setup::Inputs {
             new_sessions_per_request: report.per_request.new_sessions,
@@ -198,6 +202,9 @@ impl Report {
             None => report,
         };
         plan::attach(&mut report, &context.plans);
+        if available {
+            super::tagged::attach(&mut report, context.tags.as_ref());
+        }
         report
     }
 }
@@ -363,6 +370,7 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
             plan: None,
             plan_shape: None,
             database: None,
+            tags: None,
         })
         .collect();
     sort_statements(&mut rows);

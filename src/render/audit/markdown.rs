@@ -31,6 +31,12 @@ impl Exporter for MarkdownExporter {
                 })
                 .unwrap_or_default(),
             statements(r),
+            crate::render::tags::section(r, (80, 160))
+                .map(|(title, grid)| match grid {
+                    Some(grid) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
+                    None => format!("{title}\n\n"),
+                })
+                .unwrap_or_default(),
             sections::statement_writes(r, 60)
                 .map(|grid| {
                     format!(

@@ -35,6 +35,12 @@ impl Exporter for TableExporter {
                 .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid))
                 .unwrap_or_default(),
             statements(r),
+            crate::render::tags::section(r, (34, 58))
+                .map(|(title, grid)| match grid {
+                    Some(grid) => titled(&title, &grid),
+                    None => format!("\n{title}\n"),
+                })
+                .unwrap_or_default(),
             sections::statement_writes(r, 40)
                 .map(|grid| titled("Statements that wrote (per request)", &grid))
                 .unwrap_or_default(),

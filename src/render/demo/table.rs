@@ -57,6 +57,14 @@ pub fn render_comparison(demo: &DemoReport) -> String {
         out.push_str("\nThe first finding in full, with its rewrite and its plan:\n\n");
         out.push_str(&sections::finding_text(1, &naive.findings[0], 98));
     }
+    // Where each statement comes from: the demo tags its SQL with its route and line.
+    if let Some((title, Some(grid))) = crate::render::tags::section(naive, (34, 58)) {
+        let _ = write!(
+            out,
+            "\nThe naive run's {title}\n{}",
+            table::terminal_table(&grid)
+        );
+    }
     out
 }
 

@@ -76,6 +76,10 @@ pub struct Report {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
+    /// How many statements carried tags in their SQL comments, and how many samples of
+    /// `pg_stat_activity` were read; absent without pg_stat_statements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<crate::cost::tags::TagSummary>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -281,6 +285,11 @@ pub struct StatementRow {
     /// repeated); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
+    /// Where in the app it comes from, as the tags in its SQL comments say (route,
+    /// controller, file:line), with the share of samples each set was seen in; absent
+    /// when it carried none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<crate::cost::tags::StatementTags>,
 }
 
 /// One table's counter growth per request.
