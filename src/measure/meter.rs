@@ -499,11 +499,8 @@ impl Meter {
         }
         let mut invalid_reasons = notes.invalid_reasons;
         invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
-        let settle_tables = opened
-            .settle_tables
-            .as_ref()
-            .map(|o| o.waited)
-            .unwrap_or_default();
+        let settle_tables =
+            (opened.settle_tables.as_ref()).map_or(Default::default(), |o| o.waited);
         let context = Context {
             target: self.target(config),
             warmup: config.warmup,
@@ -527,6 +524,7 @@ impl Meter {
             plans: Plans::default(),
             background: Some(background),
             warmed,
+            source: config.source.clone(),
         };
         Window {
             delta: window,

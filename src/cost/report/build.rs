@@ -47,6 +47,8 @@ pub struct Context {
     pub background: Option<crate::cost::background::Input>,
     /// The warm-up actually sent before the window, when it went on to a steady state.
     pub warmed: Option<crate::cost::steady::Warmed>,
+    /// The app's source (`--source`), where the findings' locations are looked up.
+    pub source: Option<std::sync::Arc<crate::source::SourceMap>>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -171,10 +173,16 @@ impl Report {
             tables: &report.tables,
         });
         let mut report = match &context.findings {
-            Some(thresholds) => Report {
-                findings: findings::analyze(&report, thresholds),
-                ..report
-            },
+            Some(thresholds) => {
+                let mut found = findings::analyze(&report, thresholds);
+                if let Some(source) = &context.source {
+                    findings::locate(&mut found, source);
+                }
+                Report {
+                    findings: found,
+                    ..report
+                }
+            }
             None => report,
         };
         plan::attach(&mut report, &context.plans);

@@ -53,6 +53,7 @@ pub fn context(n: u64) -> Context {
         windows: Default::default(),
         background: None,
         warmed: None,
+        source: None,
     }
 }
 

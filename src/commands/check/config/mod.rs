@@ -61,6 +61,7 @@ impl CheckConfig {
         let overrides = Overrides {
             base_url: args.base.base_url.clone(),
             only: args.endpoints.clone(),
+            source: args.source.source.clone(),
         };
         let path = args.file.config.clone().unwrap_or(DEFAULT_CONFIG.into());
         let mut endpoints = load(&path, &overrides, env)?;
