@@ -34,6 +34,81 @@ pub enum Origin {
     },
     /// A tag the app sent with the statement in a SQL comment (`file:line`).
     Tag,
+    /// A key of pgcost.toml: the limit a budget failure broke.
+    ConfigKey {
+        /// The key, as in `[endpoint.budget]` (`nodes.NAME.` before a database's own).
+        key: String,
+    },
+}
+
+/// The lines of one `[[endpoint]]` of pgcost.toml: its name, and each key of its budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigLines {
+    /// pgcost.toml, relative to the working directory when under it.
+    pub uri: String,
+    /// The line of the endpoint's `name`.
+    pub endpoint_line: u32,
+    /// `statements`, `nodes.auth.rows_read`, `forbid`, ... → line; `""` is the
+    /// `[endpoint.budget]` header.
+    pub keys: std::collections::BTreeMap<String, u32>,
+}
+
+impl ConfigLines {
+    /// Reads the lines of the endpoint whose `name` is at byte `name_offset` of `text`:
+    /// from there to the next `[[endpoint]]`.
+    pub fn of(uri: &str, text: &str, name_offset: usize) -> ConfigLines {
+        let first = text[..name_offset.min(text.len())].matches('\n').count();
+        let mut keys = std::collections::BTreeMap::new();
+        let mut table: Option<String> = None;
+        for (i, line) in text.lines().enumerate().skip(first + 1) {
+            let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            let trimmed = line.trim();
+            if trimmed.starts_with("[[endpoint]]") {
+                break;
+            }
+            if let Some(header) = trimmed.strip_prefix('[') {
+                let header = header.trim_end_matches(']').trim();
+                table = header.strip_prefix("endpoint.budget").map(|rest| {
+                    let rest = rest.trim_start_matches('.');
+                    keys.entry(rest.to_string()).or_insert(number);
+                    rest.to_string()
+                });
+                continue;
+            }
+            if let (Some(table), Some((key, _))) = (&table, trimmed.split_once('=')) {
+                let key = key.trim();
+                let key = match table.as_str() {
+                    "" => key.to_string(),
+                    table => format!("{table}.{key}"),
+                };
+                keys.entry(key).or_insert(number);
+            }
+        }
+        ConfigLines {
+            uri: uri.to_string(),
+            endpoint_line: u32::try_from(first + 1).unwrap_or(u32::MAX),
+            keys,
+        }
+    }
+
+    /// The place of the limit `metric` broke: its key (a forbidden finding kind is in
+    /// `forbid`), else the budget's header, else the endpoint's name.
+    pub fn of_metric(&self, metric: &str, forbidden_kind: bool) -> CodeLocation {
+        let key = match (forbidden_kind, metric.rsplit_once('.')) {
+            (true, Some((nodes, _))) => format!("{nodes}.forbid"),
+            (true, None) => "forbid".to_string(),
+            (false, _) => metric.to_string(),
+        };
+        let line = (self.keys.get(&key))
+            .or_else(|| self.keys.get(""))
+            .copied()
+            .unwrap_or(self.endpoint_line);
+        CodeLocation {
+            uri: self.uri.clone(),
+            line,
+            origin: Origin::ConfigKey { key },
+        }
+    }
 }
 
 impl CodeLocation {
@@ -48,6 +123,7 @@ impl CodeLocation {
             Origin::Model { table, model } => format!("the model of `{table}` ({model})"),
             Origin::LiteralSql { .. } => "the statement's SQL in the source".to_string(),
             Origin::Tag => "the call site the app tagged".to_string(),
+            Origin::ConfigKey { key } => format!("the budget's `{key}`"),
         }
     }
 

@@ -19,7 +19,7 @@ mod walk;
 
 use std::path::{Path, PathBuf};
 
-pub use location::{CodeLocation, Origin};
+pub use location::{CodeLocation, ConfigLines, Origin};
 pub use model::Model;
 pub use walk::WalkError;
 

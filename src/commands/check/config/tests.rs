@@ -125,7 +125,13 @@ fn a_complete_file_becomes_one_audit_config_per_endpoint() {
     assert_eq!(h.get_all("authorization").iter().count(), 1);
     assert_eq!(h["authorization"], "Token other-secret");
     assert_eq!(h["accept"], "application/json");
-    assert_eq!(create.budget, Budget::default());
+    let lines = create.budget.lines.clone().expect("the endpoint's lines");
+    assert_eq!((lines.uri.as_str(), lines.keys.len()), ("pgcost.toml", 0));
+    let limits = Budget {
+        lines: None,
+        ..create.budget.clone()
+    };
+    assert_eq!(limits, Budget::default());
 
     let only = built(GOOD, &["create project"]).unwrap();
     assert_eq!(only.len(), 1);
