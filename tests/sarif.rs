@@ -100,6 +100,7 @@ async fn audit_and_check_write_valid_sarif_naming_the_n_plus_one() {
     let dir = tempfile::tempdir().unwrap();
     let audit_file = dir.path().join("audit.sarif");
     let check_file = dir.path().join("check.sarif");
+    let github_file = dir.path().join("check.github");
 
     let audit_url = audited.url("/n-plus-one");
     let mut audit = pgcost();
@@ -116,6 +117,8 @@ async fn audit_and_check_write_valid_sarif_naming_the_n_plus_one() {
         .arg(write_config(dir.path(), &checked.url("")))
         .arg("-o")
         .arg(&check_file)
+        .arg("--export")
+        .arg(format!("github={}", github_file.display()))
         .env("SARIF_DB_URL", db.cluster.url("sarif_check"));
     let audit = std::thread::spawn(move || audit.assert());
     let check = std::thread::spawn(move || check.assert());
@@ -169,6 +172,29 @@ async fn audit_and_check_write_valid_sarif_naming_the_n_plus_one() {
         "{message}"
     );
     assert_in_code(&audit, &check);
+
+    // `--format github`: the budget failures at their keys, then the N+1 at its SQL.
+    let github = std::fs::read_to_string(&github_file).unwrap();
+    let lines: Vec<&str> = github.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "::error file=pgcost.toml,line=16,title=pgcost%3A n-plus-one over budget::\
+             n-plus-one: over budget: statements {:.2} per request, budget 1",
+            (1 + SMALL) as f64
+        )
+    );
+    assert!(
+        lines[1].starts_with("::error file=pgcost.toml,line=17,"),
+        "{github}"
+    );
+    assert!(
+        (lines.iter()).any(|l| l.starts_with(
+            "::error file=app/controllers/labels_controller.rb,line=6,title=pgcost%3A n_plus_one::"
+        )),
+        "{github}"
+    );
+    assert!(lines.len() <= 10, "{github}");
 }
 
 /// GitHub's rules hold for every result with a place in the code: the N+1 points at the
