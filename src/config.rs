@@ -4,6 +4,7 @@
 //! [`AuditConfig::from_raw`], checks into an [`AuditConfig`]; a [`Spelling`] names each
 //! value in the errors as its source spells it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,13 +15,14 @@ use crate::cost::background;
 use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
 use crate::flags::{
-    AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, Spelling, TargetArgs,
+    AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, SourceArgs, Spelling, TargetArgs,
 };
 use crate::http::error_answer::ErrorRule;
 use crate::http::request::RequestSpec;
 use crate::http::rotation::Target;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
+use crate::source::SourceMap;
 use crate::values::{
     check_counts, parse_duration, parse_header, parse_header_name, parse_json_pointer,
     parse_method, parse_named_thresholds, parse_percent, parse_positive_duration, parse_url,
@@ -64,6 +66,9 @@ pub struct AuditConfig {
     /// URLs the burst rotates over, each its share of the requests, in place of
     /// `request.url`; empty for every command but `survey`.
     pub targets: Vec<Target>,
+    /// The app's source tree (`--source`), read once: findings name the model of their
+    /// tables and the line of their SQL.
+    pub source: Option<Arc<SourceMap>>,
 }
 
 /// The databases of the target group, resolved and checked together.
@@ -109,6 +114,7 @@ impl AuditConfig {
             .map(|path| read_cacert(&spelling.of("cacert"), path))
             .transpose()?;
         let findings = findings_from_args(&args.findings, spelling)?;
+        let source = source_from_args(&args.findings.source, spelling)?;
         let credentials =
             CredentialOptions::from_groups(&args.auth, &args.load.allow_status, spelling)?;
         let background = background_from_args(&args.background)?;
@@ -146,6 +152,7 @@ impl AuditConfig {
             background,
             pgbouncer: databases.pgbouncer,
             targets: Vec::new(),
+            source,
         })
     }
 
@@ -251,6 +258,18 @@ pub fn findings_from_args(args: &FindingsArgs, spelling: &Spelling) -> Result<Op
         true => Ok(None),
         false => parse_named_thresholds(&spelling.of("thresholds"), &args.thresholds).map(Some),
     }
+}
+
+/// `--source`, read: every model and every line of SQL below the directory.
+pub fn source_from_args(args: &SourceArgs, spelling: &Spelling) -> Result<Option<Arc<SourceMap>>> {
+    let Some(dir) = &args.source else {
+        return Ok(None);
+    };
+    let map = SourceMap::scan(dir).map_err(|e| {
+        Error::usage(format!("{}: {e}", spelling.of("source")))
+            .with_hint("name the directory of the app's code, e.g. --source . in its checkout")
+    })?;
+    Ok(Some(Arc::new(map)))
 }
 
 /// `--format`, `-o` and every `--export`, checked: each export's format is one `allowed`

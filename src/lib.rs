@@ -18,5 +18,6 @@ pub mod output;
 pub mod postgres;
 pub mod progress;
 pub mod render;
+pub mod source;
 pub mod tls;
 pub mod values;

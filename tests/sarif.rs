@@ -58,9 +58,16 @@ fn assert_n_plus_one(log: &Value, endpoint: &str, request: &str) {
     assert_eq!(at[1]["fullyQualifiedName"], N_PLUS_ONE);
 }
 
+/// The Rails-style source tree whose model declares `small` (tests/source.rs).
+fn rails() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source/rails")
+}
+
 fn write_config(dir: &Path, base_url: &str) -> std::path::PathBuf {
+    let source = rails();
     let text = format!(
         r#"base_url = "{base_url}"
+source = "{}"
 
 [database]
 url_env = "SARIF_DB_URL"
@@ -76,7 +83,8 @@ path = "/n-plus-one"
 [endpoint.budget]
 statements = 1
 forbid = ["n_plus_one"]
-"#
+"#,
+        source.display()
     );
     let path = dir.join("pgcost.toml");
     std::fs::write(&path, text).unwrap();
@@ -92,19 +100,25 @@ async fn audit_and_check_write_valid_sarif_naming_the_n_plus_one() {
     let dir = tempfile::tempdir().unwrap();
     let audit_file = dir.path().join("audit.sarif");
     let check_file = dir.path().join("check.sarif");
+    let github_file = dir.path().join("check.github");
 
     let audit_url = audited.url("/n-plus-one");
     let mut audit = pgcost();
     audit
         .args(["audit", "-q", "-n", "60", "-c", "4", "--format", "sarif"])
-        .args(["--url", &audit_url, "--db", &db.url(), "-o"])
+        .args(["--url", &audit_url, "--db", &db.url(), "--source"])
+        .arg(rails())
+        .arg("-o")
         .arg(&audit_file);
     let mut check = pgcost();
     check
+        .current_dir(dir.path())
         .args(["check", "-q", "--format", "sarif", "--config"])
         .arg(write_config(dir.path(), &checked.url("")))
         .arg("-o")
         .arg(&check_file)
+        .arg("--export")
+        .arg(format!("github={}", github_file.display()))
         .env("SARIF_DB_URL", db.cluster.url("sarif_check"));
     let audit = std::thread::spawn(move || audit.assert());
     let check = std::thread::spawn(move || check.assert());
@@ -156,5 +170,80 @@ async fn audit_and_check_write_valid_sarif_naming_the_n_plus_one() {
     assert!(
         message.contains("forbidden finding n_plus_one (1 found)"),
         "{message}"
+    );
+    assert_in_code(&audit, &check);
+
+    // `--format github`: the budget failures at their keys, then the N+1 at its SQL.
+    let github = std::fs::read_to_string(&github_file).unwrap();
+    let lines: Vec<&str> = github.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "::error file=pgcost.toml,line=16,title=pgcost%3A n-plus-one over budget::\
+             n-plus-one: over budget: statements {:.2} per request, budget 1",
+            (1 + SMALL) as f64
+        )
+    );
+    assert!(
+        lines[1].starts_with("::error file=pgcost.toml,line=17,"),
+        "{github}"
+    );
+    assert!(
+        (lines.iter()).any(|l| l.starts_with(
+            "::error file=app/controllers/labels_controller.rb,line=6,title=pgcost%3A n_plus_one::"
+        )),
+        "{github}"
+    );
+    assert!(lines.len() <= 10, "{github}");
+}
+
+/// GitHub's rules hold for every result with a place in the code: the N+1 points at the
+/// model of `small` (literal SQL first: the controller that writes it out), the budget
+/// failures at their keys in pgcost.toml. The results without a place (round_trips: no
+/// table, no statement) break GH1001 only, as docs/ci.md says: code scanning hides them.
+fn assert_in_code(audit: &Value, check: &Value) {
+    let physical = |r: &Value| r["locations"][0]["physicalLocation"].clone();
+    for log in [audit, check] {
+        let n_plus_one = physical(result(log, "n_plus_one"));
+        assert_eq!(
+            n_plus_one,
+            serde_json::json!({
+                "artifactLocation": {"uri": "app/controllers/labels_controller.rb"},
+                "region": {"startLine": 6}
+            })
+        );
+        for violation in support::github_sarif::violations(log) {
+            let index: usize = violation
+                .rsplit(['[', ']'])
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
+            let r = &results(log)[index];
+            assert!(
+                violation.starts_with("GH1001") && physical(r).is_null(),
+                "{violation}: {r:#}"
+            );
+        }
+    }
+    let at = |rule: &str| physical(result(check, rule));
+    assert_eq!(
+        at("budget_exceeded")["artifactLocation"]["uri"],
+        "pgcost.toml"
+    );
+    assert_eq!(at("budget_exceeded")["region"]["startLine"], 16);
+    assert_eq!(at("forbidden_finding")["region"]["startLine"], 17);
+    let round_trips = result(audit, "round_trips");
+    assert!(physical(round_trips).is_null());
+    // A fingerprint that holds across runs: the endpoint and the finding's, or the limit's.
+    assert_eq!(
+        result(check, "budget_exceeded")["partialFingerprints"]["pgcostFailure/v1"],
+        "n-plus-one|statements"
+    );
+    assert!(
+        result(check, "n_plus_one")["partialFingerprints"]["pgcostFinding/v1"]
+            .as_str()
+            .unwrap()
+            .starts_with("n-plus-one|n_plus_one:")
     );
 }

@@ -22,6 +22,7 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("replicas", include_str!("../../docs/replicas.md")),
     ("pgbouncer", include_str!("../../docs/pgbouncer.md")),
     ("survey", include_str!("../../docs/survey.md")),
+    ("source", include_str!("../../docs/source.md")),
 ];
 
 /// The command: one page, or the list of pages.

@@ -23,6 +23,9 @@ pub struct FindingsArgs {
     #[command(flatten)]
     pub plans: PlansArgs,
 
+    #[command(flatten)]
+    pub source: super::SourceArgs,
+
     /// Change a finding threshold, NAME=VALUE (repeatable), e.g.
     /// collection_min_rows_per_call=20. Names are listed in `pgcost docs findings`.
     #[arg(long = "threshold", value_name = "NAME=VALUE")]

@@ -11,6 +11,7 @@ pub mod config_file;
 pub mod findings;
 pub mod load;
 pub mod output;
+pub mod source;
 pub mod spelling;
 pub mod survey;
 pub mod target;
@@ -22,6 +23,7 @@ pub use config_file::{ConfigFileArgs, DEFAULT_CONFIG};
 pub use findings::{FindingsArgs, PlansArgs};
 pub use load::{BurstArgs, CountArgs, LoadArgs};
 pub use output::OutputArgs;
+pub use source::SourceArgs;
 pub use spelling::{Spelling, defaults};
 pub use survey::SurveyArgs;
 pub use target::TargetArgs;
@@ -202,6 +204,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub plans: PlansArgs,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,

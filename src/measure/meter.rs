@@ -507,11 +507,8 @@ impl Meter {
         }
         let mut invalid_reasons = notes.invalid_reasons;
         invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
-        let settle_tables = opened
-            .settle_tables
-            .as_ref()
-            .map(|o| o.waited)
-            .unwrap_or_default();
+        let settle_tables =
+            (opened.settle_tables.as_ref()).map_or(Default::default(), |o| o.waited);
         let context = Context {
             target: self.target(config),
             warmup: config.warmup,
@@ -536,6 +533,7 @@ impl Meter {
             background: Some(background),
             warmed,
             tags: crate::measure::tags::merged(notes.tags, burst.tags.as_ref()),
+            source: config.source.clone(),
         };
         Window {
             delta: window,

@@ -22,6 +22,8 @@ pub enum Format {
     Junit,
     /// SARIF 2.1.0, for code-scanning tools: a rule per finding kind, a result per finding.
     Sarif,
+    /// GitHub Actions workflow commands: an annotation per located failure and finding.
+    Github,
 }
 
 /// What `pgcost audit` and `measure` write.
@@ -60,6 +62,7 @@ pub const CHECK_FORMATS: &[Format] = &[
     Format::Junit,
     Format::Html,
     Format::Sarif,
+    Format::Github,
 ];
 
 impl Format {
@@ -70,6 +73,7 @@ impl Format {
         Format::Html,
         Format::Junit,
         Format::Sarif,
+        Format::Github,
     ];
 
     /// The name the user types, e.g. `markdown`.
@@ -81,6 +85,7 @@ impl Format {
             Format::Html => "html",
             Format::Junit => "junit",
             Format::Sarif => "sarif",
+            Format::Github => "github",
         }
     }
 
@@ -93,6 +98,9 @@ impl Format {
             Format::Html => "one self-contained HTML page with charts",
             Format::Junit => "JUnit XML: each endpoint a testcase, each breach a failure",
             Format::Sarif => "SARIF 2.1.0 for code scanning: a result per finding",
+            Format::Github => {
+                "GitHub Actions annotations (::error file=...,line=...::), ten at most"
+            }
         }
     }
 

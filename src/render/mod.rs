@@ -28,6 +28,7 @@ pub mod view;
 
 pub use audit::{HtmlExporter, JsonExporter, MarkdownExporter, TableExporter};
 pub use audit::{markdown_table, terminal_table};
+pub use check::github;
 pub use sections::{Grid, finding_text, findings_brief, findings_text};
 pub use view::{Unsupported, View};
 

@@ -1,8 +1,10 @@
 //! The SARIF 2.1.0 subset pgcost writes (`--format sarif`), as serde types, and what the
 //! audit's and check's SARIF views share: the log around one run, a rule per finding kind
 //! with the advice of `pgcost explain`, and a finding as a result at an endpoint.
-//! pgcost measures a running service, not source files: its results name logical
-//! locations (the endpoint, the statement or table), not files.
+//! pgcost measures a running service: every result names logical locations (the
+//! endpoint, the statement or table). A result with a place in the code (a finding with
+//! `--source`, a budget's line in pgcost.toml) also gets a physical location, relative
+//! path and line; GitHub code scanning shows only those.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +14,7 @@ use serde::Serialize;
 use crate::cost::check::statement_diff::FindingRef;
 use crate::cost::findings::{self, Finding, FindingKind, Severity};
 use crate::cost::text::one_line;
+use crate::source::CodeLocation;
 
 /// The OASIS schema of SARIF 2.1.0 (with its errata), which the log names.
 pub const SCHEMA: &str =
@@ -169,7 +172,43 @@ pub struct Properties {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
+    /// The file and line, when the result has a place in the code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_location: Option<PhysicalLocation>,
     pub logical_locations: Vec<LogicalLocation>,
+}
+
+/// A file (relative URI) and a line.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhysicalLocation {
+    pub artifact_location: ArtifactLocation,
+    pub region: Region,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ArtifactLocation {
+    /// Relative, with `/` separators: `--source`'s, or pgcost.toml's as given.
+    pub uri: String,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Region {
+    pub start_line: u32,
+}
+
+impl Location {
+    /// This location, at `code` too when there is one.
+    pub fn in_code(self, code: Option<&CodeLocation>) -> Location {
+        Location {
+            physical_location: code.map(|c| PhysicalLocation {
+                artifact_location: ArtifactLocation { uri: c.uri.clone() },
+                region: Region { start_line: c.line },
+            }),
+            ..self
+        }
+    }
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -213,7 +252,10 @@ impl Endpoint<'_> {
                 kind: "resource",
             });
         }
-        Location { logical_locations }
+        Location {
+            physical_location: None,
+            logical_locations,
+        }
     }
 }
 
@@ -251,8 +293,12 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         Some(db) => format!(" (database {db})"),
         None => String::new(),
     };
+    let code = match f.locations.first() {
+        Some(at) => format!(" Open {}.", at.line_text()),
+        None => String::new(),
+    };
     let text = format!(
-        "{} ({}) at {}{database}{subject}. Fixing it {}.",
+        "{} ({}) at {}{database}{subject}. Fixing it {}.{code}",
         f.kind,
         f.severity,
         endpoint.request,
@@ -263,7 +309,9 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         rule_id: f.kind.as_str().to_string(),
         level: Level::of(f.severity),
         message: Text::plain(text),
-        locations: vec![endpoint.at(f.query.as_deref(), f.table.as_deref())],
+        locations: vec![
+            (endpoint.at(f.query.as_deref(), f.table.as_deref())).in_code(f.locations.first()),
+        ],
         partial_fingerprints: [(
             "pgcostFinding/v1".to_string(),
             format!("{}|{fingerprint}", endpoint.name),

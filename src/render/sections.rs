@@ -301,8 +301,9 @@ pub fn tables(report: &Report) -> Option<Grid> {
     Some(Grid::new(&header, rows, 1..7))
 }
 
-/// The findings in brief, for a terminal: at most three lines each (kind, severity and
-/// saving; the statement on one line; the evidence on one line), then the short advice of
+/// The findings in brief, for a terminal: at most four lines each (kind, severity and
+/// saving; the statement on one line; the evidence on one line; the first place in the
+/// source, with `--source`), then the short advice of
 /// each kind present, once. The full advice is in Markdown, JSON and `pgcost explain`.
 pub fn findings_brief(report: &Report, width: usize) -> String {
     let mut out = String::new();
@@ -337,6 +338,10 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             "   {}",
             one_line(&evidence.join(", "), width.saturating_sub(3))
         );
+        out.push_str(&locations_text(
+            &f.locations[..f.locations.len().min(1)],
+            width,
+        ));
         if !kinds.contains(&f.kind) {
             kinds.push(f.kind);
         }
@@ -401,12 +406,22 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         "{}",
         textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options)
     );
+    out.push_str(&locations_text(&f.locations, width));
     for paragraph in f.suggestion.lines() {
         let _ = writeln!(out, "{}", suggestion_paragraph(paragraph, width));
     }
     out.push_str(&plan_text(f, width));
     out.push('\n');
     out
+}
+
+/// A line per place in the app's source: `at path:line, what it is`.
+fn locations_text(locations: &[crate::source::CodeLocation], width: usize) -> String {
+    let lines = locations.iter().map(|l| {
+        let line = format!("at {}", l.line_text());
+        format!("   {}\n", one_line(&line, width.saturating_sub(3)))
+    });
+    lines.collect()
 }
 
 /// The index the plan calls for, and the plan itself, under a finding; nothing when the

@@ -5,6 +5,7 @@
 
 pub mod busy_app;
 pub mod fixture;
+pub mod github_sarif;
 pub mod stress;
 pub mod verdict;
 

@@ -28,6 +28,7 @@ use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::render::View;
 use crate::render::format::Format;
+use crate::render::github;
 use acks::Ack;
 use budget::{Budget, Figures};
 use config::CheckConfig;
@@ -350,8 +351,24 @@ fn write_verdict(
     let progress = Progress::new(config.quiet);
     let scrub = |text: &str| secrets.scrub(text);
     output::write(report, &config.outputs, &scrub, &progress)?;
-    if let Some(path) = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty())
-        && let Err(e) = append_step_summary(&path, &scrub(&report.render(Format::Markdown)?))
+    let summary = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty());
+    let mut markdown = report.render(Format::Markdown)?;
+    let overflow = (config.outputs.format == Format::Github)
+        .then(|| github::overflow_markdown(report))
+        .flatten();
+    if let Some(rest) = &overflow {
+        markdown = format!("{markdown}\n{rest}");
+        if summary.is_none() {
+            progress::warning(&format!(
+                "{} annotation(s) past GitHub's {} per step were not printed: set \
+                 GITHUB_STEP_SUMMARY (GitHub Actions does) to get them in the step summary",
+                github::overflow_count(report),
+                github::MAX_ANNOTATIONS
+            ));
+        }
+    }
+    if let Some(path) = summary
+        && let Err(e) = append_step_summary(&path, &scrub(&markdown))
     {
         // The verdict is already out; a missing summary must not change the exit code.
         progress::warning(&e.message);

@@ -17,6 +17,11 @@ use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
+    /// Where pgcost.toml sets this budget's limits, for the annotations that point at
+    /// them; never read from, nor written to, a file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub lines: Option<crate::source::ConfigLines>,
     /// Most transactions (commits + rollbacks) per request.
     #[serde(default)]
     pub transactions: Option<f64>,

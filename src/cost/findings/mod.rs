@@ -300,8 +300,39 @@ impl Finding {
             index: None,
             saves_per_request: Saving::default(),
             database: None,
+            locations: Vec::new(),
         }
     }
+}
+
+/// Adds to each finding where the app's source declares its tables and writes its SQL.
+pub fn locate(findings: &mut [Finding], source: &crate::source::SourceMap) {
+    for finding in findings {
+        finding.locations = source.locate(&tables_of(finding), finding.query.as_deref());
+    }
+}
+
+/// The tables a finding is about: its table, else those its statement reads or writes
+/// (from the tokens when the text does not parse).
+fn tables_of(finding: &Finding) -> Vec<String> {
+    if let Some(table) = &finding.table {
+        return vec![table.clone()];
+    }
+    let Some(query) = &finding.query else {
+        return Vec::new();
+    };
+    let shape = sql::shape(query);
+    let relations = match shape.parsed {
+        true => shape.relations,
+        false => shape.mentioned,
+    };
+    let mut names: Vec<String> = Vec::new();
+    for relation in relations {
+        if !names.contains(&relation.name) {
+            names.push(relation.name);
+        }
+    }
+    names
 }
 
 /// Statements whose text parses, and all statements, counting the top-level statements

@@ -51,6 +51,8 @@ pub struct Context {
     /// The tags sampled from `pg_stat_activity` during the warm-up and the burst; `None`
     /// where not sampled (target mode, `measure`'s external load, older reports).
     pub tags: Option<crate::cost::tags::Observed>,
+    /// The app's source (`--source`), where the findings' locations are looked up.
+    pub source: Option<std::sync::Arc<crate::source::SourceMap>>,
 }
 
 /// Why the HTTP side makes the numbers untrustworthy, one reason per status or error kind.
@@ -195,10 +197,16 @@ impl Report {
             tables: &report.tables,
         });
         let mut report = match &context.findings {
-            Some(thresholds) => Report {
-                findings: findings::analyze(&report, thresholds),
-                ..report
-            },
+            Some(thresholds) => {
+                let mut found = findings::analyze(&report, thresholds);
+                if let Some(source) = &context.source {
+                    findings::locate(&mut found, source);
+                }
+                Report {
+                    findings: found,
+                    ..report
+                }
+            }
             None => report,
         };
         plan::attach(&mut report, &context.plans);

@@ -54,6 +54,7 @@ pub fn context(n: u64) -> Context {
         background: None,
         warmed: None,
         tags: None,
+        source: None,
     }
 }
 

@@ -358,6 +358,7 @@ fn finding(
         index: None,
         saves_per_request,
         database,
+        locations: Vec::new(),
     };
     finding.severity = findings::severity(&finding, &Thresholds::default());
     finding

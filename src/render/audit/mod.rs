@@ -36,7 +36,7 @@ impl View for Report {
             Format::Markdown => &MarkdownExporter,
             Format::Html => &HtmlExporter,
             Format::Sarif => &SarifExporter,
-            Format::Junit => return Err(Unsupported::of(self, format)),
+            Format::Junit | Format::Github => return Err(Unsupported::of(self, format)),
         };
         Ok(exporter.render(self))
     }

@@ -6,6 +6,7 @@
 //! headline, each problem in words, the endpoints' figures.
 
 mod diff;
+pub mod github;
 mod html;
 mod junit;
 mod markdown;
@@ -40,6 +41,7 @@ impl View for CheckReport {
             Format::Junit => junit::render(self),
             Format::Html => html::render(self),
             Format::Sarif => sarif::render(self),
+            Format::Github => github::render(self),
         })
     }
 

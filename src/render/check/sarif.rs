@@ -10,6 +10,7 @@ use crate::render::sarif::{
     Configuration, Endpoint, Level, Log, Properties, Rule, SarifResult, Text, finding_result,
     finding_rules,
 };
+use crate::source::CodeLocation;
 
 /// The rules of what fails a check, beside the finding kinds: (id, short description, help).
 const FAILURES: [(&str, &str, &str); 7] = [
@@ -94,7 +95,15 @@ fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
         level: Level::Error,
         message: Text::plain(format!("{}: {text}", e.name)),
         locations: vec![endpoint.at(None, None)],
-        partial_fingerprints: Default::default(),
+        partial_fingerprints: [(
+            "pgcostFailure/v1".to_string(),
+            format!(
+                "{}|{rule}|{}",
+                e.name,
+                text.split(':').next().unwrap_or_default()
+            ),
+        )]
+        .into(),
         properties,
     };
     let mut out = Vec::new();
@@ -104,21 +113,39 @@ fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
             budget: Some(b.budget),
             ..Properties::default()
         };
-        out.push(error(
+        let mut result = error(
             breach_rule(b),
             format!("over budget: {}", breach_text(b, plain)),
             Some(properties),
-        ));
+        );
+        result.partial_fingerprints.insert(
+            "pgcostFailure/v1".to_string(),
+            format!("{}|{}", e.name, b.metric),
+        );
+        let at = breach_location(e, b);
+        result.locations = vec![endpoint.at(None, None).in_code(at.as_ref())];
+        out.push(result);
     }
     for r in &e.regressions {
         let text = format!("regressed: {}", regression_text(r));
-        out.push(error(REGRESSION, text, None));
+        let mut result = error(REGRESSION, text, None);
+        let fingerprint = format!("{}|{REGRESSION}|{}", e.name, r.metric);
+        result
+            .partial_fingerprints
+            .insert("pgcostFailure/v1".to_string(), fingerprint);
+        out.push(result);
     }
     for reason in reasons(e) {
         out.push(error(NOT_VALID, format!("not valid: {reason}"), None));
     }
     out.extend((e.report.findings.iter()).map(|f| finding_result(&endpoint, f)));
     out
+}
+
+/// The line of pgcost.toml that sets the limit `b` broke.
+pub(super) fn breach_location(e: &EndpointResult, b: &Breach) -> Option<CodeLocation> {
+    let lines = e.budget.lines.as_ref()?;
+    Some(lines.of_metric(&b.metric, breach_rule(b) == FORBIDDEN_FINDING))
 }
 
 /// The rule a breach falls under: a limit on the statement set or an acknowledgement has

@@ -28,7 +28,9 @@ impl View for Demo<'_> {
             Format::Html => html::render_with_ramps(self.report, self.ramps),
             Format::Markdown => markdown::render(self.report, self.ramps)?,
             Format::Table => render_comparison(self.report) + &table::ramp_tables(self.ramps)?,
-            Format::Junit | Format::Sarif => return Err(Unsupported::of(self, format)),
+            Format::Junit | Format::Sarif | Format::Github => {
+                return Err(Unsupported::of(self, format));
+            }
         })
     }
 }

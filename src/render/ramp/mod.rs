@@ -30,7 +30,9 @@ impl View for RampReport {
             Format::Markdown => markdown(self),
             Format::Html => html::render(self),
             Format::Table => table(self),
-            Format::Junit | Format::Sarif => return Err(Unsupported::of(self, format)),
+            Format::Junit | Format::Sarif | Format::Github => {
+                return Err(Unsupported::of(self, format));
+            }
         })
     }
 

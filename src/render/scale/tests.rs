@@ -72,6 +72,7 @@ pub(crate) fn sample() -> ScaleReport {
             index: None,
             saves_per_request: Saving::default(),
             database: None,
+            locations: Vec::new(),
         }],
     }
 }

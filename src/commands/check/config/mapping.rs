@@ -32,6 +32,8 @@ pub(super) struct Shared<'a> {
     auth: AuthArgs,
     /// `[thresholds]`, as `--threshold NAME=VALUE`.
     thresholds: Vec<String>,
+    /// `--source`, else the file's `source` under its directory.
+    source: Option<std::path::PathBuf>,
     spelling: Spelling,
     /// Values read from variables: never printed.
     secrets: Vec<String>,
@@ -69,12 +71,17 @@ impl<'a> Shared<'a> {
         let mut spelling = Spelling::flags();
         spelling.set("settle_timeout", "[defaults] settle_timeout");
         spelling.set("thresholds", "[thresholds]");
+        if overrides.source.is_none() {
+            spelling.set("source", "source");
+        }
         credentials::spelling(&mut spelling);
         let shared = Shared {
             file,
             base_dir,
             target,
             auth,
+            source: (overrides.source.clone())
+                .or_else(|| file.source.as_ref().map(|dir| base_dir.join(dir))),
             thresholds: (file.thresholds.iter())
                 .map(|(name, value)| format!("{name}={value}"))
                 .collect(),
@@ -99,6 +106,7 @@ impl<'a> Shared<'a> {
         let mut findings: FindingsArgs = defaults();
         findings.thresholds = self.thresholds.clone();
         findings.plans.no_plans = !plans;
+        findings.source.source = self.source.clone();
         findings
     }
 }

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::flags::{CheckArgs, DEFAULT_CONFIG};
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::format::{CHECK_FORMATS, Outputs};
+use crate::source::ConfigLines;
 use crate::values::parse_percent;
 use mapping::Shared;
 use spanned::{Source, check_endpoint};
@@ -61,6 +62,7 @@ impl CheckConfig {
         let overrides = Overrides {
             base_url: args.base.base_url.clone(),
             only: args.endpoints.clone(),
+            source: args.source.source.clone(),
         };
         let path = args.file.config.clone().unwrap_or(DEFAULT_CONFIG.into());
         let mut endpoints = load(&path, &overrides, env)?;
@@ -170,9 +172,35 @@ pub fn build(
     };
     mapping::check_selection(file, origin, overrides)?;
     let shared = Shared::new(file, &source, base_dir, overrides, env)?;
+    let uri = relative_uri(origin);
     file.endpoints
         .iter()
         .filter(|t| overrides.only.is_empty() || overrides.only.contains(t.name.get_ref()))
-        .map(|table| mapping::endpoint(&shared, table, origin, env))
+        .map(|table| {
+            let mut endpoint = mapping::endpoint(&shared, table, origin, env)?;
+            let lines = ConfigLines::of(&uri, text, table.name.span().start);
+            endpoint.budget.lines = Some(lines);
+            Ok(endpoint)
+        })
         .collect()
+}
+
+/// pgcost.toml's path for annotations: relative to the working directory when under it
+/// (GitHub wants paths relative to the checkout), `/` separators.
+fn relative_uri(origin: &str) -> String {
+    let path = Path::new(origin);
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    let parts: Vec<String> = (relative.components())
+        .filter(|c| {
+            !matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::CurDir
+            )
+        })
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
 }

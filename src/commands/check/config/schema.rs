@@ -29,6 +29,9 @@ pub struct File {
     pub thresholds: BTreeMap<String, f64>,
     #[serde(default, rename = "endpoint")]
     pub endpoints: Vec<EndpointTable>,
+    /// The app's source tree, under the file's directory (`--source`, which overrides
+    /// it): findings name the model of their tables and the line of their SQL.
+    pub source: Option<PathBuf>,
     /// `[survey]`: read by `pgcost survey` (`commands/survey_config`), not by check.
     pub survey: Option<toml::Table>,
 }
@@ -224,4 +227,6 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// Measure only these endpoints, in the file's order; all when empty.
     pub only: Vec<String>,
+    /// `--source`, in place of the file's `source`.
+    pub source: Option<PathBuf>,
 }

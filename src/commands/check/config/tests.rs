@@ -59,6 +59,7 @@ fn built(text: &str, only: &[&str]) -> Result<Vec<Endpoint>> {
     let overrides = Overrides {
         base_url: None,
         only: only.iter().map(|s| s.to_string()).collect(),
+        source: None,
     };
     build(
         &file,
@@ -124,7 +125,13 @@ fn a_complete_file_becomes_one_audit_config_per_endpoint() {
     assert_eq!(h.get_all("authorization").iter().count(), 1);
     assert_eq!(h["authorization"], "Token other-secret");
     assert_eq!(h["accept"], "application/json");
-    assert_eq!(create.budget, Budget::default());
+    let lines = create.budget.lines.clone().expect("the endpoint's lines");
+    assert_eq!((lines.uri.as_str(), lines.keys.len()), ("pgcost.toml", 0));
+    let limits = Budget {
+        lines: None,
+        ..create.budget.clone()
+    };
+    assert_eq!(limits, Budget::default());
 
     let only = built(GOOD, &["create project"]).unwrap();
     assert_eq!(only.len(), 1);
@@ -530,6 +537,7 @@ fn the_demo_example_is_valid() {
     let overrides = Overrides {
         base_url: Some("http://127.0.0.1:4000".into()),
         only: vec![],
+        source: None,
     };
     let endpoints = build(
         &file,
@@ -610,4 +618,33 @@ fn fail_on_plan_change_comes_from_the_budget_or_the_defaults() {
         "{}",
         e.message
     );
+}
+
+#[test]
+fn source_is_read_under_the_files_directory_and_the_flag_overrides_it() {
+    let text = "base_url = \"http://127.0.0.1:3000\"\nsource = \"rails\"\n\n\
+                [database]\nurl = \"postgres://auditor@127.0.0.1:5432/app\"\n\n\
+                [[endpoint]]\nname = \"labels\"\npath = \"/labels\"\n";
+    let file = parse(text, "pgcost.toml").unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/source");
+    let build_with = |source: Option<PathBuf>, base_dir: &Path| {
+        let overrides = Overrides {
+            source,
+            ..Overrides::default()
+        };
+        build(&file, text, "pgcost.toml", base_dir, &overrides, &env)
+    };
+    let endpoints = build_with(None, &fixtures).unwrap();
+    let map = endpoints[0].audit.source.as_ref().expect("source read");
+    assert_eq!(map.root, fixtures.join("rails"));
+    assert!(map.models.iter().any(|m| m.table == "small"));
+
+    let err = build_with(None, Path::new("/repo")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pgcost.toml: endpoint \"labels\": source: /repo/rails is not a directory"
+    );
+    let endpoints = build_with(Some(fixtures.join("django")), Path::new("/repo")).unwrap();
+    let map = endpoints[0].audit.source.as_ref().unwrap();
+    assert!(map.models.iter().any(|m| m.table == "tracker_issue"));
 }

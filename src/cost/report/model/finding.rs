@@ -121,6 +121,11 @@ pub struct Finding {
     /// repeated); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
+    /// Where to look in the app's source (`--source`): the statement's literal SQL where
+    /// the source holds it, then the model of each table the finding touches. Absent
+    /// without `--source`, or when the source names none of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<crate::source::CodeLocation>,
 }
 
 /// The estimated saving, per request, if a finding's suggestion is applied. The formula
