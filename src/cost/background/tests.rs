@@ -13,6 +13,7 @@ fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
         calls,
         rows: calls * 2,
         exec_time_ms: 0.0,
+        plan_time_ms: None,
         shared_blks_hit: 0,
         shared_blks_read: 0,
         writes: Default::default(),

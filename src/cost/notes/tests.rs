@@ -153,6 +153,7 @@ fn one_of_each() -> Vec<Note> {
             rows_read_per_request: 0.0,
             spread: Default::default(),
         }),
+        Note::TrackPlanningOff,
     ]
 }
 
