@@ -116,7 +116,9 @@ and its outer query has no aggregate, EXISTS, GROUP BY, LIMIT or OFFSET.
 
 Not raised for the page the endpoint returns (LIMIT or OFFSET, or a listing with its
 count), for a batch load by a list of keys (IN ($1, ...) or = ANY($1)), or for the list
-an N+1 walks: their rows are used.
+an N+1 walks: their rows are used. A list of one key (IN ($3)) in a read of a permission,
+scope, grant or role table run once per request is no batch load: it is an auth step
+loading one owner's constant set, and fires.
 
 The fix, when the caller only tests whether a matching row exists (a permission, a
 membership, a flag):

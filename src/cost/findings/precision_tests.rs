@@ -368,3 +368,64 @@ fn joins_loops_and_semi_joins_are_no_per_row_subquery() {
         );
     }
 }
+
+// collection_to_boolean on auth steps ------------------------------------------------------
+
+/// The key owner's scopes as TypeORM loads them: the ORM adds `id IN ($3)`.
+const SCOPES: &str = r#"SELECT "Scope"."id" AS "Scope_id", "Scope"."name" AS "Scope_name" FROM "api_key_scopes" "Scope" WHERE "Scope"."key_id" = $1 AND "Scope"."active" = $2 AND "Scope"."owner_id" IN ($3)"#;
+/// A page of tasks, the endpoint's own rows.
+const TASKS_PAGE: &str =
+    r#"SELECT "t"."id", "t"."title" FROM "tasks" "t" ORDER BY "t"."id" DESC LIMIT 25"#;
+
+#[test]
+fn an_auth_step_loading_a_constant_collection_is_named_whatever_its_in_list() {
+    let r = report(
+        vec![stmt(TASKS_PAGE, 1.0, 25.0), stmt(SCOPES, 1.0, 186.0)],
+        vec![
+            table("public.tasks", 100),
+            table("public.api_key_scopes", 20),
+        ],
+    );
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].query.as_deref(), Some(SCOPES));
+    assert_eq!(found[0].evidence["rows_per_call"], 186.0);
+    assert_eq!(found[0].saves_per_request.rows_returned, 185.0);
+}
+
+#[test]
+fn a_batch_load_by_a_key_list_stays_exempt_outside_auth_and_beside_the_page() {
+    // Tags of the page's tasks: a batch load, not an auth step.
+    let tags = r#"SELECT "tags"."id", "tags"."name", "tags"."task_id" FROM "tags" WHERE "tags"."task_id" IN ($1, $2, $3)"#;
+    // The roles of a page of 25 users, prefetched by their ids: a list of several keys.
+    let roles = r#"SELECT "roles"."id", "roles"."user_id" FROM "roles" WHERE "roles"."user_id" IN ($1, $2, $3)"#;
+    let users = r#"SELECT "u"."id", "u"."name" FROM "users" "u" ORDER BY "u"."id" LIMIT 25"#;
+    let r = report(
+        vec![
+            stmt(TASKS_PAGE, 1.0, 25.0),
+            stmt(tags, 1.0, 60.0),
+            stmt(users, 1.0, 25.0),
+            stmt(roles, 1.0, 40.0),
+        ],
+        vec![
+            table("public.tasks", 100),
+            table("public.tags", 20),
+            table("public.users", 20),
+            table("public.roles", 5),
+        ],
+    );
+    assert!(
+        of_kind(&r, FindingKind::CollectionToBoolean).is_empty(),
+        "{:#?}",
+        of_kind(&r, FindingKind::CollectionToBoolean)
+    );
+    // The same scopes load on every other request only is no per-request auth step.
+    let r = report(
+        vec![stmt(TASKS_PAGE, 1.0, 25.0), stmt(SCOPES, 0.5, 186.0)],
+        vec![
+            table("public.tasks", 100),
+            table("public.api_key_scopes", 20),
+        ],
+    );
+    assert!(of_kind(&r, FindingKind::CollectionToBoolean).is_empty());
+}

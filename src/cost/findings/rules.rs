@@ -15,6 +15,25 @@ pub(super) fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresho
     })
 }
 
+/// A step of authorisation run once per request (the key owner's scopes, the user's
+/// permissions) whose list holds one key (`IN ($3)`): its rows are one owner's constant
+/// set, not a batch keyed by a page's rows (a prefetch of the roles of a page of users
+/// lists several keys).
+fn auth_collection(s: &Statement, t: &Thresholds) -> bool {
+    s.runs_once_per_request(t)
+        && super::identity::authorises(&s.relation_names())
+        && lists_one_key(s.query)
+}
+
+/// Every `IN (…)` list of placeholders in the text holds one: `IN ($3)`.
+fn lists_one_key(query: &str) -> bool {
+    let text = query.to_ascii_lowercase().replace(' ', "");
+    let lists: Vec<&str> = (text.split("in($").skip(1))
+        .map(|rest| rest.split(')').next().unwrap_or(rest))
+        .collect();
+    !lists.is_empty() && lists.iter().all(|l| l.chars().all(|c| c.is_ascii_digit()))
+}
+
 pub(super) fn collection_to_boolean(
     s: &Statement,
     all: &[Statement],
@@ -24,9 +43,11 @@ pub(super) fn collection_to_boolean(
     let outer = s.shape.outer.as_ref()?;
     let answers_already = outer.aggregate || outer.exists || outer.group_by || outer.limit;
     // The page, a batch load, the list a loop walks and the page's children: their rows
-    // are used.
+    // are used. A list of keys does not make an auth step's constant collection a batch
+    // load: the ORM adds `id IN ($3)` to the key owner's scopes as well.
+    let batch_load = s.shape.keyed_by_list && !auth_collection(s, t);
     let rows_used = s.page
-        || s.shape.keyed_by_list
+        || batch_load
         || walked_by_n_plus_one(s, all, t)
         || super::overfetch::feeds_the_page(s, all, items, t);
     if s.shape.access != Access::Read
