@@ -119,6 +119,10 @@ pub enum Note {
     BackgroundNotSubtracted {
         backends: Vec<String>,
         app_roles: bool,
+        /// Some of the backends run as an `--app-role` role (the app's own pool or jobs):
+        /// their statements are in the statement figures too.
+        #[serde(default)]
+        shares_app_role: bool,
     },
     /// Statement calls of roles outside --app-role, left out.
     OtherRolesStatements { roles: Vec<RoleCalls> },

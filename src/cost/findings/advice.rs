@@ -161,16 +161,18 @@ rows or db time are counted.";
 
 const ROUND_TRIPS: &str = "\
 Fires at 5 statements per request or more, BEGIN and COMMIT included. It lists the
-statements that run exactly once per request (auth, tenant, session, permission lookups)
-and those that run more often.
+statements that run exactly once per request by class: auth steps (session, token, user,
+permission, scope lookups), batch loads keyed by the page (prefetches), the page and its
+count, and other lookups; then those that run more often.
 
-The fix: collapse independent lookups keyed by the same user or tenant into one statement,
-a join or scalar subqueries side by side:
+The fix for auth steps: collapse independent lookups keyed by the same user or tenant into
+one statement, a join or scalar subqueries side by side:
 
     SELECT (SELECT plan FROM tenants WHERE id = $1),
            (SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2)
 
-and memoise repeated statements for the request.
+For batch loads: join the to-one relations into the page's statement and drop the ones
+the response does not show. Memoise repeated statements for the request.
 
 Saves per request: the once-per-request statements minus one, plus the extra calls of the
 repeated ones. That is an upper bound (pgcost cannot see whether the lookups depend on

@@ -338,7 +338,7 @@ fn many_statements_per_request_are_round_trips() {
             f.suggestion
         );
     }
-    assert!(f.suggestion.contains("collapsed into one statement"));
+    assert!(f.suggestion.contains("collapse them into one statement"));
     assert!(f.suggestion.contains("memoise"));
     assert!(f.suggestion.contains(
         "\n  - SELECT locale FROM user_settings WHERE user_id = $1 (2 times per request)"

@@ -325,7 +325,8 @@ pub(super) fn traffic_message(note: &Note) -> Option<String> {
         Note::BackgroundNotSubtracted {
             backends,
             app_roles,
-        } => background_not_subtracted(backends, *app_roles),
+            shares_app_role,
+        } => background_not_subtracted(backends, *app_roles, *shares_app_role),
         Note::BackgroundSubtracted {
             figure,
             share,
@@ -361,24 +362,32 @@ pub(super) fn traffic_message(note: &Note) -> Option<String> {
     })
 }
 
-fn background_not_subtracted(backends: &[String], app_roles: bool) -> String {
+fn background_not_subtracted(
+    backends: &[String],
+    app_roles: bool,
+    shares_app_role: bool,
+) -> String {
     let shown: Vec<&str> = backends.iter().take(3).map(|s| s.as_str()).collect();
     let more = match backends.len().saturating_sub(shown.len()) {
         0 => String::new(),
         more => format!(" and {more} more"),
     };
-    let statements = match app_roles {
-        false => {
+    let statements = match (app_roles, shares_app_role) {
+        (false, _) => {
             "--app-role ROLE counts only the app's statements (pg_stat_statements by role), and "
         }
-        true => "statements are the app roles' only (--app-role); ",
+        (true, false) => "statements are the app roles' only (--app-role); ",
+        (true, true) => {
+            "the statement figures include theirs too, since they share an --app-role role \
+             (the app's own pool or jobs); "
+        }
     };
     format!(
-        "{} other client backend(s) were active in the window while pgcost sent no requests, \
-         or belong to roles outside --app-role ({}{more}): the pg_stat_database figures \
-         (transactions, rows read, rows fetched and written, blocks) include their work; for \
-         exact numbers, {statements}--control DURATION measures that background before the \
-         warm-up and subtracts it",
+        "{} client backend(s) were active in the window while pgcost sent no requests, or \
+         belong to roles outside --app-role ({}{more}): the \
+         pg_stat_database figures (transactions, rows read, rows fetched and written, blocks) \
+         include their work; for exact numbers, {statements}--control DURATION measures that \
+         background before the warm-up and subtracts it",
         backends.len(),
         shown.join(", "),
     )

@@ -84,6 +84,7 @@ fn one_of_each() -> Vec<Note> {
         Note::BackgroundNotSubtracted {
             backends: vec!["pid 7 (role cron)".into()],
             app_roles: false,
+            shares_app_role: false,
         },
         Note::OtherRolesStatements {
             roles: vec![RoleCalls {
