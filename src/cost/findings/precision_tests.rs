@@ -400,20 +400,12 @@ fn a_batch_load_by_a_key_list_stays_exempt_outside_auth_and_beside_the_page() {
     // The roles of a page of 25 users, prefetched by their ids: a list of several keys.
     let roles = r#"SELECT "roles"."id", "roles"."user_id" FROM "roles" WHERE "roles"."user_id" IN ($1, $2, $3)"#;
     let users = r#"SELECT "u"."id", "u"."name" FROM "users" "u" ORDER BY "u"."id" LIMIT 25"#;
-    let r = report(
-        vec![
-            stmt(TASKS_PAGE, 1.0, 25.0),
-            stmt(tags, 1.0, 60.0),
-            stmt(users, 1.0, 25.0),
-            stmt(roles, 1.0, 40.0),
-        ],
-        vec![
-            table("public.tasks", 100),
-            table("public.tags", 20),
-            table("public.users", 20),
-            table("public.roles", 5),
-        ],
-    );
+    let r = once_each(&[
+        (TASKS_PAGE, 25.0, "public.tasks", 100),
+        (tags, 60.0, "public.tags", 20),
+        (users, 25.0, "public.users", 20),
+        (roles, 40.0, "public.roles", 5),
+    ]);
     assert!(
         of_kind(&r, FindingKind::CollectionToBoolean).is_empty(),
         "{:#?}",
@@ -470,22 +462,13 @@ fn round_trips_sorts_its_statements_into_auth_page_batch_loads_and_other_lookups
     let perms = r#"SELECT "auth_permission"."codename" FROM "auth_permission" WHERE "auth_permission"."id" = $1"#;
     let racks = r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1, $2, $3, $4)"#;
     let tenant = r#"SELECT "tenancy_tenant"."name" FROM "tenancy_tenant" WHERE "tenancy_tenant"."slug" = $1"#;
-    let r = report(
-        vec![
-            stmt(session, 1.0, 1.0),
-            stmt(perms, 1.0, 1.0),
-            stmt(DEVICES_PAGE, 1.0, 50.0),
-            stmt(racks, 1.0, 4.0),
-            stmt(tenant, 1.0, 1.0),
-        ],
-        vec![
-            table("public.django_session", 10),
-            table("public.auth_permission", 2),
-            table("public.dcim_device", 100),
-            table("public.dcim_rack", 1),
-            table("public.tenancy_tenant", 1),
-        ],
-    );
+    let r = once_each(&[
+        (session, 1.0, "public.django_session", 10),
+        (perms, 1.0, "public.auth_permission", 2),
+        (DEVICES_PAGE, 50.0, "public.dcim_device", 100),
+        (racks, 4.0, "public.dcim_rack", 1),
+        (tenant, 1.0, "public.tenancy_tenant", 1),
+    ]);
     let found = of_kind(&r, FindingKind::RoundTrips);
     assert_eq!(found.len(), 1, "{found:#?}");
     let advice = &found[0].suggestion;
@@ -514,4 +497,16 @@ fn round_trips_sorts_its_statements_into_auth_page_batch_loads_and_other_lookups
     assert!(!advice.contains("usually auth"), "{advice}");
     // The saving is unchanged: five statements once per request, four avoidable at most.
     assert_eq!(found[0].saves_per_request.statements, 4.0);
+}
+
+/// Each statement once per request with its rows per call, and its table of that many pages.
+fn once_each(reads: &[(&str, f64, &str, i64)]) -> Report {
+    report(
+        (reads.iter())
+            .map(|(q, rows, _, _)| stmt(q, 1.0, *rows))
+            .collect(),
+        (reads.iter())
+            .map(|(_, _, t, pages)| table(t, *pages))
+            .collect(),
+    )
 }
