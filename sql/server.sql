@@ -15,4 +15,7 @@ SELECT current_setting('server_version_num')::int AS version_num,
        -- BEGIN and COMMIT are statements only when utility statements are tracked.
        (coalesce(current_setting('pg_stat_statements.track_utility', true), 'off') = 'on'
         AND coalesce(current_setting('pg_stat_statements.track', true), 'none') <> 'none')
-         AS tracks_utility
+         AS tracks_utility,
+       -- Plan time per statement (pg_stat_statements 1.8, PG 13+) is counted only when on.
+       coalesce(current_setting('pg_stat_statements.track_planning', true), 'off') = 'on'
+         AS track_planning

@@ -110,7 +110,7 @@ async fn without_flags(db: &TestDb) {
     assert_eq!(r.invalid_reasons.len(), 1, "{:?}", r.invalid_reasons);
     assert!(r.background.is_none(), "no flag, no section");
     let warning = (r.notes.iter().map(Note::message))
-        .find(|w| w.contains("other client backend(s) were active in the window"))
+        .find(|w| w.contains("client backend(s) were active in the window"))
         .unwrap_or_else(|| panic!("no background warning in {:#?}", r.notes));
     assert!(
         warning.contains(&format!("role {WRITER_ROLE}, application \"{WRITER_APP}\"")),

@@ -588,9 +588,15 @@ fn percent(fraction: f64) -> String {
 
 /// Without `--control`: the other backends' work is in the pg_stat_database figures.
 fn unsubtracted_warning(input: &Input) -> Note {
+    let app_roles = &input.options.app_roles;
     Note::BackgroundNotSubtracted {
         backends: input.other_backends.clone(),
-        app_roles: !input.options.app_roles.is_empty(),
+        app_roles: !app_roles.is_empty(),
+        shares_app_role: (input.other_backends.iter()).any(|b| {
+            app_roles
+                .iter()
+                .any(|r| b.contains(&format!("(role {r})")) || b.contains(&format!("(role {r},")))
+        }),
     }
 }
 

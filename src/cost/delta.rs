@@ -17,6 +17,8 @@ pub struct StatementDelta {
     pub calls: i64,
     pub rows: i64,
     pub exec_time_ms: f64,
+    /// Plan time of the window; `None` when not tracked (PG 12, track_planning off).
+    pub plan_time_ms: Option<f64>,
     pub shared_blks_hit: i64,
     pub shared_blks_read: i64,
     pub writes: WriteCounters,
@@ -169,6 +171,9 @@ fn statement_deltas(
             calls: a.calls - calls0,
             rows: a.rows - rows0,
             exec_time_ms: (a.exec_time_ms - time0).max(0.0),
+            plan_time_ms: a
+                .plan_time_ms
+                .map(|p| (p - b.and_then(|b| b.plan_time_ms).unwrap_or(0.0)).max(0.0)),
             shared_blks_hit: (a.shared_blks_hit - hit0).max(0),
             shared_blks_read: (a.shared_blks_read - read0).max(0),
             writes: match b {
@@ -280,6 +285,7 @@ mod tests {
             calls,
             rows,
             exec_time_ms: calls as f64 * 0.5,
+            plan_time_ms: None,
             shared_blks_hit: calls,
             shared_blks_read: 0,
             writes: Default::default(),

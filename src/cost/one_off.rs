@@ -337,6 +337,7 @@ mod tests {
             calls: 2,
             rows: 2,
             exec_time_ms: 0.0,
+            plan_time_ms: None,
             shared_blks_hit: 0,
             shared_blks_read: 0,
             writes: Default::default(),

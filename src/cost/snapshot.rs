@@ -37,6 +37,8 @@ pub struct StatementStats {
     pub calls: i64,
     pub rows: i64,
     pub exec_time_ms: f64,
+    /// `total_plan_time`: `None` before PG 13 or with pg_stat_statements.track_planning off.
+    pub plan_time_ms: Option<f64>,
     pub shared_blks_hit: i64,
     pub shared_blks_read: i64,
     pub writes: WriteCounters,
@@ -105,6 +107,7 @@ mod tests {
             calls,
             rows: 0,
             exec_time_ms: 0.0,
+            plan_time_ms: None,
             shared_blks_hit: 0,
             shared_blks_read: 0,
             writes: WriteCounters::default(),

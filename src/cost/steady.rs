@@ -181,6 +181,7 @@ mod tests {
             calls,
             rows,
             exec_time_ms: 0.0,
+            plan_time_ms: None,
             shared_blks_hit: hit,
             shared_blks_read: read,
             writes: Default::default(),

@@ -156,7 +156,11 @@ fn statements_layout(
     if server.compute_query_id == "off" {
         warnings.push(Note::ComputeQueryIdOff);
     }
-    StatementsLayout::for_version(version)
+    let layout = StatementsLayout::for_version(version);
+    if layout.is_some_and(StatementsLayout::has_plan_time) && !server.track_planning {
+        warnings.push(Note::TrackPlanningOff);
+    }
+    layout
 }
 
 impl StatsConnection {

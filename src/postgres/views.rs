@@ -156,6 +156,11 @@ impl StatementsLayout {
         }
     }
 
+    /// `total_plan_time` exists from 1.8 (PG 13).
+    pub fn has_plan_time(self) -> bool {
+        self != StatementsLayout::V1_7
+    }
+
     pub fn has_info(self) -> bool {
         self == StatementsLayout::V1_9
     }
@@ -177,6 +182,8 @@ pub struct ServerInfo {
     /// pg_stat_statements records utility statements (BEGIN, COMMIT, SET), so that every
     /// transaction holds at least one statement it counts.
     pub tracks_utility: bool,
+    /// pg_stat_statements.track_planning is on: plan time is counted per statement.
+    pub track_planning: bool,
 }
 
 impl ServerInfo {
@@ -209,6 +216,7 @@ pub async fn server_info(client: &Client, target_dbname: &str) -> Result<ServerI
         tracks_utility: row
             .get::<_, Option<bool>>("tracks_utility")
             .unwrap_or(false),
+        track_planning: row.get("track_planning"),
     })
 }
 
@@ -303,6 +311,7 @@ pub async fn read_statements(
             calls: row.get("calls"),
             rows: row.get("rows"),
             exec_time_ms: row.get("exec_time_ms"),
+            plan_time_ms: row.get("plan_time_ms"),
             shared_blks_hit: row.get("shared_blks_hit"),
             shared_blks_read: row.get("shared_blks_read"),
             writes: WriteCounters::read(&row),
@@ -312,6 +321,7 @@ pub async fn read_statements(
                 sum.calls += stats.calls;
                 sum.rows += stats.rows;
                 sum.exec_time_ms += stats.exec_time_ms;
+                sum.plan_time_ms = (sum.plan_time_ms.zip(stats.plan_time_ms)).map(|(a, b)| a + b);
                 sum.shared_blks_hit += stats.shared_blks_hit;
                 sum.shared_blks_read += stats.shared_blks_read;
                 sum.writes = sum.writes.plus(&stats.writes);

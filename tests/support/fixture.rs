@@ -23,6 +23,7 @@ pub mod pgbouncer;
 pub mod php_like;
 pub mod plan_joins;
 pub mod plan_switch;
+pub mod planning;
 pub mod rails_like;
 pub mod rare;
 pub mod replica;
@@ -352,6 +353,7 @@ impl Fixture {
             .merge(rails_like::routes())
             .merge(rare::routes())
             .merge(plan_joins::routes())
+            .merge(planning::routes())
             .merge(scale::routes())
             .merge(survey::routes())
             .with_state(app);

@@ -13,6 +13,7 @@ fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
         calls,
         rows: calls * 2,
         exec_time_ms: 0.0,
+        plan_time_ms: None,
         shared_blks_hit: 0,
         shared_blks_read: 0,
         writes: Default::default(),
@@ -339,6 +340,29 @@ fn without_control_other_backends_are_warned_about() {
     assert!(a.warnings[1].message().starts_with(
         "12 statement call(s) of roles outside --app-role ran in the window (cron 12)"
     ));
+
+    // A backend of the app's own role (its pool running jobs): its statements are counted
+    // as the app's, and the note says so instead of calling them the app roles' only.
+    input.other_backends = vec!["pid 8 (role app, application \"worker\")".into()];
+    let a = assess(&input, measured, 10);
+    let w = a.warnings[0].message();
+    assert!(
+        matches!(
+            a.warnings[0],
+            Note::BackgroundNotSubtracted {
+                shares_app_role: true,
+                ..
+            }
+        ),
+        "{:?}",
+        a.warnings[0]
+    );
+    assert!(!w.contains("app roles' only"), "{w}");
+    assert!(
+        w.contains("the statement figures include theirs too"),
+        "{w}"
+    );
+    assert!(!w.contains("other client backend"), "{w}");
 }
 
 #[test]

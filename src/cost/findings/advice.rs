@@ -76,6 +76,10 @@ pub fn summary(kind: FindingKind) -> &'static str {
             "A subquery runs once per row of its statement: its table is scanned far more \
              often than the statement runs. Rewrite it as a join to a grouped table."
         }
+        FindingKind::PlanningDominates => {
+            "Postgres plans a statement for as long as it runs it, or longer, on every call. \
+             Prepare it once per connection, or join fewer tables per statement."
+        }
     }
 }
 
@@ -100,6 +104,7 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::SessionSetupPerCheckout => SESSION_SETUP_PER_CHECKOUT,
         FindingKind::CountPerPage => COUNT_PER_PAGE,
         FindingKind::PerRowSubquery => PER_ROW_SUBQUERY,
+        FindingKind::PlanningDominates => PLANNING_DOMINATES,
     };
     let summary = textwrap::fill(summary(kind), 90);
     format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
@@ -111,7 +116,9 @@ and its outer query has no aggregate, EXISTS, GROUP BY, LIMIT or OFFSET.
 
 Not raised for the page the endpoint returns (LIMIT or OFFSET, or a listing with its
 count), for a batch load by a list of keys (IN ($1, ...) or = ANY($1)), or for the list
-an N+1 walks: their rows are used.
+an N+1 walks: their rows are used. A list of one key (IN ($3)) in a read of a permission,
+scope, grant or role table run once per request is no batch load: it is an auth step
+loading one owner's constant set, and fires.
 
 The fix, when the caller only tests whether a matching row exists (a permission, a
 membership, a flag):
@@ -154,16 +161,18 @@ rows or db time are counted.";
 
 const ROUND_TRIPS: &str = "\
 Fires at 5 statements per request or more, BEGIN and COMMIT included. It lists the
-statements that run exactly once per request (auth, tenant, session, permission lookups)
-and those that run more often.
+statements that run exactly once per request by class: auth steps (session, token, user,
+permission, scope lookups), batch loads keyed by the page (prefetches), the page and its
+count, and other lookups; then those that run more often.
 
-The fix: collapse independent lookups keyed by the same user or tenant into one statement,
-a join or scalar subqueries side by side:
+The fix for auth steps: collapse independent lookups keyed by the same user or tenant into
+one statement, a join or scalar subqueries side by side:
 
     SELECT (SELECT plan FROM tenants WHERE id = $1),
            (SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2)
 
-and memoise repeated statements for the request.
+For batch loads: join the to-one relations into the page's statement and drop the ones
+the response does not show. Memoise repeated statements for the request.
 
 Saves per request: the once-per-request statements minus one, plus the extra calls of the
 repeated ones. That is an upper bound (pgcost cannot see whether the lookups depend on
@@ -404,6 +413,30 @@ or a LEFT JOIN LATERAL over an index on the correlated column, or a counter colu
 Saves per request: rows read, the sequential rows read x (1 - calls / sequential scans):
 each sequential scan beyond one per call reads the whole table again. Index scans per row
 save no rows, only their loops, so they count 0.";
+
+const PLANNING_DOMINATES: &str = "\
+Fires when a statement's plan time per request (pg_stat_statements' total_plan_time over the
+window) is at least 0.5 ms and at least its execution time. Plan time is counted only while
+pg_stat_statements.track_planning is on (PostgreSQL 13 and later); when it is off, the
+report carries the note track_planning_off with the ALTER SYSTEM that turns it on, and this
+kind cannot fire.
+
+A statement sent unprepared, or through the unnamed statement of the extended protocol, is
+planned on every call; a join of many tables costs the planner more than running it over a
+few indexed rows costs the executor.
+
+The fix: prepare the statement once per connection and reuse its plan (psycopg
+prepare_threshold, JDBC prepareThreshold, a name on the node-postgres query, Rails
+prepared_statements: true; behind PgBouncer in transaction mode, max_prepared_statements
+from 1.21). Or join fewer tables per statement, loading the page's relations in a second
+keyed query; or, when the written join order is good,
+
+    SET LOCAL join_collapse_limit = 1
+
+in the statement's transaction, so the planner keeps it.
+
+Saves per request: the plan time (plan_time_ms; db_time_ms counts execution only). A
+prepared statement is still planned a few times per connection, so this is an upper bound.";
 
 #[cfg(test)]
 mod tests {

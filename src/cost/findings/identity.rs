@@ -64,6 +64,36 @@ pub(crate) fn decides_identity<'a>(tables: impl IntoIterator<Item = &'a str>, qu
             .any(|part| IDENTITY_COLUMN_PARTS.contains(&part.as_str()))
 }
 
+/// Parts of a table name that mark what authorisation reads: the caller's permissions,
+/// scopes, grants and roles.
+const ACCESS_TABLE_PARTS: &[&str] = &[
+    "permission",
+    "permissions",
+    "perm",
+    "perms",
+    "scope",
+    "scopes",
+    "grant",
+    "grants",
+    "role",
+    "roles",
+    "acl",
+    "acls",
+    "entitlement",
+    "entitlements",
+    "privilege",
+    "privileges",
+];
+
+/// True when the statement is a step of authorisation: it reads a permission, scope,
+/// grant or role table (relation names as written). A users table does not count: a page's
+/// authors are loaded from it too.
+pub(crate) fn authorises(relations: &[String]) -> bool {
+    (relations.iter())
+        .flat_map(|r| parts(r.rsplit('.').next().unwrap_or(r)).collect::<Vec<_>>())
+        .any(|part| ACCESS_TABLE_PARTS.contains(&part.as_str()))
+}
+
 /// The lower-case parts of an identifier split at `_`: `auth_user` → `auth`, `user`.
 fn parts(identifier: &str) -> impl Iterator<Item = String> + '_ {
     identifier

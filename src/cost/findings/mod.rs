@@ -19,6 +19,7 @@ mod identity;
 mod kinds_tests;
 mod overfetch;
 mod per_row_subquery;
+mod planning;
 #[cfg(test)]
 mod precision_tests;
 mod repeated;
@@ -133,6 +134,10 @@ pub struct Thresholds {
     pub per_row_min_scans_per_request: f64,
     /// ...and this many times per call of the statements that read it (5).
     pub per_row_min_scans_per_call: f64,
+    /// planning_dominates: plan time per request at least this many ms (0.5)...
+    pub planning_min_ms_per_request: f64,
+    /// ...and at least this multiple of the statement's execution time (1).
+    pub planning_min_ratio_to_execution: f64,
 }
 
 impl Default for Thresholds {
@@ -172,12 +177,14 @@ impl Default for Thresholds {
             count_min_rows_read_per_request: 100.0,
             per_row_min_scans_per_request: 5.0,
             per_row_min_scans_per_call: 5.0,
+            planning_min_ms_per_request: 0.5,
+            planning_min_ratio_to_execution: 1.0,
         }
     }
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 17] = [
+    pub const ALL: [FindingKind; 18] = [
         FindingKind::CollectionToBoolean,
         FindingKind::RepeatedStatement,
         FindingKind::NPlusOne,
@@ -195,6 +202,7 @@ impl FindingKind {
         FindingKind::SessionSetupPerCheckout,
         FindingKind::CountPerPage,
         FindingKind::PerRowSubquery,
+        FindingKind::PlanningDominates,
     ];
 
     /// The snake_case name, as in JSON.
@@ -217,6 +225,7 @@ impl FindingKind {
             FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
             FindingKind::CountPerPage => "count_per_page",
             FindingKind::PerRowSubquery => "per_row_subquery",
+            FindingKind::PlanningDominates => "planning_dominates",
         }
     }
 }
@@ -364,6 +373,7 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
         findings.extend(statement_findings(statement, &statements, items, t));
         findings.extend(writes::writes_on_read(report, statement, t));
         findings.extend(writes::spills_to_disk(report, statement, t));
+        findings.extend(planning::planning_dominates(statement, t));
     }
     findings.extend(round_trips(report, &statements, t));
     findings.extend(round_trips::transaction_around_single_read(
@@ -446,6 +456,9 @@ struct Statement<'a> {
     share_of_rows_returned: f64,
     /// Execution time per request, in ms.
     db_time_ms: f64,
+    /// Plan time per request, in ms; `None` when not counted (before PG 13, or with
+    /// pg_stat_statements.track_planning off).
+    plan_time_ms: Option<f64>,
     /// Rows read per request from its tables, when it is the only statement that reads
     /// its only table (otherwise unknown: 0).
     rows_read: f64,
@@ -564,6 +577,9 @@ fn statement<'a>(report: &'a Report, query: &'a str) -> Statement<'a> {
         db_time_ms: rows
             .iter()
             .map(|s| s.mean_exec_ms * s.calls_per_request)
+            .sum(),
+        plan_time_ms: (rows.iter())
+            .map(|s| s.mean_plan_ms.map(|p| p * s.calls_per_request))
             .sum(),
         rows_read: 0.0,
         page: false,

@@ -368,3 +368,145 @@ fn joins_loops_and_semi_joins_are_no_per_row_subquery() {
         );
     }
 }
+
+// collection_to_boolean on auth steps ------------------------------------------------------
+
+/// The key owner's scopes as TypeORM loads them: the ORM adds `id IN ($3)`.
+const SCOPES: &str = r#"SELECT "Scope"."id" AS "Scope_id", "Scope"."name" AS "Scope_name" FROM "api_key_scopes" "Scope" WHERE "Scope"."key_id" = $1 AND "Scope"."active" = $2 AND "Scope"."owner_id" IN ($3)"#;
+/// A page of tasks, the endpoint's own rows.
+const TASKS_PAGE: &str =
+    r#"SELECT "t"."id", "t"."title" FROM "tasks" "t" ORDER BY "t"."id" DESC LIMIT 25"#;
+
+#[test]
+fn an_auth_step_loading_a_constant_collection_is_named_whatever_its_in_list() {
+    let r = report(
+        vec![stmt(TASKS_PAGE, 1.0, 25.0), stmt(SCOPES, 1.0, 186.0)],
+        vec![
+            table("public.tasks", 100),
+            table("public.api_key_scopes", 20),
+        ],
+    );
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].query.as_deref(), Some(SCOPES));
+    assert_eq!(found[0].evidence["rows_per_call"], 186.0);
+    assert_eq!(found[0].saves_per_request.rows_returned, 185.0);
+}
+
+#[test]
+fn a_batch_load_by_a_key_list_stays_exempt_outside_auth_and_beside_the_page() {
+    // Tags of the page's tasks: a batch load, not an auth step.
+    let tags = r#"SELECT "tags"."id", "tags"."name", "tags"."task_id" FROM "tags" WHERE "tags"."task_id" IN ($1, $2, $3)"#;
+    // The roles of a page of 25 users, prefetched by their ids: a list of several keys.
+    let roles = r#"SELECT "roles"."id", "roles"."user_id" FROM "roles" WHERE "roles"."user_id" IN ($1, $2, $3)"#;
+    let users = r#"SELECT "u"."id", "u"."name" FROM "users" "u" ORDER BY "u"."id" LIMIT 25"#;
+    let r = once_each(&[
+        (TASKS_PAGE, 25.0, "public.tasks", 100),
+        (tags, 60.0, "public.tags", 20),
+        (users, 25.0, "public.users", 20),
+        (roles, 40.0, "public.roles", 5),
+    ]);
+    assert!(
+        of_kind(&r, FindingKind::CollectionToBoolean).is_empty(),
+        "{:#?}",
+        of_kind(&r, FindingKind::CollectionToBoolean)
+    );
+    // The same scopes load on every other request only is no per-request auth step.
+    let r = report(
+        vec![stmt(TASKS_PAGE, 1.0, 25.0), stmt(SCOPES, 0.5, 186.0)],
+        vec![
+            table("public.tasks", 100),
+            table("public.api_key_scopes", 20),
+        ],
+    );
+    assert!(of_kind(&r, FindingKind::CollectionToBoolean).is_empty());
+}
+
+// seq_scan_heavy: the statement behind the runtime scans ------------------------------------
+
+#[test]
+fn the_reader_whose_calls_match_the_scans_is_named() {
+    // Rails with prepared statements: the page's custom plan scans, its generic plan (the
+    // one EXPLAIN shows) does not. Two statements read posts; the page runs as often as
+    // the table is scanned.
+    let page = r#"SELECT "posts".* FROM "posts" WHERE "posts"."state" = $1 ORDER BY "posts"."published_at" DESC LIMIT $2"#;
+    let by_id = r#"SELECT "posts".* FROM "posts" WHERE "posts"."id" = $1 LIMIT $2"#;
+    let mut posts = table("public.posts", 300);
+    posts.seq_scans = 3.0;
+    posts.seq_rows_read = 6_000.0;
+    posts.idx_scans = 1.0;
+    posts.rows_updated = 1.0;
+    let r = report(
+        vec![stmt(page, 3.0, 25.0), stmt(by_id, 1.0, 1.0)],
+        vec![posts.clone()],
+    );
+    let found = of_kind(&r, FindingKind::SeqScanHeavy);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].query.as_deref(), Some(page));
+    assert_eq!(found[0].evidence["scans_match_calls"], 1.0);
+    // When the calls of both readers match, neither is named.
+    let r = report(
+        vec![stmt(page, 3.0, 25.0), stmt(by_id, 3.0, 1.0)],
+        vec![posts],
+    );
+    let found = of_kind(&r, FindingKind::SeqScanHeavy);
+    assert_eq!(found[0].query, None);
+    assert!(!found[0].evidence.contains_key("scans_match_calls"));
+}
+
+// round_trips: statements by class ----------------------------------------------------------
+
+#[test]
+fn round_trips_sorts_its_statements_into_auth_page_batch_loads_and_other_lookups() {
+    let session = r#"SELECT "django_session"."session_data" FROM "django_session" WHERE "django_session"."session_key" = $1"#;
+    let perms = r#"SELECT "auth_permission"."codename" FROM "auth_permission" WHERE "auth_permission"."id" = $1"#;
+    let racks = r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1, $2, $3, $4)"#;
+    let tenant = r#"SELECT "tenancy_tenant"."name" FROM "tenancy_tenant" WHERE "tenancy_tenant"."slug" = $1"#;
+    let r = once_each(&[
+        (session, 1.0, "public.django_session", 10),
+        (perms, 1.0, "public.auth_permission", 2),
+        (DEVICES_PAGE, 50.0, "public.dcim_device", 100),
+        (racks, 4.0, "public.dcim_rack", 1),
+        (tenant, 1.0, "public.tenancy_tenant", 1),
+    ]);
+    let found = of_kind(&r, FindingKind::RoundTrips);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let advice = &found[0].suggestion;
+    let section = |heading: &str| {
+        let start = advice
+            .find(heading)
+            .unwrap_or_else(|| panic!("no {heading:?} in {advice}"));
+        let rest = &advice[start..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+    };
+    let auth = section("Auth steps");
+    assert!(
+        auth.contains("django_session") && auth.contains("auth_permission"),
+        "{auth}"
+    );
+    assert!(!auth.contains("dcim_"), "{auth}");
+    let batch = section("Batch loads keyed by the page");
+    assert!(
+        batch.contains("dcim_rack") && !batch.contains("dcim_device"),
+        "{batch}"
+    );
+    let page = section("The page and its count");
+    assert!(page.contains("dcim_device"), "{page}");
+    let other = section("Other lookups");
+    assert!(other.contains("tenancy_tenant"), "{other}");
+    assert!(!advice.contains("usually auth"), "{advice}");
+    // The saving is unchanged: five statements once per request, four avoidable at most.
+    assert_eq!(found[0].saves_per_request.statements, 4.0);
+}
+
+/// Each statement once per request with its rows per call, and its table of that many pages.
+fn once_each(reads: &[(&str, f64, &str, i64)]) -> Report {
+    report(
+        (reads.iter())
+            .map(|(q, rows, _, _)| stmt(q, 1.0, *rows))
+            .collect(),
+        (reads.iter())
+            .map(|(_, _, t, pages)| table(t, *pages))
+            .collect(),
+    )
+}

@@ -1,6 +1,7 @@
 //! Round trips the app's plumbing spends on every request, not its handler: the pool's
 //! liveness check on each checkout (`checkout_ping`), and a transaction opened and closed
-//! around one read (`transaction_around_single_read`).
+//! around one read (`transaction_around_single_read`); and the classes `round_trips` sorts
+//! its once-per-request statements into (auth, page, batch load, other lookups).
 
 use super::sql::Access;
 use super::{Finding, FindingKind, Saving, Statement, Thresholds, amount, evidence, quoted};
@@ -172,4 +173,73 @@ mod tests {
         assert_eq!(control("SET LOCAL work_mem = '64kB'"), Control::Other);
         assert_eq!(control("SAVEPOINT s1"), Control::Other);
     }
+}
+
+/// What a statement run once per request is, for `round_trips`' advice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Authentication or authorisation: sessions, tokens, users, permissions, scopes.
+    Auth,
+    /// The page the endpoint returns, or its count.
+    Page,
+    /// A batch load keyed by the page's rows (a prefetch, an include, a relation).
+    BatchLoad,
+    /// Any other lookup.
+    Other,
+}
+
+fn class(s: &Statement, all: &[Statement]) -> Class {
+    let tables: Vec<&str> = s.tables.iter().map(|t| t.table.as_str()).collect();
+    if s.page || s.is_total() {
+        Class::Page
+    } else if super::batch_load::keyed_by_the_page(s, all) {
+        Class::BatchLoad
+    } else if super::identity::decides_identity(tables, s.query)
+        || super::identity::authorises(&s.relation_names())
+    {
+        Class::Auth
+    } else {
+        Class::Other
+    }
+}
+
+/// The once-per-request statements by class, each class with the advice that fits it.
+pub(super) fn once_per_request_advice(once: &[&Statement], all: &[Statement]) -> String {
+    let groups = [
+        (
+            Class::Auth,
+            "Auth steps (session, token, user, permission lookups): when they are keyed by \
+             the same user or tenant, collapse them into one statement (one SELECT that joins \
+             them, or scalar subqueries side by side in one select list):",
+        ),
+        (
+            Class::BatchLoad,
+            "Batch loads keyed by the page (one prefetch per relation): join the to-one \
+             relations into the page's statement (select_related, joins, eager_load), and \
+             drop the relations the response does not show:",
+        ),
+        (
+            Class::Page,
+            "The page and its count: the endpoint's own rows, needed (see count_per_page \
+             for the count):",
+        ),
+        (
+            Class::Other,
+            "Other lookups run once per request: merge the independent ones keyed alike, \
+             or cache the ones that do not change per request:",
+        ),
+    ];
+    let mut out = String::new();
+    for (wanted, advice) in groups {
+        let members: Vec<&&Statement> = (once.iter()).filter(|s| class(s, all) == wanted).collect();
+        if members.is_empty() {
+            continue;
+        }
+        out.push_str("\n\n");
+        out.push_str(advice);
+        for s in members {
+            out.push_str(&format!("\n  - {}", quoted(s.query)));
+        }
+    }
+    out
 }

@@ -15,6 +15,25 @@ pub(super) fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresho
     })
 }
 
+/// A step of authorisation run once per request (the key owner's scopes, the user's
+/// permissions) whose list holds one key (`IN ($3)`): its rows are one owner's constant
+/// set, not a batch keyed by a page's rows (a prefetch of the roles of a page of users
+/// lists several keys).
+fn auth_collection(s: &Statement, t: &Thresholds) -> bool {
+    s.runs_once_per_request(t)
+        && super::identity::authorises(&s.relation_names())
+        && lists_one_key(s.query)
+}
+
+/// Every `IN (…)` list of placeholders in the text holds one: `IN ($3)`.
+fn lists_one_key(query: &str) -> bool {
+    let text = query.to_ascii_lowercase().replace(' ', "");
+    let lists: Vec<&str> = (text.split("in($").skip(1))
+        .map(|rest| rest.split(')').next().unwrap_or(rest))
+        .collect();
+    !lists.is_empty() && lists.iter().all(|l| l.chars().all(|c| c.is_ascii_digit()))
+}
+
 pub(super) fn collection_to_boolean(
     s: &Statement,
     all: &[Statement],
@@ -24,9 +43,11 @@ pub(super) fn collection_to_boolean(
     let outer = s.shape.outer.as_ref()?;
     let answers_already = outer.aggregate || outer.exists || outer.group_by || outer.limit;
     // The page, a batch load, the list a loop walks and the page's children: their rows
-    // are used.
+    // are used. A list of keys does not make an auth step's constant collection a batch
+    // load: the ORM adds `id IN ($3)` to the key owner's scopes as well.
+    let batch_load = s.shape.keyed_by_list && !auth_collection(s, t);
     let rows_used = s.page
-        || s.shape.keyed_by_list
+        || batch_load
         || walked_by_n_plus_one(s, all, t)
         || super::overfetch::feeds_the_page(s, all, items, t);
     if s.shape.access != Access::Read
@@ -198,18 +219,7 @@ pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) ->
             .sum::<f64>();
 
     let mut suggestion = round_trips_opening(per_request, utility, setup, checkout);
-    if !once.is_empty() {
-        suggestion.push_str(
-            "\n\nThese statements run exactly once per request; such statements are \
-             usually auth, tenant, session, entitlement or permission lookups. Independent \
-             lookups keyed by the same user or tenant can be collapsed into one statement \
-             (one SELECT that joins them, or scalar subqueries side by side in one select \
-             list):",
-        );
-        for s in &once {
-            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
-        }
-    }
+    suggestion.push_str(&super::round_trips::once_per_request_advice(&once, all));
     if !repeated.is_empty() {
         suggestion.push_str(
             "\n\nThese statements run more than once per request with the same text; when \
@@ -365,11 +375,12 @@ pub(super) fn seq_scan_heavy(
     if returned > 0.0 {
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
+    let scanner = scanning_reader(table, &readers);
+    if readers.len() > 1 && scanner.is_some() {
+        figures.push(("scans_match_calls", 1.0));
+    }
     Some(Finding {
-        query: match readers.as_slice() {
-            [only] => Some(only.query.to_string()),
-            _ => None,
-        },
+        query: scanner.map(|s| s.query.to_string()),
         table: Some(table.table.clone()),
         evidence: evidence(&figures),
         avoidable_rows_per_request: saved,
@@ -380,6 +391,26 @@ pub(super) fn seq_scan_heavy(
         },
         ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
     })
+}
+
+/// The statement behind a table's sequential scans: its only reader, or, among several,
+/// the one reader whose calls per request match the scans per request (within 10%). The
+/// plans pgcost shows are generic; a prepared statement's custom plan may scan where they
+/// do not, so the runtime counts name it.
+fn scanning_reader<'a>(
+    table: &TableRow,
+    readers: &[&'a Statement<'a>],
+) -> Option<&'a Statement<'a>> {
+    if let [only] = readers {
+        return Some(only);
+    }
+    let matching: Vec<&&Statement> = (readers.iter())
+        .filter(|s| (s.calls_per_request - table.seq_scans).abs() <= 0.1 * table.seq_scans)
+        .collect();
+    match matching.as_slice() {
+        [one] => Some(**one),
+        _ => None,
+    }
 }
 
 pub(super) fn seq_scan_suggestion(

@@ -20,6 +20,9 @@ impl Saving {
         if self.db_time_ms >= 0.005 {
             parts.push(format!("{:.2} ms", self.db_time_ms));
         }
+        if self.plan_time_ms >= 0.005 {
+            parts.push(format!("{:.2} ms planning", self.plan_time_ms));
+        }
         if self.rows_read > 0.0 {
             parts.push(super::counted(self.rows_read, "row read", "rows read"));
         }
@@ -51,7 +54,8 @@ impl Saving {
 /// The severity rule, from the saving (`rows` is [`Saving::rows`]):
 ///
 /// 1. **high** when `rows` ≥ 100, or statements ≥ 3, or db time ≥ 10 ms; **medium** when
-///    `rows` ≥ 10, or statements ≥ 1, or db time ≥ 1 ms; **low** otherwise (the numbers
+///    `rows` ≥ 10, or statements ≥ 1, or db time ≥ 1 ms; **low** otherwise (db time
+///    counts the planning time saved too) (the numbers
 ///    are the `high_*` and `medium_*` fields of [`Thresholds`]);
 /// 2. then by kind: `connection_per_request` is always high (a backend start,
 ///    authentication and cold caches cost more than any count shows); `round_trips` is at
@@ -65,12 +69,12 @@ pub fn severity(finding: &Finding, t: &Thresholds) -> Severity {
     let s = &finding.saves_per_request;
     let base = if s.rows() >= t.high_avoidable_rows_per_request
         || s.statements >= t.high_round_trips_per_request
-        || s.db_time_ms >= t.high_db_time_ms_per_request
+        || s.db_time_ms + s.plan_time_ms >= t.high_db_time_ms_per_request
     {
         Severity::High
     } else if s.rows() >= t.medium_avoidable_rows_per_request
         || s.statements >= t.medium_round_trips_per_request
-        || s.db_time_ms >= t.medium_db_time_ms_per_request
+        || s.db_time_ms + s.plan_time_ms >= t.medium_db_time_ms_per_request
     {
         Severity::Medium
     } else {
@@ -106,7 +110,7 @@ pub fn rank(findings: &mut [Finding]) {
         a.severity
             .cmp(&b.severity)
             .then(y.statements.total_cmp(&x.statements))
-            .then(y.db_time_ms.total_cmp(&x.db_time_ms))
+            .then((y.db_time_ms + y.plan_time_ms).total_cmp(&(x.db_time_ms + x.plan_time_ms)))
             .then(y.rows().total_cmp(&x.rows()))
     });
 }

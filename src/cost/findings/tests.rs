@@ -26,6 +26,7 @@ pub(crate) fn stmt(query: &str, calls_per_request: f64, rows_per_call: f64) -> S
         rows_per_call,
         rows_per_request: calls_per_request * rows_per_call,
         mean_exec_ms: 0.1,
+        mean_plan_ms: None,
         blocks_per_request: 1.0,
         writes_per_request: Default::default(),
         share_of_rows_returned: 0.0,
@@ -339,7 +340,7 @@ fn many_statements_per_request_are_round_trips() {
             f.suggestion
         );
     }
-    assert!(f.suggestion.contains("collapsed into one statement"));
+    assert!(f.suggestion.contains("collapse them into one statement"));
     assert!(f.suggestion.contains("memoise"));
     assert!(f.suggestion.contains(
         "\n  - SELECT locale FROM user_settings WHERE user_id = $1 (2 times per request)"

@@ -84,6 +84,7 @@ fn one_of_each() -> Vec<Note> {
         Note::BackgroundNotSubtracted {
             backends: vec!["pid 7 (role cron)".into()],
             app_roles: false,
+            shares_app_role: false,
         },
         Note::OtherRolesStatements {
             roles: vec![RoleCalls {
@@ -153,6 +154,7 @@ fn one_of_each() -> Vec<Note> {
             rows_read_per_request: 0.0,
             spread: Default::default(),
         }),
+        Note::TrackPlanningOff,
     ]
 }
 

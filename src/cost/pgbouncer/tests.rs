@@ -34,6 +34,7 @@ fn statement(queryid: i64, query: &str, calls: i64, rows: i64) -> StatementDelta
         calls,
         rows,
         exec_time_ms: 0.0,
+        plan_time_ms: None,
         shared_blks_hit: 0,
         shared_blks_read: 0,
         writes: Default::default(),

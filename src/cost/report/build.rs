@@ -368,6 +368,9 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
             } else {
                 0.0
             },
+            mean_plan_ms: (s.plan_time_ms)
+                .filter(|_| s.calls > 0)
+                .map(|p| p / s.calls as f64),
             blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
             writes_per_request: writes_per_request(&s.writes, n),
             share_of_rows_returned: if s.key.toplevel != Some(false) {

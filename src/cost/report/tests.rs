@@ -69,6 +69,7 @@ pub fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
         calls,
         rows,
         exec_time_ms: calls as f64 * 0.1,
+        plan_time_ms: None,
         shared_blks_hit: calls,
         shared_blks_read: 0,
         writes: Default::default(),

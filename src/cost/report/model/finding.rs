@@ -58,6 +58,8 @@ pub enum FindingKind {
     CountPerPage,
     /// A subquery that runs once per row: its table scanned far more often than called.
     PerRowSubquery,
+    /// Planning takes as long as execution or longer, on every call (`track_planning`).
+    PlanningDominates,
 }
 
 /// How much a finding matters, from what fixing it would save per request: the rule is
@@ -146,4 +148,8 @@ pub struct Saving {
     /// Temp-file blocks (8 kB) no longer written and read back.
     #[serde(default)]
     pub temp_blocks_written: f64,
+    /// Planning time no longer spent, in ms (not part of `db_time_ms`, which counts
+    /// execution only).
+    #[serde(default)]
+    pub plan_time_ms: f64,
 }

@@ -265,6 +265,10 @@ pub struct StatementRow {
     pub rows_per_call: f64,
     pub rows_per_request: f64,
     pub mean_exec_ms: f64,
+    /// Plan time per call (`total_plan_time / calls`), in ms: absent before PG 13 and when
+    /// pg_stat_statements.track_planning is off. `mean_exec_ms` leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_plan_ms: Option<f64>,
     /// Shared buffers touched (hit plus read) per request.
     pub blocks_per_request: f64,
     /// What this statement wrote, per request.
