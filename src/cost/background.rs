@@ -503,31 +503,52 @@ fn in_bursts(figure: &mut Figure, series: &[i64], control: &Control, window: f64
 }
 
 /// Without `--control`: the background statements the window holds, estimated from its
-/// tail's rate over the whole window, when more than `--max-background` of the rest.
+/// tail's rate over the whole window and bounded from above by the counting noise of so
+/// short a tail ([`NOISE_SIGMAS`] Poisson deviations), when that bound is more than
+/// `--max-background` of the rest. A tail that saw none leaves nothing to bound.
 fn plain_reasons(input: &Input, measured: Counts) -> Vec<Invalid> {
     let (Some(tail), Some(statements), None) = (input.tail, measured.statements, &input.control)
     else {
         return Vec::new();
     };
-    let background = rate(tail.statements, tail.seconds) * input.window_seconds;
-    let signal = statements as f64 - background;
-    if !too_loud(background, signal, input.options.max_share) {
+    if tail.statements <= 0 {
         return Vec::new();
     }
-    let message = format!(
+    let window = input.window_seconds;
+    let expected = rate(tail.statements, tail.seconds) * window;
+    let bound =
+        expected + uncertainty(tail.statements, tail.statements, tail.seconds, window, None);
+    let max = input.options.max_share;
+    if !too_loud(bound, statements as f64 - bound, max) {
+        return Vec::new();
+    }
+    let rest = |background: f64| match share(background, statements as f64 - background) {
+        Some(s) => format!("{:.0}% of the rest", s * 100.0),
+        None => "all of them".into(),
+    };
+    let seen = format!(
         "background in the window: {} statement(s) ran in the {:.1} s after the last response, \
-         while pgcost sent nothing, so about {:.0} of the window's {} statements are not the \
-         requests' ({}, more than --max-background {}); measure it and subtract it with \
+         while pgcost sent nothing",
+        tail.statements, tail.seconds,
+    );
+    let how_much = if too_loud(expected, statements as f64 - expected, max) {
+        format!(
+            "so about {expected:.0} of the window's {statements} statements are not the \
+             requests' ({}",
+            rest(expected)
+        )
+    } else {
+        format!(
+            "so about {expected:.0} of the window's {statements} statements are not the \
+             requests' ({}), and so short a count leaves up to {bound:.0} possible ({}",
+            rest(expected),
+            rest(bound)
+        )
+    };
+    let message = format!(
+        "{seen}, {how_much}, more than --max-background {}); measure it and subtract it with \
          --control 10s (give --app-role ROLE too when it runs as another role)",
-        tail.statements,
-        tail.seconds,
-        background,
-        statements,
-        match share(background, signal) {
-            Some(s) => format!("{:.0}% of the rest", s * 100.0),
-            None => "all of them".into(),
-        },
-        percent(input.options.max_share),
+        percent(max),
     );
     vec![Invalid::new(Code::BackgroundTooLoud, message)]
 }
