@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::cost::findings::FindingKind;
+use crate::cost::findings::{Finding, FindingKind, proposes_no_index};
 use crate::cost::notes::Note;
 pub use crate::cost::report::model::IndexProposal;
 use crate::cost::report::model::Report;
@@ -72,10 +72,13 @@ pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
             }),
         };
     for report in reports {
-        let heavy = (report.findings.iter()).any(|f| f.kind == FindingKind::SeqScanHeavy);
+        // A finding on a small table blames the query's shape and asks for no index.
+        let wants_index =
+            |f: &Finding| f.kind == FindingKind::SeqScanHeavy && !proposes_no_index(f);
+        let heavy = report.findings.iter().any(wants_index);
         for finding in &report.findings {
             if let Some(query) = &finding.query {
-                add(query, finding.kind == FindingKind::SeqScanHeavy);
+                add(query, wants_index(finding));
             }
         }
         let mut top: Vec<_> = (report.statements.iter())
@@ -419,7 +422,7 @@ pub fn attach(report: &mut Report, plans: &Plans) {
     for finding in &mut report.findings {
         let plan = finding.query.as_ref().and_then(|q| plans.by_query.get(q));
         finding.plan = plan.map(|p| p.text.clone());
-        if finding.kind == FindingKind::SeqScanHeavy {
+        if finding.kind == FindingKind::SeqScanHeavy && !proposes_no_index(finding) {
             // A join's proposal may be for another of its tables.
             let table = finding.table.as_deref();
             finding.index = (plan.and_then(|p| p.index.clone()))
@@ -488,6 +491,33 @@ mod tests {
             ("public.plan_orders".to_string(), 393),
             ("public.tiny".into(), 1),
         ])
+    }
+
+    #[test]
+    fn a_seq_scan_heavy_finding_on_a_small_table_asks_for_no_index() {
+        use crate::cost::findings::tests::{report, stmt, table};
+        let q = "SELECT id FROM sites WHERE id IN (SELECT id FROM sites WHERE tenant_id = $1)";
+        let wanted_for = |pages: i64| {
+            let mut sites = table("public.sites", pages);
+            sites.seq_scans = 2.0;
+            sites.seq_rows_read = 100.0 * pages as f64;
+            sites.rows_updated = 1.0;
+            let mut r = report(vec![stmt(q, 1.0, 5.0)], vec![sites]);
+            r.findings = crate::cost::findings::analyze(&r, &Default::default());
+            assert!(
+                (r.findings.iter()).any(|f| f.kind == FindingKind::SeqScanHeavy),
+                "{:#?}",
+                r.findings
+            );
+            wanted(&[r])
+        };
+        // Small, and a self-semi-join: the query's shape, no index.
+        let w = wanted_for(9);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(!w[0].propose_index, "{w:?}");
+        // Large: the semi-join is named, and an index on the subquery's filter may serve.
+        let w = wanted_for(400);
+        assert!(w[0].propose_index, "{w:?}");
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub fn summary(kind: FindingKind) -> &'static str {
         }
         FindingKind::SeqScanHeavy => {
             "Sequential scans read a whole table to return a few rows. Index the columns \
-             the statements filter, join or (under a LIMIT) sort by."
+             the statements filter, join or (under a LIMIT) sort by; on a small table, or \
+             behind `id IN (SELECT id FROM the same table ...)`, fix the query's shape."
         }
         FindingKind::WritesOnRead => {
             "A GET or HEAD changes data on every request: WAL, dirty pages and row locks \
@@ -234,6 +235,14 @@ The fix: an index on the columns the statements filter or join by,
 
 and, for a page (ORDER BY ... LIMIT n), on the ORDER BY columns: a top-N sort over the
 whole table then stops after n rows. Confirm with EXPLAIN (ANALYZE, BUFFERS).
+
+Not an index, but the query's shape, when the table is small (under 16 pages: evidence
+small_table) or a statement filters it by a list of its own keys, `WHERE id IN (SELECT
+id FROM the_table WHERE ...)` (evidence self_semi_join): Postgres reads all of a small
+table about as cheaply as through an index, and reads a table twice to build such a list
+and then its rows. The cost is how often the table is read: put the subquery's
+conditions in the outer WHERE, correlate it on the key with EXISTS, or read the table
+once per request and keep it. No index is proposed for a small table.
 
 Saves per request: the rows read minus the rows returned, and the db time of the
 statements that read the table in proportion.";

@@ -26,6 +26,7 @@ mod repeated;
 mod round_trips;
 mod rules;
 mod saving;
+mod seq_scan;
 mod session_setup;
 mod sql;
 #[cfg(test)]
@@ -43,8 +44,10 @@ use crate::cost::report::model::{Report, TableRow};
 use crate::cost::text::one_line;
 pub use advice::{explain, summary};
 use connection::connection_per_request;
-use rules::{cache_candidate, collection_to_boolean, n_plus_one, round_trips, seq_scan_heavy};
+use rules::{cache_candidate, collection_to_boolean, n_plus_one, round_trips};
 pub use saving::{rank, severity};
+pub use seq_scan::proposes_no_index;
+use seq_scan::seq_scan_heavy;
 use sql::{Access, Shape};
 
 /// Every threshold the findings apply. `Default` gives the documented defaults; a
@@ -79,6 +82,9 @@ pub struct Thresholds {
     /// seq_scan_heavy: tables smaller than this many 8 kB pages are never flagged: a scan
     /// of a tiny table is as cheap as an index lookup (8).
     pub seq_scan_min_pages: i64,
+    /// seq_scan_heavy: tables under this many 8 kB pages (16: 128 kB) are small: their
+    /// finding blames the query's shape and proposes no index.
+    pub seq_scan_small_table_pages: i64,
     /// seq_scan_heavy: and at least this many rows read by sequential scans per request,
     /// so that an occasional scan is not reported (100).
     pub seq_scan_min_rows_read_per_request: f64,
@@ -154,6 +160,7 @@ impl Default for Thresholds {
             cache_min_calls_per_request: 0.99,
             seq_scan_min_read_to_returned_ratio: 10.0,
             seq_scan_min_pages: 8,
+            seq_scan_small_table_pages: 16,
             seq_scan_min_rows_read_per_request: 100.0,
             repeated_min_calls_per_request: 1.99,
             cache_max_table_pages: 8,

@@ -510,3 +510,105 @@ fn once_each(reads: &[(&str, f64, &str, i64)]) -> Report {
             .collect(),
     )
 }
+
+// seq_scan_heavy: a small table, or a self-semi-join, blames the query's shape ----------------
+
+/// Django's object permissions: the sites a user may see, as a list of the table's own ids.
+const RESTRICTED_SITES: &str = r#"SELECT "dcim_site"."id", "dcim_site"."name" FROM "dcim_site" WHERE "dcim_site"."id" IN (SELECT U0."id" FROM "dcim_site" U0 WHERE U0."tenant_id" = $1) ORDER BY "dcim_site"."name" ASC"#;
+
+fn seq_scanned(name: &str, pages: i64, scans: f64, rows_read: f64) -> TableRow {
+    let mut t = table(name, pages);
+    t.seq_scans = scans;
+    t.seq_rows_read = rows_read;
+    t.rows_updated = 1.0; // no cache candidate in the way
+    t
+}
+
+#[test]
+fn a_small_table_read_by_a_self_semi_join_blames_the_shape_not_an_index() {
+    // 9 pages, read twice per request (the list and the outer scan), for 5 rows.
+    let sites = seq_scanned("public.dcim_site", 9, 2.0, 900.0);
+    let r = report(vec![stmt(RESTRICTED_SITES, 1.0, 5.0)], vec![sites]);
+    let found = of_kind(&r, FindingKind::SeqScanHeavy);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.evidence["small_table"], 1.0);
+    assert_eq!(f.evidence["self_semi_join"], 1.0);
+    assert_eq!(f.query.as_deref(), Some(RESTRICTED_SITES));
+    assert!(proposes_no_index(f));
+    let s = &f.suggestion;
+    assert!(s.contains("At 9 pages the table is small"), "{s}");
+    assert!(s.contains("a list of its own keys"), "{s}");
+    assert!(!s.contains("An index on the columns"), "{s}");
+    // The saving stands: the rows read beyond the rows returned.
+    assert_eq!(f.saves_per_request.rows_read, 895.0);
+}
+
+#[test]
+fn a_large_table_behind_a_self_semi_join_gets_both_remedies() {
+    let sites = seq_scanned("public.dcim_site", 400, 2.0, 40_000.0);
+    let r = report(vec![stmt(RESTRICTED_SITES, 1.0, 5.0)], vec![sites]);
+    let f = &of_kind(&r, FindingKind::SeqScanHeavy)[0];
+    assert!(!f.evidence.contains_key("small_table"), "{f:#?}");
+    assert_eq!(f.evidence["self_semi_join"], 1.0);
+    assert!(!proposes_no_index(f));
+    assert!(
+        f.suggestion.contains("a list of its own keys"),
+        "{}",
+        f.suggestion
+    );
+    assert!(
+        f.suggestion.contains("An index on the columns"),
+        "{}",
+        f.suggestion
+    );
+}
+
+#[test]
+fn a_small_table_without_a_self_semi_join_still_blames_the_shape() {
+    let q = r#"SELECT "tags"."id" FROM "tags" WHERE lower("tags"."name") = $1 OR "tags"."id" = $2"#;
+    let tags = seq_scanned("public.tags", 12, 6.0, 3_600.0);
+    let r = report(vec![stmt(q, 6.0, 1.0)], vec![tags]);
+    let f = &of_kind(&r, FindingKind::SeqScanHeavy)[0];
+    assert_eq!(f.evidence["small_table"], 1.0);
+    assert!(!f.evidence.contains_key("self_semi_join"), "{f:#?}");
+    assert!(
+        f.suggestion.contains("read the table once"),
+        "{}",
+        f.suggestion
+    );
+    assert!(
+        !f.suggestion.contains("An index on the columns"),
+        "{}",
+        f.suggestion
+    );
+    // At the threshold the table is no longer small: the index advice is back.
+    let tags = seq_scanned("public.tags", 16, 6.0, 3_600.0);
+    let r = report(vec![stmt(q, 6.0, 1.0)], vec![tags]);
+    let f = &of_kind(&r, FindingKind::SeqScanHeavy)[0];
+    assert!(!proposes_no_index(f), "{f:#?}");
+    assert!(
+        f.suggestion.contains("An index on the columns"),
+        "{}",
+        f.suggestion
+    );
+}
+
+#[test]
+fn only_a_list_of_the_same_tables_keys_is_a_self_semi_join() {
+    let joins = |sql: &str| {
+        (sql::shape(sql).self_semi_joins.iter())
+            .map(|r| r.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(joins(RESTRICTED_SITES), ["dcim_site"]);
+    // Another table's keys, a negated list, a list of values: none.
+    let other = r#"SELECT "a"."id" FROM "a" WHERE "a"."b_id" IN (SELECT "b"."id" FROM "b" WHERE "b"."x" = $1)"#;
+    assert!(joins(other).is_empty());
+    let negated = r#"SELECT "a"."id" FROM "a" WHERE "a"."id" NOT IN (SELECT "a"."id" FROM "a" WHERE "a"."x" = $1)"#;
+    assert!(joins(negated).is_empty());
+    assert!(joins(r#"SELECT "a"."id" FROM "a" WHERE "a"."id" IN ($1, $2)"#).is_empty());
+    // Nested in the WHERE, and through a join of the outer FROM.
+    let nested = r#"SELECT p.id FROM posts p JOIN users u ON u.id = p.user_id WHERE p.state = $1 AND (u.id IN (SELECT id FROM users WHERE org_id = $2) OR p.public)"#;
+    assert_eq!(joins(nested), ["users"]);
+}

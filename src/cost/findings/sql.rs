@@ -15,6 +15,7 @@ use sqlparser::parser::Parser;
 
 mod keys;
 mod ping;
+mod semi_join;
 mod tokens;
 
 pub(crate) use keys::KeyLookup;
@@ -137,6 +138,9 @@ pub(crate) struct Shape {
     /// The `column = $n` lookups of its outer WHERE, by relation; empty when the text did
     /// not parse.
     pub keys: Vec<KeyLookup>,
+    /// Tables its FROM reads and its WHERE reads again in an `IN (SELECT ...)`: the list
+    /// of keys takes a whole read of the table. Empty when the text did not parse.
+    pub self_semi_joins: Vec<Relation>,
 }
 
 /// Reads the shape of one normalized statement text.
@@ -169,6 +173,7 @@ pub(crate) fn shape(sql: &str) -> Shape {
                 keyed_by_list,
                 counts,
                 keys: keys::key_lookups(&statement),
+                self_semi_joins: semi_join::self_semi_joins(&statement),
             }
         }
         None => Shape {
@@ -182,6 +187,7 @@ pub(crate) fn shape(sql: &str) -> Shape {
             keyed_by_list,
             counts,
             keys: Vec::new(),
+            self_semi_joins: Vec::new(),
         },
     }
 }
@@ -202,6 +208,17 @@ fn parse(sql: &str) -> Option<Statement> {
 
 // ---------------------------------------------------------------------------------------
 // The parsed path.
+
+/// The outer `SELECT` of a plain query (no UNION, no data change) and its WHERE.
+fn select_where(statement: &Statement) -> Option<(&sqlparser::ast::Select, &Expr)> {
+    let Statement::Query(query) = statement else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    Some((select, select.selection.as_ref()?))
+}
 
 fn statement_access(statement: &Statement) -> Access {
     match statement {

@@ -2,9 +2,9 @@
 //! WHERE, grouped by the relation each column belongs to. Two reads with the same columns on
 //! the same relation load the same rows when their parameters are the same.
 
-use sqlparser::ast::{BinaryOperator, Expr, SetExpr, Statement, TableFactor, TableWithJoins};
+use sqlparser::ast::{BinaryOperator, Expr, Statement, TableFactor, TableWithJoins};
 
-use super::{Relation, ident_name, key_equality, relation};
+use super::{Relation, ident_name, key_equality, relation, select_where};
 
 /// The equality columns one read filters one relation by, sorted.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,13 +17,7 @@ pub(crate) struct KeyLookup {
 /// column counts only when the FROM names one table; a qualified one by its table's name or
 /// alias.
 pub(super) fn key_lookups(statement: &Statement) -> Vec<KeyLookup> {
-    let Statement::Query(query) = statement else {
-        return Vec::new();
-    };
-    let SetExpr::Select(select) = query.body.as_ref() else {
-        return Vec::new();
-    };
-    let Some(selection) = &select.selection else {
+    let Some((select, selection)) = select_where(statement) else {
         return Vec::new();
     };
     let mut names: Vec<(String, Relation)> = Vec::new();

@@ -1,0 +1,201 @@
+//! `seq_scan_heavy`: sequential scans that read a table many times over the rows the
+//! request gets back from it, the statement behind them, and the remedy: an index on a
+//! large table; on a small one, or behind a self-semi-join, the query's shape.
+
+use super::*;
+
+pub(super) fn seq_scan_heavy(
+    table: &TableRow,
+    statements: &[Statement],
+    t: &Thresholds,
+) -> Option<Finding> {
+    if table.pages < t.seq_scan_min_pages
+        || table.seq_rows_read < t.seq_scan_min_rows_read_per_request
+    {
+        return None;
+    }
+    let readers: Vec<&Statement> = statements
+        .iter()
+        .filter(|s| s.tables.iter().any(|touched| touched.table == table.table))
+        .collect();
+    // What the request gets back from the table: the rows its readers return, joins
+    // included; without a reader, the rows fetched through its indexes.
+    let returned = if readers.is_empty() {
+        table.idx_rows_fetched
+    } else {
+        readers.iter().map(|s| s.rows_per_request).sum()
+    };
+    if table.seq_rows_read < t.seq_scan_min_read_to_returned_ratio * returned {
+        return None;
+    }
+    let saved = (table.seq_rows_read - returned).max(0.0);
+    let readers_time: f64 = readers.iter().map(|s| s.db_time_ms).sum();
+    let remedy = Remedy::of(table, &readers, t);
+    let suggestion = seq_scan_suggestion(table, &readers, returned, &remedy);
+    let mut figures = vec![
+        ("seq_rows_read_per_request", table.seq_rows_read),
+        ("seq_scans_per_request", table.seq_scans),
+        ("rows_returned_per_request", returned),
+        ("pages", table.pages as f64),
+        ("live_rows", table.live_rows as f64),
+    ];
+    if returned > 0.0 {
+        figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
+    }
+    let scanner = scanning_reader(table, &readers);
+    if readers.len() > 1 && scanner.is_some() {
+        figures.push(("scans_match_calls", 1.0));
+    }
+    if remedy.small {
+        figures.push(("small_table", 1.0));
+    }
+    if !remedy.semi_joined.is_empty() {
+        figures.push(("self_semi_join", 1.0));
+    }
+    Some(Finding {
+        query: (remedy.semi_joined.first().copied())
+            .or(scanner)
+            .map(|s| s.query.to_string()),
+        table: Some(table.table.clone()),
+        evidence: evidence(&figures),
+        avoidable_rows_per_request: saved,
+        saves_per_request: Saving {
+            rows_read: saved,
+            db_time_ms: readers_time * saved / table.seq_rows_read,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
+    })
+}
+
+/// What the remedy turns on: a table this small is read whole about as cheaply as
+/// through an index, and a reader that filters it by a list of its own keys reads it
+/// whole whatever its indexes.
+struct Remedy<'s, 'a> {
+    small: bool,
+    /// The readers whose WHERE reads the table again in an `IN (SELECT ...)`.
+    semi_joined: Vec<&'s Statement<'a>>,
+}
+
+impl<'s, 'a> Remedy<'s, 'a> {
+    fn of(table: &TableRow, readers: &[&'s Statement<'a>], t: &Thresholds) -> Self {
+        let semi_joined = (readers.iter().copied())
+            .filter(|s| (s.shape.self_semi_joins.iter()).any(|r| r.designates(&table.table)))
+            .collect();
+        Remedy {
+            small: table.pages < t.seq_scan_small_table_pages,
+            semi_joined,
+        }
+    }
+}
+
+/// The statement behind a table's sequential scans: its only reader, or, among several,
+/// the one reader whose calls per request match the scans per request (within 10%). The
+/// plans pgcost shows are generic; a prepared statement's custom plan may scan where they
+/// do not, so the runtime counts name it.
+fn scanning_reader<'a>(
+    table: &TableRow,
+    readers: &[&'a Statement<'a>],
+) -> Option<&'a Statement<'a>> {
+    if let [only] = readers {
+        return Some(only);
+    }
+    let matching: Vec<&&Statement> = (readers.iter())
+        .filter(|s| (s.calls_per_request - table.seq_scans).abs() <= 0.1 * table.seq_scans)
+        .collect();
+    match matching.as_slice() {
+        [one] => Some(**one),
+        _ => None,
+    }
+}
+
+fn seq_scan_suggestion(
+    table: &TableRow,
+    readers: &[&Statement],
+    returned: f64,
+    remedy: &Remedy,
+) -> String {
+    let estimate = if readers.is_empty() {
+        "rows fetched through its indexes"
+    } else {
+        "rows returned by the statements that read this table, joins included"
+    };
+    let mut suggestion = format!(
+        "Sequential scans read {} rows of {} per request ({}) to return about {} \
+         ({estimate}). The table has {} pages and {} live rows, so each scan reads all of \
+         it. ",
+        amount(table.seq_rows_read),
+        table.table,
+        counted(table.seq_scans, "scan", "scans"),
+        amount(returned),
+        table.pages,
+        table.live_rows,
+    );
+    suggestion.push_str(&remedy_text(table, remedy));
+    if readers.iter().any(|s| s.page) && !remedy.small {
+        suggestion.push_str(
+            " A page (ORDER BY ... LIMIT) reads this table: without an index on its ORDER \
+             BY columns, Postgres sorts every matching row to return the first few; with \
+             one, it stops after the page.",
+        );
+    }
+    if readers.is_empty() {
+        suggestion.push_str(
+            " No measured statement names this table: look for a view or a function that \
+             reads it, or a foreign key whose referencing column has no index.",
+        );
+    } else {
+        suggestion.push_str("\n\nStatements that read it:");
+        for s in readers {
+            suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
+        }
+    }
+    suggestion
+}
+
+/// The remedy, in words: an index, or the shape of the query.
+fn remedy_text(table: &TableRow, remedy: &Remedy) -> String {
+    let index = "An index on the columns these statements filter or join by lets Postgres \
+                 fetch just the matching rows; confirm with EXPLAIN (ANALYZE, BUFFERS).";
+    let mut text = String::new();
+    if remedy.small {
+        text.push_str(&format!(
+            "At {} pages the table is small: a sequential scan is a fair plan for it, and \
+             an index would save little per scan. The cost is in how often, and why, the \
+             queries read all of it: fix their shape rather than add an index.",
+            table.pages
+        ));
+    }
+    if let Some(s) = remedy.semi_joined.first() {
+        text.push_str(&format!(
+            "{}{} filters {} by a list of its own keys, `IN (SELECT ... FROM {})`: to build \
+             the list and then the rows, Postgres reads the table twice on every call, and \
+             a small one whole each time. Put the subquery's conditions in the outer WHERE, \
+             or correlate it on the key with EXISTS, so that the table is read once, and \
+             only where it matches.",
+            if text.is_empty() { "" } else { " " },
+            quoted(s.query),
+            table.table,
+            table.table,
+        ));
+    } else if remedy.small {
+        text.push_str(
+            " Look for a filter the planner cannot use a key for (a subquery over the whole \
+             table, an OR across tables, a function of the column), or read the table once \
+             per request and keep it for the rest.",
+        );
+    }
+    if !remedy.small {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(index);
+    }
+    text
+}
+
+/// Whether a `seq_scan_heavy` finding asks for no index: its table is small (evidence
+/// `small_table`), where the remedy is the query's shape.
+pub fn proposes_no_index(finding: &Finding) -> bool {
+    finding.kind == FindingKind::SeqScanHeavy && finding.evidence.contains_key("small_table")
+}
