@@ -179,19 +179,8 @@ fn ramp_and_demo_offer_no_sarif() {
 #[test]
 fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
     use crate::cost::tags::{StatementTags, TagShare, Tags};
-    use crate::source::{CodeLocation, Origin};
     let mut report = sample();
-    let tag = |uri: &str| CodeLocation {
-        uri: uri.into(),
-        line: 12,
-        origin: Origin::Tag {
-            route: Some("/x".into()),
-            controller: None,
-            action: None,
-            job: None,
-            share: Some(1.0),
-        },
-    };
+    let tag = |uri: &str| tagged_line(uri, "/x");
     let tags = StatementTags {
         samples: 3,
         seen: vec![TagShare {
@@ -231,4 +220,19 @@ fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
         "an absolute path is no SARIF uri: {}",
         results[1]
     );
+}
+
+/// Line 12 of `uri`, tagged with `route` in every sample.
+pub(crate) fn tagged_line(uri: &str, route: &str) -> crate::source::CodeLocation {
+    crate::source::CodeLocation {
+        uri: uri.into(),
+        line: 12,
+        origin: crate::source::Origin::Tag {
+            route: Some(route.into()),
+            controller: None,
+            action: None,
+            job: None,
+            share: Some(1.0),
+        },
+    }
 }

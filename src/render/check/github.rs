@@ -196,17 +196,7 @@ mod tests {
     #[test]
     fn a_tagged_line_is_annotated_unless_its_path_is_absolute() {
         let mut report = check();
-        let tag = |uri: &str| CodeLocation {
-            uri: uri.into(),
-            line: 12,
-            origin: Origin::Tag {
-                route: Some("/p".into()),
-                controller: None,
-                action: None,
-                job: None,
-                share: Some(1.0),
-            },
-        };
+        let tag = |uri: &str| crate::render::sarif_tests::tagged_line(uri, "/p");
         let model = CodeLocation {
             uri: "app/models/group.rb".into(),
             line: 3,
