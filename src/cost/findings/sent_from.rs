@@ -147,6 +147,31 @@ mod tests {
     }
 
     #[test]
+    fn a_finding_is_at_its_tagged_line_before_what_the_source_declares() {
+        use crate::cost::findings::{Finding, FindingKind, locate, tests::stmt};
+        let query = "SELECT label FROM small WHERE id = $1";
+        let mut statement = stmt(query, 1.0, 1.0);
+        statement.tags = Some(StatementTags {
+            samples: 2,
+            seen: vec![set(Some("/srv/app/app/api.rb"), Some(7), "/a", Some(1.0))],
+        });
+        let model = "class Small < ApplicationRecord\n  self.table_name = \"small\"\nend\n";
+        let files = [("app/models/small.rb", model)];
+        let source = crate::source::SourceMap::of_files(Path::new("/srv/app"), files.into_iter());
+        let mut finding = Finding::new(FindingKind::NPlusOne, String::new());
+        finding.query = Some(query.into());
+        let mut findings = vec![finding];
+        locate(
+            &mut findings,
+            &[statement],
+            Some((&source, Path::new("/srv/app"))),
+        );
+        let at: Vec<String> = findings[0].locations.iter().map(CodeLocation::at).collect();
+        assert_eq!(at, ["app/api.rb:7", "app/models/small.rb:1"]);
+        assert_eq!(findings[0].tags.as_ref().unwrap().samples, 2);
+    }
+
+    #[test]
     fn says_who_sent_it_without_a_line() {
         let mut tags = StatementTags {
             samples: 4,
