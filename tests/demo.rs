@@ -151,6 +151,25 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{:?}",
         kinds(e)
     );
+    // The finding points at the line of the demo's api.rs that sends the statement, from
+    // the tags on its SQL, and says who sent it.
+    let first = &n.findings[0];
+    let at = first.locations.first().expect("a tagged location");
+    assert_eq!(at.uri, "src/commands/demo/api.rs");
+    let source = include_str!("../src/commands/demo/api.rs");
+    let line = source.lines().nth(at.line as usize - 1).unwrap();
+    assert!(
+        line.contains("query!(client, SQL_GROUP_GRANTS,"),
+        "{at:?}: {line}"
+    );
+    let sent_by = (first.tags.as_ref())
+        .and_then(pgcost::cost::findings::sent_from::sent_by)
+        .unwrap_or_default();
+    // A statement no sample saw keeps the tags of the text pg_stat_statements kept.
+    let route = pgcost::commands::demo::api::ROUTE;
+    let sampled = format!("sent by route {route}, 100% of samples");
+    let kept = format!("sent by route {route}, as pg_stat_statements kept it");
+    assert!(sent_by == sampled || sent_by == kept, "{sent_by}");
     // The plan Postgres would use, fetched after the last window.
     let plan = n.findings[0].plan.as_deref().unwrap_or_default();
     assert!(plan.contains("group_grants"), "{plan}");
@@ -242,9 +261,31 @@ fn every_statement_names_its_route_and_line(name: &str, r: &pgcost::cost::report
         eprintln!("{name}: {constant} at line {line}, {}", tags.describe());
         seen_in_samples += usize::from(tags.seen[0].share.is_some());
     }
+    every_finding_points_at_its_tagged_line(name, r);
     assert_eq!(summary.tagged, summary.statements, "{name}: {summary:?}");
     assert!(summary.samples.unwrap_or(0) > 0, "{name}: {summary:?}");
     assert!(seen_in_samples > 0, "{name}: no statement seen in a sample");
+}
+
+/// Every finding about a statement carries the statement's tags, and its first place to
+/// open is the line those tags name, the route beside it.
+fn every_finding_points_at_its_tagged_line(name: &str, r: &pgcost::cost::report::Report) {
+    use pgcost::source::Origin;
+    for f in r.findings.iter().filter(|f| f.query.is_some()) {
+        let s = (r.statements.iter())
+            .find(|s| f.query.as_ref() == Some(&s.query))
+            .unwrap_or_else(|| panic!("{name}: {f:?}"));
+        assert_eq!(f.tags, s.tags, "{name}: {}", f.kind);
+        let tags = s.tags.as_ref().and_then(|t| t.first()).expect("tagged");
+        let at = f.locations.first().expect("a tagged location");
+        let route = pgcost::commands::demo::api::ROUTE;
+        assert!(
+            matches!(&at.origin, Origin::Tag { route: Some(r), share: Some(_), .. } if r == route),
+            "{name}: {at:?}"
+        );
+        assert_eq!(tags.location(), Some(at.at()), "{name}: {}", f.kind);
+        eprintln!("{name}: {} at {}", f.kind, at.line_text());
+    }
 }
 
 fn cluster_dir_of(line: &str) -> Option<String> {

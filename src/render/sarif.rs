@@ -167,6 +167,10 @@ pub struct Properties {
     pub actual: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<f64>,
+    /// For a finding: the tags its statement was sent with, as in JSON's
+    /// `findings[].tags` (route, controller, file:line and their share of samples).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<crate::cost::tags::StatementTags>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -293,7 +297,10 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         Some(db) => format!(" (database {db})"),
         None => String::new(),
     };
-    let code = match f.locations.first() {
+    // A tag may name an absolute path outside --source, which SARIF cannot take: the
+    // physical location is the first relative one.
+    let located = f.locations.iter().find(|l| l.is_relative());
+    let code = match located {
         Some(at) => format!(" Open {}.", at.line_text()),
         None => String::new(),
     };
@@ -309,9 +316,7 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         rule_id: f.kind.as_str().to_string(),
         level: Level::of(f.severity),
         message: Text::plain(text),
-        locations: vec![
-            (endpoint.at(f.query.as_deref(), f.table.as_deref())).in_code(f.locations.first()),
-        ],
+        locations: vec![(endpoint.at(f.query.as_deref(), f.table.as_deref())).in_code(located)],
         partial_fingerprints: [(
             "pgcostFinding/v1".to_string(),
             format!("{}|{fingerprint}", endpoint.name),
@@ -320,6 +325,7 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         properties: Some(Properties {
             severity: Some(f.severity),
             evidence: f.evidence.clone(),
+            tags: f.tags.clone(),
             ..Properties::default()
         }),
     }

@@ -175,3 +175,64 @@ fn ramp_and_demo_offer_no_sarif() {
     assert!(!RAMP_FORMATS.contains(&Format::Sarif));
     assert!(!DEMO_FORMATS.contains(&Format::Sarif));
 }
+
+#[test]
+fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
+    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    let mut report = sample();
+    let tag = |uri: &str| tagged_line(uri, "/x");
+    let tags = StatementTags {
+        samples: 3,
+        seen: vec![TagShare {
+            tags: Tags {
+                route: Some("/x".into()),
+                file: Some("app/api.rb".into()),
+                line: Some(12),
+                ..Tags::default()
+            },
+            samples: 3,
+            share: Some(1.0),
+        }],
+    };
+    report.findings.truncate(1);
+    report.findings[0].tags = Some(tags);
+    report.findings[0].locations = vec![tag("app/api.rb")];
+    let mut absolute = report.findings[0].clone();
+    absolute.locations = vec![tag("/srv/app/api.rb")];
+    report.findings.push(absolute);
+    let log = sarif(&report);
+    let results = results(&log);
+    let physical = &results[0]["locations"][0]["physicalLocation"];
+    assert_eq!(physical["artifactLocation"]["uri"], "app/api.rb");
+    assert_eq!(physical["region"]["startLine"], 12);
+    let tags = &results[0]["properties"]["tags"];
+    assert_eq!(tags["seen"][0]["route"], "/x");
+    assert_eq!(tags["seen"][0]["share"], 1.0);
+    let message = results[0]["message"]["text"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "Open app/api.rb:12, the call site the app tagged (route /x, 100% of samples)."
+        ),
+        "{message}"
+    );
+    assert!(
+        results[1]["locations"][0].get("physicalLocation").is_none(),
+        "an absolute path is no SARIF uri: {}",
+        results[1]
+    );
+}
+
+/// Line 12 of `uri`, tagged with `route` in every sample.
+pub(crate) fn tagged_line(uri: &str, route: &str) -> crate::source::CodeLocation {
+    crate::source::CodeLocation {
+        uri: uri.into(),
+        line: 12,
+        origin: crate::source::Origin::Tag {
+            route: Some(route.into()),
+            controller: None,
+            action: None,
+            job: None,
+            share: Some(1.0),
+        },
+    }
+}

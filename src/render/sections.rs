@@ -11,6 +11,7 @@ use crate::cost::replica::REPLICA;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::one_line;
+use crate::source::Origin;
 
 /// Cells under a header, before a view draws them.
 #[derive(Debug, Clone)]
@@ -301,9 +302,10 @@ pub fn tables(report: &Report) -> Option<Grid> {
     Some(Grid::new(&header, rows, 1..7))
 }
 
-/// The findings in brief, for a terminal: at most four lines each (kind, severity and
-/// saving; the statement on one line; the evidence on one line; the first place in the
-/// source, with `--source`), then the short advice of
+/// The findings in brief, for a terminal: a few lines each (kind, severity and saving;
+/// the statement on one line; the evidence on one line; the first place in the source,
+/// a tagged line or with `--source`; who sent it when no line was tagged), then the
+/// short advice of
 /// each kind present, once. The full advice is in Markdown, JSON and `pgcost explain`.
 pub fn findings_brief(report: &Report, width: usize) -> String {
     let mut out = String::new();
@@ -342,6 +344,14 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             &f.locations[..f.locations.len().min(1)],
             width,
         ));
+        // A tagged line says who sent it; without one, the tags still do.
+        if !f
+            .locations
+            .iter()
+            .any(|l| matches!(l.origin, Origin::Tag { .. }))
+        {
+            out.push_str(&sent_by_text(f, width));
+        }
         if !kinds.contains(&f.kind) {
             kinds.push(f.kind);
         }
@@ -406,6 +416,7 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         "{}",
         textwrap::fill(&format!("evidence: {}", evidence.join(", ")), &options)
     );
+    out.push_str(&sent_by_text(f, width));
     out.push_str(&locations_text(&f.locations, width));
     for paragraph in f.suggestion.lines() {
         let _ = writeln!(out, "{}", suggestion_paragraph(paragraph, width));
@@ -413,6 +424,17 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
     out.push_str(&plan_text(f, width));
     out.push('\n');
     out
+}
+
+/// `sent by route /x (controller y), 100% of samples`, when the statement was tagged.
+fn sent_by_text(f: &Finding, width: usize) -> String {
+    let Some(sent_by) = f.tags.as_ref().and_then(findings::sent_from::sent_by) else {
+        return String::new();
+    };
+    let options = textwrap::Options::new(width)
+        .initial_indent("   ")
+        .subsequent_indent("     ");
+    format!("{}\n", textwrap::fill(&sent_by, &options))
 }
 
 /// A line per place in the app's source: `at path:line, what it is`.

@@ -4,9 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 /// A place in the app's source to open for a finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeLocation {
-    /// The file, relative to the source directory (`--source`), with `/` separators.
+    /// The file, relative to the source directory (`--source`), with `/` separators. A
+    /// tag's file is as the app sent it (made relative when under `--source`), so it may
+    /// be absolute.
     pub uri: String,
     /// The line, counted from 1.
     pub line: u32,
@@ -16,7 +18,7 @@ pub struct CodeLocation {
 }
 
 /// How a location was found, which says what the line is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Origin {
     /// The model or entity that declares `table` (an ActiveRecord class, a Django model,
@@ -32,8 +34,22 @@ pub enum Origin {
         /// The fragment that was found.
         fragment: String,
     },
-    /// A tag the app sent with the statement in a SQL comment (`file:line`).
-    Tag,
+    /// The call site the app tagged the statement with in a SQL comment (`file:line`, see
+    /// docs/tags.md), with the tags seen beside it.
+    Tag {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        route: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        controller: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job: Option<String>,
+        /// The part of the statement's samples sent from this line, 0 to 1; absent when
+        /// the tag comes from the text pg_stat_statements kept, not from samples.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        share: Option<f64>,
+    },
     /// A key of pgcost.toml: the limit a budget failure broke.
     ConfigKey {
         /// The key, as in `[endpoint.budget]` (`nodes.NAME.` before a database's own).
@@ -122,7 +138,24 @@ impl CodeLocation {
         match &self.origin {
             Origin::Model { table, model } => format!("the model of `{table}` ({model})"),
             Origin::LiteralSql { .. } => "the statement's SQL in the source".to_string(),
-            Origin::Tag => "the call site the app tagged".to_string(),
+            Origin::Tag {
+                route,
+                controller,
+                job,
+                share,
+                ..
+            } => {
+                // Who sent it in a word; the finding's tags carry the rest.
+                let who = (route.as_ref().map(|r| format!("route {r}")))
+                    .or_else(|| job.as_ref().map(|j| format!("job {j}")))
+                    .or_else(|| controller.as_ref().map(|c| format!("controller {c}")));
+                let share = share.map(|s| format!("{:.0}% of samples", s * 100.0));
+                let parts: Vec<String> = who.into_iter().chain(share).collect();
+                match parts.is_empty() {
+                    true => "the call site the app tagged".to_string(),
+                    false => format!("the call site the app tagged ({})", parts.join(", ")),
+                }
+            }
             Origin::ConfigKey { key } => format!("the budget's `{key}`"),
         }
     }
@@ -130,5 +163,11 @@ impl CodeLocation {
     /// `path:line (what it is)`, one line for the text views.
     pub fn line_text(&self) -> String {
         format!("{}, {}", self.at(), self.describe())
+    }
+
+    /// Whether the uri is relative, as SARIF and GitHub annotations need: a tag may name
+    /// an absolute path outside `--source`.
+    pub fn is_relative(&self) -> bool {
+        !self.uri.starts_with('/') && !self.uri.starts_with('\\') && self.uri.get(1..2) != Some(":")
     }
 }

@@ -136,6 +136,7 @@ impl Entry {
                     calls_per_request: s.calls_per_request,
                     rows_per_call: s.rows_per_call,
                     plan_shape: s.plan_shape,
+                    tags: None,
                 }
             })),
             findings: (report.findings.into_iter())

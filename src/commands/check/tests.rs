@@ -470,6 +470,47 @@ fn naive_baseline() -> PreviousRun {
 }
 
 #[test]
+fn a_new_or_changed_statement_names_the_line_and_route_it_was_tagged_with() {
+    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    let b = naive_baseline();
+    let mut m = naive();
+    for (i, s) in m.report.statements.iter_mut().enumerate() {
+        let tags = Tags {
+            route: Some("/naive/p".into()),
+            file: Some("app/api.rb".into()),
+            line: Some(10 + u32::try_from(i).unwrap()),
+            ..Tags::default()
+        };
+        let seen = vec![TagShare {
+            tags,
+            samples: 5,
+            share: Some(1.0),
+        }];
+        s.tags = Some(StatementTags { samples: 5, seen });
+    }
+    let date = acks::parse_date(TODAY).unwrap();
+    let run = super::evaluate(vec![m], Some(("baseline.json", &b)), None, date).unwrap();
+    let diff = run.endpoints[0].statement_diff.as_ref().unwrap();
+    let at = |c: &crate::cost::check::statement_diff::StatementChange| {
+        c.tags.as_ref().unwrap().location()
+    };
+    assert_eq!(at(&diff.added[0]).as_deref(), Some("app/api.rb:11"));
+    assert_eq!(at(&diff.calls_changed[0]).as_deref(), Some("app/api.rb:10"));
+    let table = render(&run, Format::Table);
+    let changed = "(6.00 → 9.00 per request; from app/api.rb:10, route /naive/p)";
+    assert!(table.contains(changed), "{table}");
+    let markdown = render(&run, Format::Markdown);
+    let added = "WHERE m.user_id = $1 (1.00 per request; from app/api.rb:11, route /naive/p)\n";
+    assert!(markdown.contains(added), "{markdown}");
+    let changed = "(9.00 per request; from app/api.rb:10, route /naive/p)\n";
+    assert!(markdown.contains(changed), "{markdown}");
+    let json: serde_json::Value = serde_json::from_str(&render(&run, Format::Json)).unwrap();
+    let added = &json["endpoints"][0]["statement_diff"]["added"][0];
+    assert_eq!(added["tags"]["route"], "/naive/p");
+    assert_eq!(added["tags"]["line"], 11);
+}
+
+#[test]
 fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
     let b = naive_baseline();
     let frozen = Budget {

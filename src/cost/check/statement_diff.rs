@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::cost::check::plan_diff::{self, PlanChange};
 use crate::cost::findings::Finding;
 use crate::cost::report::StatementRow;
+use crate::cost::tags::Tags;
 
 /// A statement's calls per request must move by at least this much to count as changed.
 pub const CALLS_CHANGE: f64 = 1.0;
@@ -31,6 +32,9 @@ pub struct StatementFigures {
     /// The plan's shape (see `cost::plan::shape`), when the run fetched its plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_shape: Option<Vec<String>>,
+    /// The tag set the statement was seen with most (its route, file:line), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Tags>,
 }
 
 /// One finding, as the diff and the acknowledgements see it.
@@ -111,6 +115,7 @@ pub fn statements_of(rows: &[StatementRow]) -> Vec<StatementFigures> {
         calls_per_request: row.calls_per_request,
         rows_per_call: row.rows_per_call,
         plan_shape: row.plan_shape.clone(),
+        tags: (row.tags.as_ref()).and_then(|t| t.first().cloned()),
     }))
 }
 
@@ -132,6 +137,9 @@ pub fn merge(rows: impl IntoIterator<Item = StatementFigures>) -> Vec<StatementF
                 entry.calls_per_request = calls;
                 if entry.plan_shape.is_none() {
                     entry.plan_shape = row.plan_shape;
+                }
+                if entry.tags.is_none() {
+                    entry.tags = row.tags;
                 }
             }
             None => {
@@ -155,6 +163,10 @@ pub struct StatementChange {
     pub calls_per_request: Option<f64>,
     pub baseline_rows_per_call: Option<f64>,
     pub rows_per_call: Option<f64>,
+    /// Where the app sent it from, as its tags say (the set seen most): this run's, the
+    /// baseline's for a statement that is gone. Absent when untagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Tags>,
 }
 
 /// What changed in an endpoint's statements and findings against the baseline.
@@ -244,6 +256,7 @@ fn change(before: Option<&StatementFigures>, now: Option<&StatementFigures>) -> 
         calls_per_request: now.map(|n| n.calls_per_request),
         baseline_rows_per_call: before.map(|b| b.rows_per_call),
         rows_per_call: now.map(|n| n.rows_per_call),
+        tags: any.tags.clone(),
     }
 }
 
@@ -258,6 +271,7 @@ mod tests {
             calls_per_request: calls,
             rows_per_call: rows,
             plan_shape: None,
+            tags: None,
         }
     }
 

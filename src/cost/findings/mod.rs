@@ -26,6 +26,7 @@ mod repeated;
 mod round_trips;
 mod rules;
 mod saving;
+pub mod sent_from;
 mod seq_scan;
 mod session_setup;
 mod sql;
@@ -317,14 +318,30 @@ impl Finding {
             saves_per_request: Saving::default(),
             database: None,
             locations: Vec::new(),
+            tags: None,
         }
     }
 }
 
-/// Adds to each finding where the app's source declares its tables and writes its SQL.
-pub fn locate(findings: &mut [Finding], source: &crate::source::SourceMap) {
+/// Adds to each finding the tags of its statement and the places to open: each tagged
+/// file:line first (the call site), then with `source` where the app's source declares
+/// its tables and writes its SQL. `root` is `source`'s directory made absolute, to make
+/// a tag's absolute path relative.
+pub fn locate(
+    findings: &mut [Finding],
+    statements: &[crate::cost::report::model::StatementRow],
+    source: Option<(&crate::source::SourceMap, &std::path::Path)>,
+) {
     for finding in findings {
-        finding.locations = source.locate(&tables_of(finding), finding.query.as_deref());
+        let query = finding.query.as_deref();
+        finding.tags = query.and_then(|q| sent_from::tags_of(statements, q).cloned());
+        let root = source.map(|(_, root)| root);
+        let tagged = finding.tags.as_ref().map(|t| sent_from::locations(t, root));
+        finding.locations = tagged.unwrap_or_default();
+        if let Some((source, _)) = source {
+            let found = source.locate(&tables_of(finding), finding.query.as_deref());
+            finding.locations.extend(found);
+        }
     }
 }
 

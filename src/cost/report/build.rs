@@ -196,25 +196,38 @@ impl Report {
             statements: &report.statements,
             tables: &report.tables,
         });
-        let mut report = match &context.findings {
-            Some(thresholds) => {
-                let mut found = findings::analyze(&report, thresholds);
-                if let Some(source) = &context.source {
-                    findings::locate(&mut found, source);
-                }
-                Report {
-                    findings: found,
-                    ..report
-                }
-            }
-            None => report,
-        };
-        plan::attach(&mut report, &context.plans);
+        // Tags first: a finding names the route and line its statement was sent from.
         if available {
             super::tagged::attach(&mut report, context.tags.as_ref());
         }
+        let mut report = Report {
+            findings: found(
+                &report,
+                context.findings.as_ref(),
+                context.source.as_deref(),
+            ),
+            ..report
+        };
+        plan::attach(&mut report, &context.plans);
         report
     }
+}
+
+/// The findings of `report` (none with `--no-findings`), each with its tags and the
+/// places to open in the source.
+fn found(
+    report: &Report,
+    thresholds: Option<&Thresholds>,
+    source: Option<&crate::source::SourceMap>,
+) -> Vec<findings::Finding> {
+    let Some(thresholds) = thresholds else {
+        return Vec::new();
+    };
+    let mut found = findings::analyze(report, thresholds);
+    // An absolute root, so that a tag's absolute path under it can be made relative.
+    let root = source.map(|s| std::path::absolute(&s.root).unwrap_or(s.root.clone()));
+    findings::locate(&mut found, &report.statements, source.zip(root.as_deref()));
+    found
 }
 
 /// The HTTP side first, so that a rejected burst says so on the report's first line even

@@ -359,6 +359,7 @@ fn finding(
         saves_per_request,
         database,
         locations: Vec::new(),
+        tags: None,
     };
     finding.severity = findings::severity(&finding, &Thresholds::default());
     finding

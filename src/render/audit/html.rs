@@ -1,10 +1,11 @@
 //! The audit's HTML page: the verdict, the per-request headline, the databases and
 //! replicas, other traffic and PgBouncer when the run had them, what each statement takes
 //! of the request's cost, the latency curve, the tables read, and the findings with their
-//! savings.
+//! savings, who sent their statement and where to look in the source.
 
 use maud::{Markup, html};
 
+use crate::cost::findings::sent_from::sent_by;
 use crate::cost::notes::messages;
 use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
@@ -336,6 +337,14 @@ fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
             }
             table {
                 tbody { @for (name, value) in &f.evidence { tr { td { (name) } td.num { (format!("{value:.2}")) } } } }
+            }
+            @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
+                p.tags { (sent_by) }
+            }
+            @if !f.locations.is_empty() {
+                ul.locations {
+                    @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
+                }
             }
             pre { (f.suggestion) }
         }

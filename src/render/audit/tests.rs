@@ -1,4 +1,5 @@
-//! The set-up of new connections in every view of the audit.
+//! The set-up of new connections, and where a finding's statement was sent from, in every
+//! view of the audit.
 
 use crate::cost::setup::{Setup, SetupKind, SetupStatement};
 use crate::render::format::Format;
@@ -86,4 +87,93 @@ fn a_pooled_app_shows_no_set_up() {
         json["per_request"].get("setup").is_none(),
         "absent, not null"
     );
+}
+
+/// The sample report, its first finding's statement tagged from two routes (one line
+/// tagged), located as the audit locates it.
+fn tagged() -> crate::cost::report::Report {
+    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    let mut r = sample();
+    let set = |route: &str, line: Option<u32>, share| TagShare {
+        tags: Tags {
+            route: Some(route.into()),
+            controller: Some("projects".into()),
+            file: line.map(|_| "app/controllers/projects.rb".into()),
+            line,
+            ..Tags::default()
+        },
+        samples: 1,
+        share: Some(share),
+    };
+    let query = r.findings[0].query.clone().unwrap();
+    let statement = r.statements.iter_mut().find(|s| s.query == query).unwrap();
+    statement.tags = Some(StatementTags {
+        samples: 4,
+        seen: vec![set("/api/x", Some(12), 0.75), set("/api/y", None, 0.25)],
+    });
+    crate::cost::findings::locate(&mut r.findings, &r.statements, None);
+    r
+}
+
+const TAGGED_AT: &str =
+    "app/controllers/projects.rb:12, the call site the app tagged (route /api/x, 75% of samples)";
+const SENT_BY: &str = "sent by route /api/x (controller projects), 75% of samples; route /api/y \
+     (controller projects), 25% of samples";
+
+#[test]
+fn a_finding_names_the_route_and_line_its_statement_was_sent_from_in_every_view() {
+    let r = tagged();
+    let f = &r.findings[0];
+    assert_eq!(f.locations.len(), 1, "{:?}", f.locations);
+    let table = TableExporter.render(&r);
+    assert!(table.contains(&format!("   at {TAGGED_AT}\n")), "{table}");
+    assert!(
+        !table.contains("sent by"),
+        "the brief shows the tagged line: {table}"
+    );
+    let markdown = MarkdownExporter.render(&r);
+    let sent_by = "   sent by route /api/x (controller projects), 75% of samples; route /api/y \
+                   (controller projects),\n     25% of samples\n";
+    assert!(
+        markdown.contains(&format!("{sent_by}   at {TAGGED_AT}\n")),
+        "{markdown}"
+    );
+    let html = View::render(&r, Format::Html).unwrap();
+    assert!(
+        html.contains(&format!("<p class=\"tags\">{SENT_BY}</p>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<li><code>app/controllers/projects.rb:12</code>, the call site"),
+        "{html}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&View::render(&r, Format::Json).unwrap()).unwrap();
+    let finding = &json["findings"][0];
+    assert_eq!(finding["tags"]["seen"][1]["route"], "/api/y");
+    let at = &finding["locations"][0];
+    assert_eq!(at["origin"]["kind"], "tag");
+    assert_eq!(at["origin"]["route"], "/api/x");
+    assert_eq!(at["origin"]["share"], 0.75);
+    assert_eq!(at["line"], 12);
+    assert!(
+        json["findings"][1].get("tags").is_none(),
+        "untagged: no key"
+    );
+}
+
+#[test]
+fn without_a_tagged_line_the_brief_says_who_sent_it() {
+    let mut r = tagged();
+    for s in r.statements.iter_mut() {
+        if let Some(tags) = s.tags.as_mut() {
+            tags.seen.remove(0);
+            tags.seen[0].share = Some(1.0);
+        }
+    }
+    crate::cost::findings::locate(&mut r.findings, &r.statements, None);
+    assert!(r.findings[0].locations.is_empty());
+    let table = TableExporter.render(&r);
+    let line = "   sent by route /api/y (controller projects), 100% of samples\n";
+    assert!(table.contains(line), "{table}");
 }

@@ -14,13 +14,23 @@ fn calls(value: Option<f64>) -> String {
     value.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
+/// `; from src/api.rs:12, route /x` when the statement was tagged, cut to `width`.
+fn sent_from(c: &StatementChange, width: usize) -> String {
+    let tags = c.tags.as_ref().map(|t| t.describe());
+    (tags.filter(|t| !t.is_empty()))
+        .map(|t| format!("; from {}", one_line(&t, width)))
+        .unwrap_or_default()
+}
+
 /// One endpoint's diff as `(sign, text)` lines: `+` new, `-` gone, `~` calls or plan
-/// changed, then the findings; `width` cuts the statement text.
+/// changed (a new or changed statement with the place and route it was tagged with),
+/// then the findings; `width` cuts the statement text.
 fn lines(diff: &StatementDiff, width: usize) -> Vec<(char, String)> {
     let sql = |c: &StatementChange| one_line(&c.query, width);
     let mut out = Vec::new();
     for c in &diff.added {
-        let text = format!("{} ({} per request)", sql(c), calls(c.calls_per_request));
+        let now = calls(c.calls_per_request);
+        let text = format!("{} ({now} per request{})", sql(c), sent_from(c, 40));
         out.push(('+', text));
     }
     for c in &diff.removed {
@@ -29,10 +39,11 @@ fn lines(diff: &StatementDiff, width: usize) -> Vec<(char, String)> {
     }
     for c in &diff.calls_changed {
         let text = format!(
-            "{} ({} → {} per request)",
+            "{} ({} → {} per request{})",
             sql(c),
             calls(c.baseline_calls_per_request),
-            calls(c.calls_per_request)
+            calls(c.calls_per_request),
+            sent_from(c, 40)
         );
         out.push(('~', text));
     }
@@ -103,9 +114,10 @@ fn markdown_lines(diff: &StatementDiff) -> Vec<String> {
     let mut out = Vec::new();
     for c in &diff.added {
         out.push(format!(
-            "+ {} ({} per request)",
+            "+ {} ({} per request{})",
             sql(c),
-            calls(c.calls_per_request)
+            calls(c.calls_per_request),
+            sent_from(c, 200)
         ));
     }
     for c in &diff.removed {
@@ -116,9 +128,10 @@ fn markdown_lines(diff: &StatementDiff) -> Vec<String> {
         let before = calls(c.baseline_calls_per_request);
         out.push(format!("- {} ({before} per request)", sql(c)));
         out.push(format!(
-            "+ {} ({} per request)",
+            "+ {} ({} per request{})",
             sql(c),
-            calls(c.calls_per_request)
+            calls(c.calls_per_request),
+            sent_from(c, 200)
         ));
     }
     for c in &diff.plan_changed {

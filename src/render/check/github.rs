@@ -40,7 +40,8 @@ fn annotations(report: &CheckReport) -> Vec<Annotation> {
             }
         }
         for f in &e.report.findings {
-            let Some(at) = f.locations.first().cloned() else {
+            // GitHub annotates files of the repository: an absolute tag path is skipped.
+            let Some(at) = f.locations.iter().find(|l| l.is_relative()).cloned() else {
                 continue;
             };
             let subject = f
@@ -190,5 +191,34 @@ mod tests {
             overflow_markdown(&report).is_some(),
             total > MAX_ANNOTATIONS
         );
+    }
+
+    #[test]
+    fn a_tagged_line_is_annotated_unless_its_path_is_absolute() {
+        let mut report = check();
+        let tag = |uri: &str| crate::render::sarif_tests::tagged_line(uri, "/p");
+        let model = CodeLocation {
+            uri: "app/models/group.rb".into(),
+            line: 3,
+            origin: Origin::Model {
+                table: "groups".into(),
+                model: "Group".into(),
+            },
+        };
+        let findings = &mut report.endpoints[0].report.findings;
+        findings.truncate(1);
+        findings.push(findings[0].clone());
+        findings[0].locations = vec![tag("app/api.rb"), model.clone()];
+        findings[1].locations = vec![tag("/srv/app/api.rb"), model];
+        let out = render(&report);
+        assert!(
+            out.contains("file=app/api.rb,line=12,")
+                && out.contains(
+                    "This line is the call site the app tagged (route /p, 100%25 of samples)."
+                ),
+            "{out}"
+        );
+        assert!(out.contains("file=app/models/group.rb,line=3,"), "{out}");
+        assert!(!out.contains("/srv/app"), "{out}");
     }
 }

@@ -73,6 +73,7 @@ pub(crate) fn sample() -> ScaleReport {
             saves_per_request: Saving::default(),
             database: None,
             locations: Vec::new(),
+            tags: None,
         }],
     }
 }

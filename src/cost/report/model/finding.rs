@@ -123,11 +123,16 @@ pub struct Finding {
     /// repeated); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
-    /// Where to look in the app's source (`--source`): the statement's literal SQL where
-    /// the source holds it, then the model of each table the finding touches. Absent
-    /// without `--source`, or when the source names none of them.
+    /// Where to look in the app's source: each file:line the statement was tagged with,
+    /// most seen first, then with `--source` the statement's literal SQL where the source
+    /// holds it, and the model of each table the finding touches. Absent when none is
+    /// known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locations: Vec<crate::source::CodeLocation>,
+    /// The tags of `query`'s statement (its `statements[].tags`): the route, controller
+    /// and file:line the app sent it from. Absent when it carried none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<crate::cost::tags::StatementTags>,
 }
 
 /// The estimated saving, per request, if a finding's suggestion is applied. The formula
