@@ -19,7 +19,7 @@ mod identity;
 mod kinds_tests;
 mod overfetch;
 mod per_row_subquery;
-mod planning;
+pub mod planning;
 #[cfg(test)]
 mod precision_tests;
 mod repeated;

@@ -4,6 +4,24 @@
 //! cost shows nowhere else.
 
 use super::{Finding, FindingKind, Saving, Statement, Thresholds, evidence, quoted};
+use crate::cost::report::model::StatementRow;
+
+/// A statement run on every request that reads at least this many relations is a join
+/// whose planning may cost as much as its execution: only then is the note
+/// `track_planning_off` worth a reader's time.
+pub const NOTE_MIN_RELATIONS: usize = 4;
+
+/// Whether plan time may matter in these statements: one of them, run about once per
+/// request or more, reads at least [`NOTE_MIN_RELATIONS`] relations.
+pub fn planning_may_matter(statements: &[StatementRow]) -> bool {
+    statements.iter().any(|s| {
+        let shape = super::sql::shape(&s.query);
+        s.toplevel
+            && !s.utility
+            && s.calls_per_request >= 0.99
+            && shape.relations.len().max(shape.mentioned.len()) >= NOTE_MIN_RELATIONS
+    })
+}
 
 pub(super) fn planning_dominates(s: &Statement, t: &Thresholds) -> Option<Finding> {
     let plan_ms = s.plan_time_ms?;
@@ -110,5 +128,15 @@ mod tests {
         assert!(planning(timed(0.02, Some(0.08))).is_empty());
         // track_planning off: nothing is known.
         assert!(planning(timed(0.1, None)).is_empty());
+    }
+
+    #[test]
+    fn only_a_join_of_four_relations_run_per_request_makes_plan_time_worth_a_note() {
+        assert!(planning_may_matter(&[timed(0.1, None)]));
+        // The same join run on one request in ten, or three relations: no note.
+        assert!(!planning_may_matter(&[stmt(JOIN, 0.1, 1.0)]));
+        let three = "SELECT a.id FROM a JOIN b ON b.a_id = a.id JOIN c ON c.b_id = b.id";
+        assert!(!planning_may_matter(&[stmt(three, 1.0, 1.0)]));
+        assert!(!planning_may_matter(&[]));
     }
 }

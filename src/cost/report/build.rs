@@ -196,6 +196,12 @@ impl Report {
             statements: &report.statements,
             tables: &report.tables,
         });
+        // Without a join of many tables run per request, plan time is not worth a note.
+        if !findings::planning::planning_may_matter(&report.statements) {
+            report
+                .notes
+                .retain(|n| !matches!(n, Note::TrackPlanningOff));
+        }
         // Tags first: a finding names the route and line its statement was sent from.
         if available {
             super::tagged::attach(&mut report, context.tags.as_ref());
@@ -426,6 +432,7 @@ fn table_rows(tables: &[TableDelta], n: u64) -> Vec<TableRow> {
                 seq_rows_read: per_request(c.seq_tup_read, n),
                 idx_scans: per_request(c.idx_scan, n),
                 idx_rows_fetched: per_request(c.idx_tup_fetch, n),
+                idx_entries_read: per_request(c.idx_tup_read, n),
                 rows_inserted: per_request(c.n_tup_ins, n),
                 rows_updated: per_request(c.n_tup_upd, n),
                 rows_deleted: per_request(c.n_tup_del, n),

@@ -267,6 +267,8 @@ pub async fn ramp(
         invalid_reasons.push(Invalid::new(Code::SettleTimeout, message));
     }
     let mut warnings = session.source.warnings.clone();
+    // A ramp names no statement's cost: plan time is nothing it could report.
+    warnings.retain(|n| !matches!(n, crate::cost::notes::Note::TrackPlanningOff));
     warnings.extend(config.auth.warnings.iter().cloned());
     let context = ramp::Context {
         target: RampTarget {
