@@ -179,6 +179,9 @@ counter_set! {
         pub seq_tup_read: i64,
         pub idx_scan: i64,
         pub idx_tup_fetch: i64,
+        /// The index entries its indexes returned (`pg_stat_user_indexes.idx_tup_read`,
+        /// summed): index-only scans read these and fetch no heap row.
+        pub idx_tup_read: i64,
         pub n_tup_ins: i64,
         pub n_tup_upd: i64,
         pub n_tup_del: i64,

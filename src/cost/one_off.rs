@@ -219,6 +219,7 @@ mod tests {
                         seq_tup_read: 863,
                         idx_scan: 399,
                         idx_tup_fetch: 399,
+                        idx_tup_read: 0,
                         ..Default::default()
                     },
                 ),
@@ -227,6 +228,7 @@ mod tests {
                     TableCounters {
                         idx_scan: 200,
                         idx_tup_fetch: 4000,
+                        idx_tup_read: 0,
                         ..Default::default()
                     },
                 ),

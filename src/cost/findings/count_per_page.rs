@@ -44,12 +44,13 @@ fn totals(count: &Statement, page: &Statement) -> bool {
 
 /// Rows the count reads per request, at least: the rows read from its tables beyond those
 /// the other statements reading them return, halved, since the page's own filter and sort
-/// may read as many.
+/// may read as many. A count served by an index-only scan fetches no heap row: its index
+/// entries read stand for the rows then.
 fn counted_rows(count: &Statement, all: &[Statement]) -> (f64, f64) {
     let read: f64 = count
         .tables
         .iter()
-        .map(|t| t.seq_rows_read + t.idx_rows_fetched)
+        .map(|t| t.seq_rows_read + t.idx_rows_fetched.max(t.idx_entries_read))
         .sum();
     let returned: f64 = all
         .iter()

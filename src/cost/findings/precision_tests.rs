@@ -253,6 +253,18 @@ fn a_count_over_a_subquery_of_the_pages_filter_is_count_per_page() {
     let found = of_kind(&r, FindingKind::CountPerPage);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].saves_per_request.rows_read, 6000.0);
+    // Vacuumed, the count is an index-only scan of (customer_id, id): it fetches no heap
+    // row, and reads 6,000 index entries; the page, through the same index, 20 more.
+    let mut orders = table("public.orders", 400);
+    orders.idx_rows_fetched = 20.0;
+    orders.idx_entries_read = 6_020.0;
+    let r = report(
+        vec![stmt(count, 1.0, 1.0), stmt(page, 1.0, 20.0)],
+        vec![orders],
+    );
+    let found = of_kind(&r, FindingKind::CountPerPage);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].saves_per_request.rows_read, 3000.0);
 }
 
 #[test]

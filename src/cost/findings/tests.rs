@@ -45,6 +45,7 @@ pub(crate) fn table(name: &str, pages: i64) -> TableRow {
         seq_rows_read: 0.0,
         idx_scans: 0.0,
         idx_rows_fetched: 0.0,
+        idx_entries_read: 0.0,
         rows_inserted: 0.0,
         rows_updated: 0.0,
         rows_deleted: 0.0,

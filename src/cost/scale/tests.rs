@@ -39,6 +39,7 @@ fn point(n: i64, read_per_lookup: i64) -> (u64, Report) {
                     seq_tup_read: REQUESTS * 1000,
                     idx_scan: REQUESTS,
                     idx_tup_fetch: REQUESTS * n,
+                    idx_tup_read: 0,
                     ..Default::default()
                 },
                 relpages: 10,

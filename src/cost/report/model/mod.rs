@@ -305,6 +305,10 @@ pub struct TableRow {
     pub seq_rows_read: f64,
     pub idx_scans: f64,
     pub idx_rows_fetched: f64,
+    /// Index entries read by index scans, index-only scans included (which fetch no heap
+    /// row, so `idx_rows_fetched` misses them). 0 in reports of pgcost before it was read.
+    #[serde(default)]
+    pub idx_entries_read: f64,
     pub rows_inserted: f64,
     pub rows_updated: f64,
     pub rows_deleted: f64,
