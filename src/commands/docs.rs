@@ -23,6 +23,7 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("pgbouncer", include_str!("../../docs/pgbouncer.md")),
     ("survey", include_str!("../../docs/survey.md")),
     ("source", include_str!("../../docs/source.md")),
+    ("tags", include_str!("../../docs/tags.md")),
 ];
 
 /// The command: one page, or the list of pages.

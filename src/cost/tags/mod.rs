@@ -286,7 +286,7 @@ pub const NO_TAGS_HINT: &str = "to name each statement's route and file:line, tu
 - Rails 7.1+: config.active_record.query_log_tags_enabled = true (+ :source_location)\n\
 - Django: opentelemetry-instrumentation-django's SqlCommenter, or google-cloud-sqlcommenter\n\
 - Node (knex, Sequelize), Spring, Hibernate: sqlcommenter; GitLab: marginalia\n\
-- see docs/tags.md";
+- pgcost docs tags: every stack, and what pgcost reads";
 
 /// How many statements got a tag, for the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
