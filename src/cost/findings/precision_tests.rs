@@ -434,6 +434,36 @@ fn a_batch_load_by_a_key_list_stays_exempt_outside_auth_and_beside_the_page() {
     assert!(of_kind(&r, FindingKind::CollectionToBoolean).is_empty());
 }
 
+#[test]
+fn an_auth_step_keyed_by_the_users_roles_is_named_where_no_page_could_feed_its_list() {
+    // Sequelize: the permissions of the user's two roles, then the document asked for.
+    let permissions = r#"SELECT "Permission"."id", "Permission"."name" FROM "permissions" AS "Permission" INNER JOIN "role_permissions" AS "RolePermission" ON "Permission"."id" = "RolePermission"."permission_id" WHERE "RolePermission"."role_id" IN ($1, $2)"#;
+    let document = r#"SELECT "Document"."id", "Document"."title" FROM "documents" AS "Document" WHERE "Document"."id" = $1"#;
+    let r = report(
+        vec![stmt(permissions, 1.0, 120.0), stmt(document, 1.0, 1.0)],
+        vec![
+            table("public.permissions", 2),
+            table("public.role_permissions", 2),
+            table("public.documents", 20),
+        ],
+    );
+    let found = of_kind(&r, FindingKind::CollectionToBoolean);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].query.as_deref(), Some(permissions));
+    assert_eq!(found[0].saves_per_request.rows_returned, 119.0);
+    // Beside a page of documents, the same list may hold the page's keys: exempt.
+    let page = r#"SELECT "Document"."id", "Document"."title" FROM "documents" AS "Document" ORDER BY "Document"."id" LIMIT 25"#;
+    let r = report(
+        vec![stmt(permissions, 1.0, 120.0), stmt(page, 1.0, 25.0)],
+        vec![
+            table("public.permissions", 2),
+            table("public.role_permissions", 2),
+            table("public.documents", 20),
+        ],
+    );
+    assert!(of_kind(&r, FindingKind::CollectionToBoolean).is_empty());
+}
+
 // seq_scan_heavy: the statement behind the runtime scans ------------------------------------
 
 #[test]

@@ -16,13 +16,18 @@ pub(super) fn walked_by_n_plus_one(s: &Statement, all: &[Statement], t: &Thresho
 }
 
 /// A step of authorisation run once per request (the key owner's scopes, the user's
-/// permissions) whose list holds one key (`IN ($3)`): its rows are one owner's constant
-/// set, not a batch keyed by a page's rows (a prefetch of the roles of a page of users
-/// lists several keys).
-fn auth_collection(s: &Statement, t: &Thresholds) -> bool {
+/// permissions) that loads one owner's constant set, not a batch keyed by a page's rows:
+/// its list holds one key (`IN ($3)`), or the request reads no page whose rows could have
+/// given it several (`role_id IN ($1, $2)`, the user's roles; a prefetch of the roles of
+/// a page of users follows that page).
+fn auth_collection(s: &Statement, all: &[Statement], t: &Thresholds) -> bool {
+    let fed_by_a_page = || {
+        all.iter()
+            .any(|page| page.page && !page.is_total() && page.query != s.query)
+    };
     s.runs_once_per_request(t)
         && super::identity::authorises(&s.relation_names())
-        && lists_one_key(s.query)
+        && (lists_one_key(s.query) || !fed_by_a_page())
 }
 
 /// Every `IN (…)` list of placeholders in the text holds one: `IN ($3)`.
@@ -45,7 +50,7 @@ pub(super) fn collection_to_boolean(
     // The page, a batch load, the list a loop walks and the page's children: their rows
     // are used. A list of keys does not make an auth step's constant collection a batch
     // load: the ORM adds `id IN ($3)` to the key owner's scopes as well.
-    let batch_load = s.shape.keyed_by_list && !auth_collection(s, t);
+    let batch_load = s.shape.keyed_by_list && !auth_collection(s, all, t);
     let rows_used = s.page
         || batch_load
         || walked_by_n_plus_one(s, all, t)
