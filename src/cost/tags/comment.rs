@@ -54,8 +54,12 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
     out
 }
 
+/// A value's URL encoding undone. sqlcommenter for Python doubles each `%` for the
+/// driver's parameter substitution (psycopg's `%%`), which a statement sent without
+/// parameters keeps: `%%3A` is read as `%3A`. No well-encoded value holds `%%`.
 fn decode(text: &str) -> String {
-    percent_decode_str(text).decode_utf8_lossy().into_owned()
+    let text = text.replace("%%", "%");
+    percent_decode_str(&text).decode_utf8_lossy().into_owned()
 }
 
 /// The pairs of one comment's content, when every comma-separated part is a tag of one
@@ -166,6 +170,12 @@ mod tests {
         assert_eq!(pairs[1], pair("framework", "django:5.2"));
         assert_eq!(pairs[2], pair("route", "/issues/<int:id>"));
         assert_eq!(pairs.len(), 4);
+    }
+
+    #[test]
+    fn reads_the_doubled_percent_of_a_statement_sent_without_parameters() {
+        let pairs = tag_pairs("SELECT 1 /*route='shelves%%2F%%3Cint%%3Aid%%3E%%2F'*/");
+        assert_eq!(pairs, vec![pair("route", "shelves/<int:id>/")]);
     }
 
     #[test]
