@@ -147,6 +147,10 @@ pub struct SarifResult {
     pub level: Level,
     pub message: Text,
     pub locations: Vec<Location>,
+    /// The finding's other places in the code: the model of its table, its SQL in the
+    /// source, the other call sites its statement was tagged with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related_locations: Vec<RelatedLocation>,
     /// Keeps a result the same across runs, for tools that track them.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub partial_fingerprints: BTreeMap<String, String>,
@@ -182,6 +186,16 @@ pub struct Location {
     pub logical_locations: Vec<LogicalLocation>,
 }
 
+/// Another place of a result in the code, and what it is there.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RelatedLocation {
+    /// Unique within the result, from 1.
+    pub id: u32,
+    pub physical_location: PhysicalLocation,
+    pub message: Text,
+}
+
 /// A file (relative URI) and a line.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -202,17 +216,42 @@ pub struct Region {
     pub start_line: u32,
 }
 
+impl PhysicalLocation {
+    fn of(code: &CodeLocation) -> PhysicalLocation {
+        PhysicalLocation {
+            artifact_location: ArtifactLocation {
+                uri: code.uri.clone(),
+            },
+            region: Region {
+                start_line: code.line,
+            },
+        }
+    }
+}
+
 impl Location {
     /// This location, at `code` too when there is one.
     pub fn in_code(self, code: Option<&CodeLocation>) -> Location {
         Location {
-            physical_location: code.map(|c| PhysicalLocation {
-                artifact_location: ArtifactLocation { uri: c.uri.clone() },
-                region: Region { start_line: c.line },
-            }),
+            physical_location: code.map(PhysicalLocation::of),
             ..self
         }
     }
+}
+
+/// Every relative location of a finding but the first (its `physicalLocation`), each with
+/// what it is: absolute paths are left out, as from the first.
+fn related(locations: &[CodeLocation]) -> Vec<RelatedLocation> {
+    (locations.iter())
+        .filter(|l| l.is_relative())
+        .skip(1)
+        .zip(1..)
+        .map(|(l, id)| RelatedLocation {
+            id,
+            physical_location: PhysicalLocation::of(l),
+            message: Text::plain(l.describe()),
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -317,6 +356,7 @@ pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
         level: Level::of(f.severity),
         message: Text::plain(text),
         locations: vec![(endpoint.at(f.query.as_deref(), f.table.as_deref())).in_code(located)],
+        related_locations: related(&f.locations),
         partial_fingerprints: [(
             "pgcostFinding/v1".to_string(),
             format!("{}|{fingerprint}", endpoint.name),

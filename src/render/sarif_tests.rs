@@ -222,6 +222,44 @@ fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
     );
 }
 
+#[test]
+fn a_findings_other_places_are_related_locations_relative_ones_only() {
+    let mut report = sample();
+    report.findings.truncate(1);
+    let model = crate::source::CodeLocation {
+        uri: "app/models/item.rb".into(),
+        line: 2,
+        origin: crate::source::Origin::Model {
+            table: "items".into(),
+            model: "Item".into(),
+        },
+    };
+    report.findings[0].locations = vec![
+        tagged_line("/srv/app/api.rb", "/x"),
+        tagged_line("app/api.rb", "/y"),
+        model,
+    ];
+    let log = sarif(&report);
+    let result = &results(&log)[0];
+    let physical = &result["locations"][0]["physicalLocation"];
+    assert_eq!(physical["artifactLocation"]["uri"], "app/api.rb");
+    assert_eq!(
+        result["relatedLocations"],
+        serde_json::json!([{
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "app/models/item.rb"},
+                "region": {"startLine": 2}
+            },
+            "message": {"text": "the model of `items` (Item)"}
+        }])
+    );
+    // One location: none related.
+    report.findings[0].locations.truncate(2);
+    let log = sarif(&report);
+    assert!(results(&log)[0].get("relatedLocations").is_none());
+}
+
 /// Line 12 of `uri`, tagged with `route` in every sample.
 pub(crate) fn tagged_line(uri: &str, route: &str) -> crate::source::CodeLocation {
     crate::source::CodeLocation {

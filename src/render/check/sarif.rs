@@ -95,6 +95,7 @@ fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
         level: Level::Error,
         message: Text::plain(format!("{}: {text}", e.name)),
         locations: vec![endpoint.at(None, None)],
+        related_locations: Vec::new(),
         partial_fingerprints: [(
             "pgcostFailure/v1".to_string(),
             format!(
