@@ -5,6 +5,11 @@
 //! pgcost process, and settle seconds, for N=10,000 at C=16 on a database endpoint, and
 //! peak RSS for N=1,000,000 on an endpoint without database work, and the settle time after
 //! a burst whose app connections are all gone (one connection per request).
+//!
+//! Then the cost of reading tags: interleaved rounds of the same audit of a tagged endpoint
+//! with tag sampling on (the default) and off (`--no-tags`), side by side, with the median
+//! requests per second of each (PGCOST_BENCH_TAG_ROUNDS rounds, 5 by default, of
+//! PGCOST_BENCH_TAG_N requests, 50,000 by default; PGCOST_BENCH_TAGS_ONLY=1 runs only these).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -82,43 +87,109 @@ fn main() {
     runtime.block_on(async {
         let db = TestDb::start().await;
         let app = Fixture::start(&db.url(), 16).await;
-        println!(
-            "{:<28} {:>9} {:>10} {:>14} {:>12} {:>8} {:>8} {:>6}",
-            "endpoint",
-            "requests",
-            "req/s",
-            "cpu s/1k req",
-            "peak RSS MiB",
-            "settle<",
-            "settle>",
-            "valid"
-        );
-        let db_run = {
-            let a = args(&db, app.url("/scan"), 10_000, 16);
-            tokio::task::spawn_blocking(move || run_pgcost(&a))
-                .await
-                .unwrap()
-        };
-        print("/scan (1 query, 50 rows)", 10_000, &db_run);
-        let big = std::env::var("PGCOST_BENCH_BIG_N")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1_000_000u64);
-        let static_run = {
-            let a = args(&db, app.url("/static"), big, 16);
-            tokio::task::spawn_blocking(move || run_pgcost(&a))
-                .await
-                .unwrap()
-        };
-        print("/static (no database)", big, &static_run);
-        // Each request opens and closes its own connection: once the burst ends, the app
-        // has no connection left, and the settle wait should end within a second.
-        let fresh_run = {
-            let a = args(&db, app.url("/fresh"), 2_000, 8);
-            tokio::task::spawn_blocking(move || run_pgcost(&a))
-                .await
-                .unwrap()
-        };
-        print("/fresh (conn. per request)", 2_000, &fresh_run);
+        if std::env::var_os("PGCOST_BENCH_TAGS_ONLY").is_none() {
+            driver_runs(&db, &app).await;
+        }
+        tag_sampling(&db, &app).await;
     });
+}
+
+fn header() {
+    println!(
+        "{:<28} {:>9} {:>10} {:>14} {:>12} {:>8} {:>8} {:>6}",
+        "endpoint",
+        "requests",
+        "req/s",
+        "cpu s/1k req",
+        "peak RSS MiB",
+        "settle<",
+        "settle>",
+        "valid"
+    );
+}
+
+async fn run_blocking(a: Vec<String>) -> Run {
+    tokio::task::spawn_blocking(move || run_pgcost(&a))
+        .await
+        .unwrap()
+}
+
+async fn driver_runs(db: &TestDb, app: &Fixture) {
+    header();
+    let db_run = run_blocking(args(db, app.url("/scan"), 10_000, 16)).await;
+    print("/scan (1 query, 50 rows)", 10_000, &db_run);
+    let big = std::env::var("PGCOST_BENCH_BIG_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000u64);
+    let static_run = run_blocking(args(db, app.url("/static"), big, 16)).await;
+    print("/static (no database)", big, &static_run);
+    // Each request opens and closes its own connection: once the burst ends, the app
+    // has no connection left, and the settle wait should end within a second.
+    let fresh_run = run_blocking(args(db, app.url("/fresh"), 2_000, 8)).await;
+    print("/fresh (conn. per request)", 2_000, &fresh_run);
+}
+
+/// The same audit of `/tagged` with and without tag sampling, in alternating rounds (the
+/// order flips each round), and the median req/s and CPU of each.
+async fn tag_sampling(db: &TestDb, app: &Fixture) {
+    let rounds: usize = std::env::var("PGCOST_BENCH_TAG_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let n: u64 = std::env::var("PGCOST_BENCH_TAG_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
+    println!("\ntag sampling, side by side: /tagged, N = {n}, C = 16, {rounds} rounds each");
+    header();
+    let mut on = Vec::new();
+    let mut off = Vec::new();
+    for round in 0..rounds {
+        for sampled in [round % 2 == 0, round % 2 == 1] {
+            let mut a = args(db, app.url("/tagged"), n, 16);
+            if !sampled {
+                a.push("--no-tags".into());
+            }
+            let run = run_blocking(a).await;
+            let label = if sampled {
+                "/tagged, tags sampled"
+            } else {
+                "/tagged, --no-tags"
+            };
+            print(label, n, &run);
+            let rps = run.report["load"]["rps"].as_f64().unwrap_or(0.0);
+            let cpu = run.cpu_seconds / n as f64 * 1000.0;
+            if sampled {
+                let samples = &run.report["tags"]["samples"];
+                println!("{:<28} samples of pg_stat_activity: {samples}", "");
+                on.push((rps, cpu));
+            } else {
+                off.push((rps, cpu));
+            }
+        }
+    }
+    let (on_rps, on_cpu) = (
+        median(on.iter().map(|r| r.0)),
+        median(on.iter().map(|r| r.1)),
+    );
+    let (off_rps, off_cpu) = (
+        median(off.iter().map(|r| r.0)),
+        median(off.iter().map(|r| r.1)),
+    );
+    println!(
+        "median req/s: sampled {on_rps:.0}, --no-tags {off_rps:.0} ({:+.1}%); \
+         cpu s/1k req: sampled {on_cpu:.3}, --no-tags {off_cpu:.3}",
+        (on_rps / off_rps - 1.0) * 100.0
+    );
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }

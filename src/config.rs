@@ -69,6 +69,9 @@ pub struct AuditConfig {
     /// The app's source tree (`--source`), read once: findings name the model of their
     /// tables and the line of their SQL.
     pub source: Option<Arc<SourceMap>>,
+    /// Sample `pg_stat_activity` for the tags of the app's SQL comments during the warm-ups
+    /// and the bursts (false with `--no-tags`).
+    pub tags: bool,
 }
 
 /// The databases of the target group, resolved and checked together.
@@ -153,6 +156,7 @@ impl AuditConfig {
             pgbouncer: databases.pgbouncer,
             targets: Vec::new(),
             source,
+            tags: !args.findings.source.no_tags,
         })
     }
 

@@ -24,8 +24,9 @@ struct Shared {
 }
 
 /// The tests' databases, one each.
-const DATABASES: [&str; 5] = [
+const DATABASES: [&str; 6] = [
     "m_autocannon",
+    "m_tags",
     "m_locust",
     "m_given",
     "m_control",
@@ -361,6 +362,41 @@ rows_returned = {ITEMS}
 /// `--control`: a control window before the command and one after it, sized within
 /// `--max-duration`, as audit has them; with no background, the figures are exact and
 /// nothing is subtracted.
+/// Tags are read while the command runs, as during pgcost's own bursts: the fixture's
+/// `/tagged` statement carries its route and file:line in every sample. With `--no-tags`
+/// nothing is sampled, and only the comment pg_stat_statements kept is left (no share).
+#[test]
+fn tags_are_sampled_while_the_command_runs() {
+    let app = App::start("m_tags");
+    let url = app.url("/tagged");
+    let script = app.script(
+        "load.sh",
+        &format!("for i in $(seq 1 40); do curl -sf {url} > /dev/null || exit 9; done"),
+    );
+    let (code, _, report) = app.measure(&["--requests", "40", "--", &script]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        report["tags"]["samples"].as_u64().unwrap() > 0,
+        "{report:#}"
+    );
+    let statement = &report["statements"][0];
+    assert_eq!(report["statements"].as_array().unwrap().len(), 1);
+    assert_eq!(statement["calls_per_request"], 1.0);
+    let seen = &statement["tags"]["seen"];
+    assert_eq!(seen.as_array().unwrap().len(), 1, "{seen:#}");
+    assert_eq!(seen[0]["route"], "/tagged");
+    assert_eq!(seen[0]["file"], "app/controllers/items.rb");
+    assert_eq!(seen[0]["line"], 12);
+    assert_eq!(seen[0]["share"], 1.0);
+
+    let (code, _, report) = app.measure(&["--no-tags", "--requests", "40", "--", &script]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(report["tags"]["samples"].is_null(), "{:#}", report["tags"]);
+    let seen = &report["statements"][0]["tags"]["seen"];
+    assert_eq!(seen[0]["route"], "/tagged", "{seen:#}");
+    assert!(seen[0]["share"].is_null(), "{seen:#}");
+}
+
 #[test]
 fn control_windows_before_and_after_the_command() {
     let app = App::start("m_control");

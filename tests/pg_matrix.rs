@@ -170,6 +170,31 @@ async fn every_view_reads_with_this_servers_layout() {
     fallback.activity().await.unwrap();
 }
 
+/// Tags read black-box on every major: by `query_id` from 14 on, by the normalised text on
+/// 13 (no `query_id` in `pg_stat_activity`). The one statement of the endpoint carries its
+/// route, controller and file:line in every sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_are_read_on_this_major() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let r = audit(&db, app.url("/tagged"), &["-n", "100", "-c", "4"]).await;
+    assert_valid(&r);
+    checked_major(r.target.server_version_num);
+    assert_eq!(r.statements.len(), 1, "{:?}", r.statements);
+    let tags = r.statements[0].tags.as_ref().expect("the statement's tags");
+    assert!(tags.samples > 0, "{tags:?}");
+    assert_eq!(tags.seen.len(), 1, "{tags:?}");
+    let seen = &tags.seen[0];
+    assert_eq!(seen.share, Some(1.0), "{tags:?}");
+    assert_eq!(seen.tags.route.as_deref(), Some("/tagged"));
+    assert_eq!(seen.tags.controller.as_deref(), Some("items"));
+    assert_eq!(seen.tags.file.as_deref(), Some("app/controllers/items.rb"));
+    assert_eq!(seen.tags.line, Some(12));
+    let summary = r.tags.as_ref().expect("the report's tag summary");
+    assert!(summary.samples.is_some_and(|n| n > 0), "{summary:?}");
+    assert_eq!((summary.statements, summary.tagged), (1, 1), "{summary:?}");
+}
+
 /// A persistent pool: exact from 15 on. Before 15 the stats collector lets an idle pooled
 /// connection keep its last counters, so only `pg_stat_statements` figures are exact there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

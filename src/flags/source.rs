@@ -1,5 +1,5 @@
-//! The source group (`--source`): where the app's code is, so that findings name the file
-//! and line to open.
+//! The source group (`--source`, `--no-tags`): where the app's code is, and whether to read
+//! the tags of its SQL comments, so that findings name the file and line to open.
 
 use std::path::PathBuf;
 
@@ -14,4 +14,9 @@ pub struct SourceArgs {
     /// the line that holds its SQL when the source writes it out (`pgcost docs source`).
     #[arg(long, value_name = "DIR")]
     pub source: Option<PathBuf>,
+
+    /// Do not sample pg_stat_activity for the tags of the app's SQL comments (route,
+    /// controller, file:line) during the warm-up and the burst (`pgcost docs tags`).
+    #[arg(long)]
+    pub no_tags: bool,
 }

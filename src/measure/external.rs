@@ -35,8 +35,9 @@ pub struct Load<'a> {
     pub stdout: Stdout,
 }
 
-/// Measures what the requests of `load`'s command cost. Returns a report even when its
-/// numbers are not valid; errors mean nothing could be measured.
+/// Measures what the requests of `load`'s command cost, sampling tags while it runs as
+/// during pgcost's own bursts. Returns a report even when its numbers are not valid;
+/// errors mean nothing could be measured.
 pub async fn measure(
     config: &AuditConfig,
     load: Load<'_>,
@@ -57,7 +58,9 @@ pub async fn measure(
         progress.status(&format!("pgcost: running {}", command_line(load.command)));
     }
     let command = command::run(load.command, load.dir, load.stdout, &stop);
-    let ran = pgbouncer::sampled(meter.bouncer(), command).await?;
+    let ran = pgbouncer::sampled(meter.bouncer(), command);
+    let (ran, tags) = super::tags::during(&meter.first().source, config.tags, ran).await;
+    let ran = ran?;
     if !config.quiet {
         progress.status(&format!(
             "pgcost: the command exited with code {}",
@@ -95,7 +98,7 @@ pub async fn measure(
         others: Default::default(),
         tail: None,
         mid: None,
-        tags: None,
+        tags,
     };
     let mut window = meter.measured(
         &config,

@@ -446,7 +446,7 @@ impl Meter {
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
         let half = config.requests / 2;
         let mid = crate::measure::steady::read_at_half(&self.source, &bar, half, &burst_done);
-        let tags = crate::measure::tags::sample(&self.source, &burst_done);
+        let tags = crate::measure::tags::sample(&self.source, config.tags, &burst_done);
         let (load, (peak_backends, others, tail), mid, tags) =
             tokio::join!(burst, sampling, mid, tags);
         bar.finish_and_clear();

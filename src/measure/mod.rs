@@ -330,7 +330,7 @@ pub(crate) async fn warm_up_sampled(
     min_slices: u32,
 ) -> Result<SampledWarmUp> {
     let warm_up = steady::warm_up(meter, config, driver, progress, stop, min_slices);
-    let (warmed, sampled) = tags::during(&meter.first().source, warm_up).await;
+    let (warmed, sampled) = tags::during(&meter.first().source, config.tags, warm_up).await;
     Ok((warmed?, sampled))
 }
 

@@ -15,9 +15,9 @@ use crate::postgres::stats_connection::{Mode, StatsConnection};
 /// a backend loses nothing.
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);
 
-/// Reads `pg_stat_activity` until `done`; `None` in target mode.
-pub async fn sample(source: &StatsConnection, done: &AtomicBool) -> Option<Observed> {
-    if source.mode != Mode::Admin {
+/// Reads `pg_stat_activity` until `done`; `None` in target mode, or when off (`--no-tags`).
+pub async fn sample(source: &StatsConnection, on: bool, done: &AtomicBool) -> Option<Observed> {
+    if !on || source.mode != Mode::Admin {
         return None;
     }
     let mut observed = Observed::default();
@@ -34,9 +34,10 @@ pub async fn sample(source: &StatsConnection, done: &AtomicBool) -> Option<Obser
     }
 }
 
-/// Runs `work` (a warm-up) while sampling tags.
+/// Runs `work` (a warm-up) while sampling tags, unless they are off.
 pub async fn during<T>(
     source: &StatsConnection,
+    on: bool,
     work: impl Future<Output = T>,
 ) -> (T, Option<Observed>) {
     let done = AtomicBool::new(false);
@@ -45,7 +46,7 @@ pub async fn during<T>(
         done.store(true, Ordering::Relaxed);
         out
     };
-    tokio::join!(work, sample(source, &done))
+    tokio::join!(work, sample(source, on, &done))
 }
 
 /// Both runs' samples; `None` when neither sampled.

@@ -76,6 +76,18 @@ async fn scan(State(app): State<App>) -> Reply {
     Ok(rows.len().to_string())
 }
 
+/// A scan like `/scan`'s, sent with static sqlcommenter tags (URL-encoded, as sqlcommenter
+/// writes them): the route, the controller and the call site's file:line. Its columns come
+/// in another order: `queryid` ignores comments, and the two must be two statements.
+pub const TAGGED_SQL: &str = "SELECT id, name, owner FROM items /*code.filepath='app%2Fcontrollers%2Fitems.rb',code.lineno='12',controller='items',route='%2Ftagged'*/";
+
+async fn tagged(State(app): State<App>) -> Reply {
+    let client = app.pool.get().await.map_err(fail)?;
+    let stmt = client.prepare_cached(TAGGED_SQL).await.map_err(fail)?;
+    let rows = client.query(&stmt, &[]).await.map_err(fail)?;
+    Ok(rows.len().to_string())
+}
+
 /// BEGIN; a scan of `items` returning one row; a scan of `small` returning all; COMMIT.
 async fn tx(State(app): State<App>) -> Reply {
     let mut client = app.pool.get().await.map_err(fail)?;
@@ -324,6 +336,7 @@ impl Fixture {
         let recycle = app.recycle.clone();
         let router = Router::new()
             .route("/scan", get(scan))
+            .route("/tagged", get(tagged))
             .route("/tx", get(tx))
             .route("/vary", get(vary))
             .route("/denied", get(denied))

@@ -66,12 +66,15 @@ impl CheckConfig {
         };
         let path = args.file.config.clone().unwrap_or(DEFAULT_CONFIG.into());
         let mut endpoints = load(&path, &overrides, env)?;
-        if args.plans.no_plans {
-            for endpoint in &mut endpoints {
-                endpoint.audit.plans = false;
-                for (_, point) in endpoint.scale.iter_mut().flat_map(|s| &mut s.points) {
-                    point.plans = false;
-                }
+        // --no-plans and --no-tags hold for every audit: the endpoints' and their scale points'.
+        let off = |audit: &mut crate::config::AuditConfig| {
+            audit.plans &= !args.plans.no_plans;
+            audit.tags &= !args.source.no_tags;
+        };
+        for endpoint in &mut endpoints {
+            off(&mut endpoint.audit);
+            for (_, point) in endpoint.scale.iter_mut().flat_map(|s| &mut s.points) {
+                off(point);
             }
         }
         // Read before measuring: a bad baseline should not cost a minute of waiting.
