@@ -150,6 +150,10 @@ pub fn build(template: Template, measured: &[(u64, Report)]) -> ScaleReport {
         .filter_map(|s| n_plus_one(s, &template.param, largest))
         .chain(scan_grows(&per_request, &tables, &template.param, largest))
         .collect();
+    // The tags its statement was sent with at the largest point, and their file:line.
+    if let Some((_, last)) = measured.last() {
+        findings::locate(&mut found, &last.statements, None);
+    }
     findings::rank(&mut found);
     ScaleReport {
         schema_version: SCHEMA_VERSION,

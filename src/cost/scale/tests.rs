@@ -121,6 +121,40 @@ fn the_loop_is_an_n_plus_one_with_its_slope_and_nothing_else_fires() {
 }
 
 #[test]
+fn the_loop_carries_the_tags_its_statement_was_sent_with_at_the_largest_point() {
+    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    let tags = StatementTags {
+        samples: 4,
+        seen: vec![TagShare {
+            tags: Tags {
+                route: Some("/items".into()),
+                file: Some("app/items.rb".into()),
+                line: Some(7),
+                ..Tags::default()
+            },
+            samples: 4,
+            share: Some(1.0),
+        }],
+    };
+    let mut points = [point(5, 1), point(10, 1), point(20, 1)];
+    let last = &mut points[2].1;
+    let loop_ = last
+        .statements
+        .iter_mut()
+        .find(|s| s.query == LOOP)
+        .unwrap();
+    loop_.tags = Some(tags.clone());
+    let report = build(template(), &points);
+    let f = &report.findings[0];
+    assert_eq!(f.tags.as_ref(), Some(&tags));
+    assert_eq!(f.locations.len(), 1);
+    assert_eq!(
+        (f.locations[0].uri.as_str(), f.locations[0].line),
+        ("app/items.rb", 7)
+    );
+}
+
+#[test]
 fn a_slope_under_half_a_call_per_item_is_no_loop() {
     // A lookup every other item: 0.4 per unit of n.
     let mut points = vec![point(5, 1), point(10, 1), point(20, 1)];

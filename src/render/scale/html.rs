@@ -5,6 +5,7 @@
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
+use crate::cost::findings::sent_from::sent_by;
 use crate::cost::report::model::invalid;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
@@ -45,6 +46,14 @@ fn body(report: &ScaleReport) -> Markup {
                     @if let Some(q) = &f.query { code { (q) } }
                     @if let Some(t) = &f.table { code { (t) } }
                     p { (f.suggestion) }
+                    @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
+                        p.tags { (sent_by) }
+                    }
+                    @if !f.locations.is_empty() {
+                        ul.locations {
+                            @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
+                        }
+                    }
                 }
             }
         }

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::{headline, sections};
+use crate::cost::findings::sent_from::sent_by;
 use crate::cost::scale::ScaleReport;
 use crate::render::audit::markdown::markdown_table;
 
@@ -37,6 +38,13 @@ pub(super) fn render(report: &ScaleReport) -> String {
                 evidence.join(", "),
                 f.suggestion.replace('\n', "\n  ")
             );
+            // Who sent the statement, and where to open it.
+            if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
+                let _ = writeln!(out, "  {sent_by}\n");
+            }
+            for at in &f.locations {
+                let _ = writeln!(out, "  at `{}`, {}\n", at.at(), at.describe());
+            }
         }
     }
     for reason in &report.invalid_reasons {

@@ -110,3 +110,33 @@ fn every_format_renders() {
     );
     assert!(report.render(Format::Junit).is_err());
 }
+
+#[test]
+fn a_tagged_finding_names_who_sent_it_and_its_line_in_every_view() {
+    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    let mut report = sample();
+    let tags = StatementTags {
+        samples: 2,
+        seen: vec![TagShare {
+            tags: Tags {
+                route: Some("/items".into()),
+                file: Some("app/items.rb".into()),
+                line: Some(7),
+                ..Tags::default()
+            },
+            samples: 2,
+            share: Some(1.0),
+        }],
+    };
+    report.findings[0].locations = crate::cost::findings::sent_from::locations(&tags, None);
+    report.findings[0].tags = Some(tags);
+    for format in [Format::Table, Format::Markdown, Format::Html] {
+        let text = report.render(format).unwrap();
+        assert!(text.contains("route /items"), "{format:?}: {text}");
+        assert!(text.contains("app/items.rb:7"), "{format:?}: {text}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report.render(Format::Sarif).unwrap()).unwrap();
+    let physical = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(physical["artifactLocation"]["uri"], "app/items.rb");
+}
