@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::cost::check::budget::Figures;
 use crate::cost::check::statement_diff::{self, FindingRef, StatementFigures};
+use crate::cost::tags::StatementTags;
 use crate::error::{Error, Result};
 
 /// One endpoint of a previous run.
@@ -55,6 +56,9 @@ struct StatementKeys {
     rows_per_call: f64,
     #[serde(default)]
     plan_shape: Option<Vec<String>>,
+    /// Read leniently: tags a newer version wrote differently are left out, not an error.
+    #[serde(default)]
+    tags: Option<serde_json::Value>,
 }
 
 // Kind and severity as text: a kind a newer version added still loads.
@@ -136,7 +140,9 @@ impl Entry {
                     calls_per_request: s.calls_per_request,
                     rows_per_call: s.rows_per_call,
                     plan_shape: s.plan_shape,
-                    tags: None,
+                    tags: (s.tags)
+                        .and_then(|t| serde_json::from_value::<StatementTags>(t).ok())
+                        .and_then(|t| t.first().cloned()),
                 }
             })),
             findings: (report.findings.into_iter())
@@ -274,6 +280,32 @@ mod tests {
             b.find("projects", "POST", "http://h/api/v1/projects?limit=20")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_statements_tags_are_read_and_tags_of_another_shape_are_left_out() {
+        let mut doc = report_json("http://h/x", 100);
+        doc["statements"] = serde_json::json!([
+            {"query": "SELECT a FROM t", "queryid": "1", "calls_per_request": 1.0,
+             "rows_per_call": 1.0,
+             "tags": {"samples": 3, "seen": [{"route": "/x", "file": "app/x.rb", "line": 4,
+                                              "samples": 3, "share": 1.0}]}},
+            {"query": "SELECT b FROM u", "queryid": "2", "calls_per_request": 1.0,
+             "rows_per_call": 1.0, "tags": {"some_future_layout": true}}
+        ]);
+        let b = PreviousRun::parse(&doc.to_string(), "a.json").unwrap();
+        let statements = &b.entries[0].statements;
+        let tags = |q: &str| {
+            let s = statements.iter().find(|s| s.query == q).unwrap();
+            s.tags.clone()
+        };
+        let tagged = tags("SELECT a FROM t").expect("the baseline's tags");
+        assert_eq!(tagged.route.as_deref(), Some("/x"));
+        assert_eq!(
+            (tagged.file.as_deref(), tagged.line),
+            (Some("app/x.rb"), Some(4))
+        );
+        assert_eq!(tags("SELECT b FROM u"), None);
     }
 
     #[test]

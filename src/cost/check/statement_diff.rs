@@ -163,8 +163,9 @@ pub struct StatementChange {
     pub calls_per_request: Option<f64>,
     pub baseline_rows_per_call: Option<f64>,
     pub rows_per_call: Option<f64>,
-    /// Where the app sent it from, as its tags say (the set seen most): this run's, the
-    /// baseline's for a statement that is gone. Absent when untagged.
+    /// Where the app sent it from, as its tags say (the set seen most): this run's, else
+    /// the baseline's (a statement that is gone, or untagged this time). Absent when
+    /// untagged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Tags>,
 }
@@ -256,7 +257,7 @@ fn change(before: Option<&StatementFigures>, now: Option<&StatementFigures>) -> 
         calls_per_request: now.map(|n| n.calls_per_request),
         baseline_rows_per_call: before.map(|b| b.rows_per_call),
         rows_per_call: now.map(|n| n.rows_per_call),
-        tags: any.tags.clone(),
+        tags: (now.and_then(|n| n.tags.clone())).or_else(|| before.and_then(|b| b.tags.clone())),
     }
 }
 
