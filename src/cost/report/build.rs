@@ -49,7 +49,7 @@ pub struct Context {
     /// The warm-up actually sent before the window, when it went on to a steady state.
     pub warmed: Option<crate::cost::steady::Warmed>,
     /// The tags sampled from `pg_stat_activity` during the warm-up and the burst; `None`
-    /// where not sampled (target mode, `measure`'s external load, older reports).
+    /// where not sampled (target mode, `--no-tags`).
     pub tags: Option<crate::cost::tags::Observed>,
     /// The app's source (`--source`), where the findings' locations are looked up.
     pub source: Option<std::sync::Arc<crate::source::SourceMap>>,
