@@ -419,6 +419,7 @@ pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
             .iter()
             .filter_map(|table| per_row_subquery::per_row_subquery(table, &statements, t)),
     );
+    seq_scan::leave_to_counts(&mut findings, &statements, t);
     // After round_trips: on a tie in the ranking, its wider advice comes first.
     findings.extend(duplicate_load::duplicate_load(&statements, t));
     for finding in &mut findings {

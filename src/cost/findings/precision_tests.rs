@@ -240,6 +240,26 @@ fn an_exact_count_beside_every_page_is_count_per_page() {
 }
 
 #[test]
+fn a_scan_the_named_count_makes_is_left_to_count_per_page() {
+    // knex: the page goes through an index, the count of half the table scans it whole.
+    let pages = |scans: f64| {
+        let mut notes = notes(4000.0 * scans, 20.0);
+        notes.seq_scans = scans;
+        report(
+            vec![stmt(NOTES_PAGE, 1.0, 20.0), stmt(NOTES_COUNT, 1.0, 1.0)],
+            vec![notes],
+        )
+    };
+    let r = pages(1.0);
+    assert_eq!(of_kind(&r, FindingKind::CountPerPage).len(), 1);
+    assert!(of_kind(&r, FindingKind::SeqScanHeavy).is_empty());
+    // Two scans per request: the count makes one at most, the other is seq_scan_heavy's.
+    let r = pages(2.0);
+    assert_eq!(of_kind(&r, FindingKind::CountPerPage).len(), 1);
+    assert_eq!(of_kind(&r, FindingKind::SeqScanHeavy).len(), 1);
+}
+
+#[test]
 fn a_count_over_a_subquery_of_the_pages_filter_is_count_per_page() {
     // Flask-SQLAlchemy's paginate counts a subquery with the page's filter.
     let count = "SELECT count(*) AS count_1 FROM (SELECT orders.id AS orders_id, orders.total AS orders_total FROM orders WHERE orders.customer_id = $1) AS anon_1";

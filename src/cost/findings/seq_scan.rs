@@ -194,6 +194,31 @@ fn remedy_text(table: &TableRow, remedy: &Remedy) -> String {
     text
 }
 
+/// Drops `seq_scan_heavy` on a table whose every sequential scan a count could have made
+/// that `count_per_page` names (the table's scans per request are at most the count's
+/// calls): counting half a table reads it whole with or without an index, and the count's
+/// remedy (an estimate, a cached total, no total) is the one that fits.
+pub(super) fn leave_to_counts(
+    findings: &mut Vec<Finding>,
+    statements: &[Statement],
+    t: &Thresholds,
+) {
+    let counts: Vec<&Statement> = (findings.iter())
+        .filter(|f| f.kind == FindingKind::CountPerPage)
+        .filter_map(|f| f.query.as_deref())
+        .filter_map(|q| statements.iter().find(|s| s.query == q))
+        .collect();
+    let scanned_by_a_count = |f: &Finding| {
+        counts.iter().any(|count| {
+            (count.tables.iter()).any(|table| {
+                f.table.as_deref() == Some(table.table.as_str())
+                    && table.seq_scans <= count.calls_per_request + t.once_per_request_tolerance
+            })
+        })
+    };
+    findings.retain(|f| f.kind != FindingKind::SeqScanHeavy || !scanned_by_a_count(f));
+}
+
 /// Whether a `seq_scan_heavy` finding asks for no index: its table is small (evidence
 /// `small_table`), where the remedy is the query's shape.
 pub fn proposes_no_index(finding: &Finding) -> bool {
