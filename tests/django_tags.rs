@@ -11,20 +11,20 @@
 
 mod support;
 
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::killpg;
 use serde_json::Value;
+use support::django::{Gunicorn, Site, require_packages};
 use support::{TestDb, pgcost};
 
-/// The Django project.
-const PROJECT: &str = "tests/fixtures/django_tags";
-/// The database the site uses, on the test's cluster.
-const LIBRARY: &str = "library";
+/// The Django project, and the database it uses on the test's cluster.
+const SITE: Site = Site {
+    dir: "tests/fixtures/django_tags",
+    settings: "library_site.settings",
+    wsgi: "library_site.wsgi:application",
+    database: "library",
+};
 /// Authors seeded: enough pages that a lookup by primary key is an index scan.
 const AUTHORS: i64 = 1000;
 /// Books seeded, book g on shelf `g % 3 + 1`: shelf 2 holds books 1, 4, ..., 58.
@@ -37,10 +37,6 @@ const SHELF_BOOKS: i64 = 20;
 const ROUTE: &str = "shelves/<int:shelf_id>/books/";
 const VIEW: &str = "library.views.shelf_books";
 
-fn project() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(PROJECT)
-}
-
 /// Imports what the site needs, and prints Django's version.
 const IMPORTS: &str = "import django, psycopg2, gunicorn
 import google.cloud.sqlcommenter.django.middleware
@@ -48,48 +44,20 @@ print(django.get_version())";
 
 /// The Django version, once the site's packages import; a loud failure otherwise.
 fn django_version() -> String {
-    let output = Command::new("python3").args(["-c", IMPORTS]).output();
-    match output {
-        Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap().trim().into(),
-        other => panic!(
-            "this test needs Django, psycopg2, gunicorn and google-cloud-sqlcommenter for \
-             python3: run the install step of .ci/run (pip3 install Django==5.2.19 \
-             psycopg2-binary==2.9.13 gunicorn==23.0.0 google-cloud-sqlcommenter==2.0.0); \
-             got {other:?}"
-        ),
-    }
-}
-
-/// `python3 ARGS` in the project, pointed at the `library` database of `db`.
-fn python(db: &TestDb) -> Command {
-    let mut cmd = Command::new("python3");
-    cmd.current_dir(project())
-        .env("DJANGO_DB_NAME", LIBRARY)
-        .env("DJANGO_DB_USER", "postgres")
-        .env("DJANGO_DB_HOST", "127.0.0.1")
-        .env("DJANGO_DB_PORT", db.cluster.port.to_string())
-        .env("DJANGO_SETTINGS_MODULE", "library_site.settings")
-        // No __pycache__ left in the source tree.
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    cmd
+    require_packages(
+        IMPORTS,
+        "Django, psycopg2, gunicorn and google-cloud-sqlcommenter",
+        "Django==5.2.19 psycopg2-binary==2.9.13 gunicorn==23.0.0 \
+         google-cloud-sqlcommenter==2.0.0",
+    )
 }
 
 /// Creates the `library` database, Django's tables (`manage.py migrate`) and the rows.
 async fn seed(db: &TestDb) {
-    let admin = db.connect("postgres").await;
-    (admin.batch_execute(&format!("CREATE DATABASE {LIBRARY}")))
-        .await
-        .unwrap();
-    let migrate = python(db)
-        .args(["manage.py", "migrate", "--verbosity", "0"])
-        .output()
-        .unwrap();
-    assert!(migrate.status.success(), "manage.py migrate: {migrate:?}");
-    let library = db.connect(LIBRARY).await;
+    let library = SITE.create_database(db).await;
     library
         .batch_execute(&format!(
-            "CREATE EXTENSION pg_stat_statements;
-             INSERT INTO library_author (id, name)
+            "INSERT INTO library_author (id, name)
                SELECT g, 'author ' || g FROM generate_series(1, {AUTHORS}) g;
              INSERT INTO library_book (title, shelf, author_id)
                SELECT 'book ' || g, g % 3 + 1, (g * 37) % {AUTHORS} + 1
@@ -108,87 +76,6 @@ async fn seed(db: &TestDb) {
     assert_eq!(on_shelf, SHELF_BOOKS);
 }
 
-/// gunicorn serving the site, in a process group of its own: dropping it stops the master
-/// and its workers, also when the test panics.
-struct Gunicorn {
-    child: Child,
-    group: Pid,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Gunicorn {
-    /// Two sync workers on a free loopback port; returns once the page answers 200.
-    async fn start(db: &TestDb, log: PathBuf) -> Gunicorn {
-        let port = support::closed_port();
-        let child = python(db)
-            .args(["-m", "gunicorn", "--workers", "2", "--worker-class", "sync"])
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .arg("library_site.wsgi:application")
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("python3 -m gunicorn starts");
-        let group = Pid::from_raw(child.id() as i32);
-        let mut server = Gunicorn {
-            child,
-            group,
-            port,
-            log,
-        };
-        server.wait_until_it_answers().await;
-        server
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    async fn wait_until_it_answers(&mut self) {
-        let started = Instant::now();
-        let page = self.url(&format!("/shelves/{SHELF}/books/"));
-        loop {
-            if let Ok(response) = reqwest::get(&page).await
-                && response.status().is_success()
-            {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("gunicorn exited ({status}):\n{}", self.log());
-            }
-            if started.elapsed() > Duration::from_secs(60) {
-                panic!("gunicorn did not answer in 60 s:\n{}", self.log());
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Whether any process of the group is left.
-    fn any_left(&self) -> bool {
-        killpg(self.group, None).is_ok()
-    }
-}
-
-impl Drop for Gunicorn {
-    fn drop(&mut self) {
-        // SIGTERM: the master stops its workers, then itself; SIGKILL whatever is left.
-        let _ = killpg(self.group, Signal::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.any_left() && Instant::now() < deadline {
-            let _ = self.child.try_wait();
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = killpg(self.group, Signal::SIGKILL);
-        let _ = self.child.wait();
-    }
-}
-
 /// The truth, from what the view does: one query for the shelf's books, then one lookup
 /// per book of its author, each in its own transaction (Django's autocommit).
 const STATEMENTS: f64 = 1.0 + SHELF_BOOKS as f64;
@@ -205,8 +92,10 @@ async fn a_django_n_plus_one_carries_its_route_and_view() {
     let db = TestDb::start().await;
     seed(&db).await;
     let dir = tempfile::tempdir().unwrap();
-    let server = Gunicorn::start(&db, dir.path().join("gunicorn.log")).await;
-    let page = server.url(&format!("/shelves/{SHELF}/books/"));
+    let path = format!("/shelves/{SHELF}/books/");
+    let log = dir.path().join("gunicorn.log");
+    let server = Gunicorn::start(&SITE, &db, log, &path, &[]).await;
+    let page = server.url(&path);
     // The view's own answer: the shelf's books, each with its author.
     let body: Value = reqwest::get(&page).await.unwrap().json().await.unwrap();
     let books = body["books"].as_array().unwrap();
@@ -217,7 +106,7 @@ async fn a_django_n_plus_one_carries_its_route_and_view() {
     let mut audit = pgcost();
     audit
         .args(["audit", "-q", "-n", "60", "-c", "4", "--no-plans"])
-        .args(["--url", &page, "--db", &db.cluster.url(LIBRARY)])
+        .args(["--url", &page, "--db", &db.cluster.url(SITE.database)])
         .arg("--export")
         .arg(format!("json={}", json_file.display()));
     let table = support::run_blocking(audit)

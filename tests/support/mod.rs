@@ -1,9 +1,10 @@
 //! Test support: a throwaway cluster with a seeded database, and a fixture app whose
 //! per-request SQL is known by construction; a CPU-bound app, and the stress lane's CPU
-//! hogs; how a ramp's verdict is read.
+//! hogs; how a ramp's verdict is read; a real Django site served by gunicorn.
 #![allow(dead_code)]
 
 pub mod busy_app;
+pub mod django;
 pub mod fixture;
 pub mod github_sarif;
 pub mod stress;
