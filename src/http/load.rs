@@ -159,6 +159,10 @@ struct Shared {
     next: Cell<u64>,
     /// Requests answered or failed so far, for the progress bar.
     done: Cell<u64>,
+    /// The progress bar, moved by each response: a read at the burst's middle
+    /// (`steady::read_at_half`) waits for its position, which must not lag a fast second
+    /// half.
+    bar: ProgressBar,
     /// The items of the burst's first 2xx response (`None` inside while none has come):
     /// only bodies read before then are parsed.
     first_items: Cell<Option<Option<u64>>>,
@@ -169,10 +173,11 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(started: Instant) -> Shared {
+    fn new(started: Instant, bar: ProgressBar) -> Shared {
         Shared {
             next: Cell::new(0),
             done: Cell::new(0),
+            bar,
             first_items: Cell::new(None),
             started,
             per_second: RefCell::new(Vec::new()),
@@ -235,6 +240,7 @@ async fn work(
             count_in_second(&mut shared.per_second.borrow_mut(), shared.started);
         }
         shared.done.set(shared.done.get() + 1);
+        shared.bar.set_position(shared.done.get());
     }
 }
 
@@ -317,7 +323,7 @@ async fn drive(
     let started = Instant::now();
     let total = limit.load(Ordering::Relaxed);
     let workers = concurrency.max(1).min(total.max(1) as u32);
-    let shared = Rc::new(Shared::new(started));
+    let shared = Rc::new(Shared::new(started, bar.clone()));
     let mut tallies = Vec::new();
     let mut handles = Vec::new();
     for _ in 0..workers {
@@ -331,13 +337,12 @@ async fn drive(
             let _ = handle.await;
         }
     };
-    // The bar moves by the shared count, not by each request. A stop aborts the workers:
-    // the request in flight is abandoned, counted neither as a response nor as an error,
-    // and the burst is reported as interrupted.
+    // Each response moves the bar; the watcher only looks for a stop, which aborts the
+    // workers: the request in flight is abandoned, counted neither as a response nor as an
+    // error, and the burst is reported as interrupted.
     let watch = async {
         while !stops.iter().any(|s| s.load(Ordering::Relaxed)) {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            bar.set_position(shared.done.get());
         }
     };
     let stopped = tokio::select! {
