@@ -12,96 +12,68 @@ pub use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{Report, Writes};
 use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
 
-/// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
-/// optional; an empty budget passes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Budget {
-    /// Where pgcost.toml sets this budget's limits, for the annotations that point at
-    /// them; never read from, nor written to, a file.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub lines: Option<crate::source::ConfigLines>,
-    /// Most transactions (commits + rollbacks) per request.
-    #[serde(default)]
-    pub transactions: Option<f64>,
-    /// Most statements (round trips, BEGIN and COMMIT included) per request.
-    #[serde(default)]
-    pub statements: Option<f64>,
-    /// Most rows read (`tup_returned`) per request.
-    #[serde(default)]
-    pub rows_read: Option<f64>,
-    /// Most rows returned to the app per request.
-    #[serde(default)]
-    pub rows_returned: Option<f64>,
-    /// Most rows fetched (`tup_fetched`: rows an index scan or a bitmap heap scan read
-    /// from the table) per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_fetched: Option<f64>,
-    /// Highest 95th-percentile latency, in ms.
-    #[serde(default)]
-    pub p95_ms: Option<f64>,
-    /// Most bytes of WAL per request (PG 13+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wal_bytes: Option<f64>,
-    /// Most shared buffers dirtied per request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks_dirtied: Option<f64>,
-    /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temp_blocks_written: Option<f64>,
-    /// With `scale = {...}`: the most statements per request that one more unit of the
-    /// parameter may add (`0`: the same statements whatever the page size). Held within
-    /// [`SLOPE_TOLERANCE`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub statements_slope: Option<f64>,
-    /// With `scale = {...}`: the most rows read per request one more unit may add.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_read_slope: Option<f64>,
-    /// With `scale = {...}`: the most rows returned per request one more unit may add.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_returned_slope: Option<f64>,
-    /// Finding kinds that must not appear.
-    #[serde(default)]
-    pub forbid: Vec<FindingKind>,
-    /// Most statements the baseline did not have (`0`: the statement set is frozen).
-    /// Judged only against a baseline that has the endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub new_statements: Option<u64>,
-    /// Fail on a finding of at least this severity that the baseline did not have and
-    /// that is not acknowledged. Judged only against a baseline that has the endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fail_on_findings: Option<Severity>,
-    /// Fail when a sequential scan replaced an index in the plan of a statement, against
-    /// the baseline's plan (`[defaults] fail_on_plan_change` when the endpoint does not
-    /// say). Without it a changed plan is reported, not failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fail_on_plan_change: Option<bool>,
-    /// Limits on one database of the request, by its name (`[endpoint.budget.nodes.NAME]`):
-    /// `transactions`, `statements`, `rows_read`, `rows_returned` and `forbid` apply to
-    /// that database's own figures and findings.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub nodes: BTreeMap<String, Budget>,
+/// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`.
+macro_rules! declare_budget {
+    ($($(#[$meta:meta])* $arm:ident $key:ident $label:literal $unit:literal $read:expr;)*) => {
+        /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
+        /// optional; an empty budget passes.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct Budget {
+            /// Where pgcost.toml sets this budget's limits, for the annotations that point at
+            /// them; never read from, nor written to, a file.
+            #[serde(skip)]
+            #[schemars(skip)]
+            pub lines: Option<crate::source::ConfigLines>,
+            $($(#[$meta])* pub $key: Option<f64>,)*
+            /// With `scale = {...}`: the most statements per request that one more unit of the
+            /// parameter may add (`0`: the same statements whatever the page size). Held within
+            /// [`SLOPE_TOLERANCE`].
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub statements_slope: Option<f64>,
+            /// With `scale = {...}`: the most rows read per request one more unit may add.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rows_read_slope: Option<f64>,
+            /// With `scale = {...}`: the most rows returned per request one more unit may add.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rows_returned_slope: Option<f64>,
+            /// Finding kinds that must not appear.
+            #[serde(default)]
+            pub forbid: Vec<FindingKind>,
+            /// Most statements the baseline did not have (`0`: the statement set is frozen).
+            /// Judged only against a baseline that has the endpoint.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub new_statements: Option<u64>,
+            /// Fail on a finding of at least this severity that the baseline did not have and
+            /// that is not acknowledged. Judged only against a baseline that has the endpoint.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fail_on_findings: Option<Severity>,
+            /// Fail when a sequential scan replaced an index in the plan of a statement, against
+            /// the baseline's plan (`[defaults] fail_on_plan_change` when the endpoint does not
+            /// say). Without it a changed plan is reported, not failed.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fail_on_plan_change: Option<bool>,
+            /// Limits on one database of the request, by its name (`[endpoint.budget.nodes.NAME]`):
+            /// `transactions`, `statements`, `rows_read`, `rows_returned` and `forbid` apply to
+            /// that database's own figures and findings.
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            pub nodes: BTreeMap<String, Budget>,
+        }
+
+        impl Budget {
+            /// The limit `self` sets on `figure`, if any.
+            pub fn limit(&self, figure: Figure) -> Option<f64> {
+                match figure {
+                    $(Figure::$arm => self.$key,)*
+                }
+            }
+        }
+    };
 }
+with_figures!(declare_budget);
 
 pub use crate::cost::report::model::figure::Figure;
-
-impl Budget {
-    /// The limit `self` sets on `figure`, if any.
-    pub fn limit(&self, figure: Figure) -> Option<f64> {
-        match figure {
-            Figure::Transactions => self.transactions,
-            Figure::Statements => self.statements,
-            Figure::RowsRead => self.rows_read,
-            Figure::RowsReturned => self.rows_returned,
-            Figure::P95Ms => self.p95_ms,
-            Figure::RowsFetched => self.rows_fetched,
-            Figure::WalBytes => self.wal_bytes,
-            Figure::BlocksDirtied => self.blocks_dirtied,
-            Figure::TempBlocksWritten => self.temp_blocks_written,
-        }
-    }
-}
+use crate::cost::report::model::figure::with_figures;
 
 /// One figure over its limit: the shared check of `check`'s and `survey`'s budgets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -523,6 +495,29 @@ mod tests {
         assert_eq!(numeric_limits(&budget), vec![("rows_fetched", 10.0)]);
         let toml: Budget = toml::from_str("rows_fetched = 13").unwrap();
         assert!(check(&toml, &r).breaches.is_empty());
+    }
+
+    #[test]
+    fn blocks_written_is_a_budget_from_its_one_entry() {
+        let mut r = report();
+        r.per_request.writes = Some(Writes {
+            blocks_written: 4.0,
+            ..Writes::default()
+        });
+        let budget: Budget = toml::from_str("blocks_written = 3").unwrap();
+        let verdict = check(&budget, &r);
+        let got: Vec<_> = (verdict.breaches.iter())
+            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .collect();
+        assert_eq!(got, vec![("blocks_written", 4.0, 3.0)]);
+        assert_eq!(numeric_limits(&budget), vec![("blocks_written", 3.0)]);
+        let json = serde_json::to_value(&budget).unwrap();
+        assert_eq!(json["blocks_written"], 3.0);
+        // Without pg_stat_statements there is no write side: unchecked, not passed.
+        r.per_request.writes = None;
+        let verdict = check(&budget, &r);
+        assert!(verdict.breaches.is_empty());
+        assert!(verdict.unchecked[0].contains("blocks_written"));
     }
 
     #[test]

@@ -5,34 +5,92 @@
 use super::Writes;
 use super::figures::Figures;
 
-/// One per-request figure a budget can limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Figure {
-    Transactions,
-    Statements,
-    RowsRead,
-    RowsReturned,
-    P95Ms,
-    RowsFetched,
-    WalBytes,
-    BlocksDirtied,
-    TempBlocksWritten,
+/// How a figure is read: from the headline figures and the write side, `None` where the
+/// report has none.
+type Read = fn(&Figures, Option<&Writes>) -> Option<f64>;
+
+/// The figures, declared once. Each entry: the doc and serde attributes of its budget key,
+/// its arm of [`Figure`], its key (the budget's field and the JSON key), its label, its
+/// unit, and how it is read. `with_figures!(m)` hands the list to the macro `m`: here it
+/// makes [`Figure`], and `cost/check/budget.rs` makes a `Budget` field and its
+/// `Budget::limit` arm of each entry. A new figure is one entry (and, if the report does
+/// not carry it yet, its field in [`Figures`] or [`Writes`]).
+macro_rules! with_figures {
+    ($then:ident) => {
+        $then! {
+            /// Most transactions (commits + rollbacks) per request.
+            #[serde(default)]
+            Transactions transactions "transactions" "transactions"
+                |f, _| Some(f.transactions);
+            /// Most statements (round trips, BEGIN and COMMIT included) per request.
+            #[serde(default)]
+            Statements statements "statements" "statements" |f, _| f.statements;
+            /// Most rows read (`tup_returned`) per request.
+            #[serde(default)]
+            RowsRead rows_read "rows read" "rows" |f, _| Some(f.rows_read);
+            /// Most rows returned to the app per request.
+            #[serde(default)]
+            RowsReturned rows_returned "rows returned" "rows" |f, _| f.rows_returned;
+            /// Highest 95th-percentile latency, in ms.
+            #[serde(default)]
+            P95Ms p95_ms "p95 ms" "ms" |f, _| Some(f.p95_ms);
+            /// Most rows fetched (`tup_fetched`: rows an index scan or a bitmap heap scan read
+            /// from the table) per request.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            RowsFetched rows_fetched "rows fetched" "rows" |f, _| Some(f.rows_fetched);
+            /// Most bytes of WAL per request (PG 13+).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            WalBytes wal_bytes "WAL bytes" "bytes" |_, w| w.and_then(|w| w.wal_bytes);
+            /// Most shared buffers dirtied per request.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            BlocksDirtied blocks_dirtied "blocks dirtied" "blocks"
+                |_, w| w.map(|w| w.blocks_dirtied);
+            /// Most shared buffers the statements had to write out themselves per request
+            /// (`shared_blks_written`: no free buffer was clean).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            BlocksWritten blocks_written "blocks written" "blocks"
+                |_, w| w.map(|w| w.blocks_written);
+            /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            TempBlocksWritten temp_blocks_written "temp blocks written" "blocks"
+                |_, w| w.map(|w| w.temp_blocks_written);
+        }
+    };
 }
+pub(crate) use with_figures;
+
+/// `Figure`, its list and its key, label, unit and reading, from [`with_figures!`].
+macro_rules! declare_figures {
+    ($($(#[$meta:meta])* $arm:ident $key:ident $label:literal $unit:literal $read:expr;)*) => {
+        /// One per-request figure a budget can limit.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Figure {
+            $($arm,)*
+        }
+
+        impl Figure {
+            /// Every figure, the views' columns first.
+            pub const ALL: [Figure; [$(stringify!($arm)),*].len()] = [$(Figure::$arm),*];
+
+            /// (key, label, unit).
+            fn spec(self) -> (&'static str, &'static str, &'static str) {
+                match self {
+                    $(Figure::$arm => (stringify!($key), $label, $unit),)*
+                }
+            }
+
+            /// How the figure is read off a report.
+            fn reader(self) -> Read {
+                match self {
+                    $(Figure::$arm => $read,)*
+                }
+            }
+        }
+    };
+}
+with_figures!(declare_figures);
 
 impl Figure {
-    /// Every figure, the views' columns first.
-    pub const ALL: [Figure; 9] = [
-        Figure::Transactions,
-        Figure::Statements,
-        Figure::RowsRead,
-        Figure::RowsReturned,
-        Figure::P95Ms,
-        Figure::RowsFetched,
-        Figure::WalBytes,
-        Figure::BlocksDirtied,
-        Figure::TempBlocksWritten,
-    ];
-
     /// The figures the views show as columns; the write side is not one (most endpoints
     /// write nothing).
     pub const COLUMNS: [Figure; 5] = [
@@ -84,37 +142,12 @@ impl Figure {
     /// The figure's value per request, from the headline figures and the write side;
     /// `None` where the report has none (no pg_stat_statements, no WAL before PG 13).
     pub fn read(self, figures: &Figures, writes: Option<&Writes>) -> Option<f64> {
-        match self {
-            Figure::Transactions => Some(figures.transactions),
-            Figure::Statements => figures.statements,
-            Figure::RowsRead => Some(figures.rows_read),
-            Figure::RowsReturned => figures.rows_returned,
-            Figure::P95Ms => Some(figures.p95_ms),
-            Figure::RowsFetched => Some(figures.rows_fetched),
-            Figure::WalBytes => writes.and_then(|w| w.wal_bytes),
-            Figure::BlocksDirtied => writes.map(|w| w.blocks_dirtied),
-            Figure::TempBlocksWritten => writes.map(|w| w.temp_blocks_written),
-        }
+        self.reader()(figures, writes)
     }
 
     /// The figure's value among the headline figures alone (the write side is `None`).
     pub fn of(self, figures: &Figures) -> Option<f64> {
         self.read(figures, None)
-    }
-
-    /// (key, label, unit).
-    fn spec(self) -> (&'static str, &'static str, &'static str) {
-        match self {
-            Figure::Transactions => ("transactions", "transactions", "transactions"),
-            Figure::Statements => ("statements", "statements", "statements"),
-            Figure::RowsRead => ("rows_read", "rows read", "rows"),
-            Figure::RowsReturned => ("rows_returned", "rows returned", "rows"),
-            Figure::P95Ms => ("p95_ms", "p95 ms", "ms"),
-            Figure::RowsFetched => ("rows_fetched", "rows fetched", "rows"),
-            Figure::WalBytes => ("wal_bytes", "WAL bytes", "bytes"),
-            Figure::BlocksDirtied => ("blocks_dirtied", "blocks dirtied", "blocks"),
-            Figure::TempBlocksWritten => ("temp_blocks_written", "temp blocks written", "blocks"),
-        }
     }
 }
 
