@@ -99,7 +99,7 @@ async fn three_pipelines_cost_what_their_code_says() {
             "{name}: {p:?}"
         );
         assert_eq!(p.new_sessions, Some(0.0), "{name}");
-        let (parsed, total) = pgcost::cost::findings::parse_rate(r);
+        let (parsed, total) = pgcost::cost::findings::parse_rate(&r.statements);
         assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
     for (pipeline, r) in report.all() {

@@ -12,7 +12,7 @@ use support::{GRANTS_PER_GROUP, GROUPS, SMALL, TestDb};
 async fn audit(db: &TestDb, url: String, extra: &[&str]) -> Report {
     let report = support::audit(db, url.clone(), extra).await;
     assert!(report.valid, "{:?}", report.invalid_reasons);
-    let (parsed, total) = parse_rate(&report);
+    let (parsed, total) = parse_rate(&report.statements);
     println!("parse rate for {url}: {parsed}/{total}");
     assert_eq!(
         parsed, total,

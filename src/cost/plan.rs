@@ -503,7 +503,10 @@ mod tests {
             sites.seq_rows_read = 100.0 * pages as f64;
             sites.rows_updated = 1.0;
             let mut r = report(vec![stmt(q, 1.0, 5.0)], vec![sites]);
-            r.findings = crate::cost::findings::analyze(&r, &Default::default());
+            r.findings = crate::cost::findings::analyze(
+                &crate::cost::findings::Inputs::of(&r),
+                &Default::default(),
+            );
             assert!(
                 (r.findings.iter()).any(|f| f.kind == FindingKind::SeqScanHeavy),
                 "{:#?}",

@@ -39,7 +39,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
-    use crate::cost::findings::{Thresholds, analyze};
+    use crate::cost::findings::{Inputs, Thresholds, analyze};
     use crate::cost::report::tests::{context, load, stmt};
     use crate::cost::report::{Context, Report};
     use crate::render::format::Format;
@@ -88,7 +88,7 @@ pub(crate) mod tests {
         };
         let mut report = Report::build(&delta, &load(200, &[(200, 200)]), context);
         report.load.wall_seconds = 2.0;
-        report.findings = analyze(&report, &Thresholds::default());
+        report.findings = analyze(&Inputs::of(&report), &Thresholds::default());
         report
     }
 

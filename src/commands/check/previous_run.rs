@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn statements_and_findings_are_read_back_with_their_fingerprints() {
-        use crate::cost::findings::{Thresholds, analyze};
+        use crate::cost::findings::{Inputs, Thresholds, analyze};
         use crate::cost::report::tests::stmt;
         let delta = crate::cost::delta::WindowDelta {
             database: crate::cost::delta::DatabaseDelta {
@@ -401,7 +401,7 @@ mod tests {
         };
         let mut r =
             crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), context(100));
-        r.findings = analyze(&r, &Thresholds::default());
+        r.findings = analyze(&Inputs::of(&r), &Thresholds::default());
         let b = PreviousRun::parse(&JsonExporter.render(&r), "a.json").unwrap();
         let e = &b.entries[0];
         assert!(e.statements_available);

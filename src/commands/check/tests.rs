@@ -4,7 +4,7 @@ use super::budget::Budget;
 use super::previous_run::PreviousRun;
 use super::*;
 use crate::cost::delta::{DatabaseDelta, WindowDelta};
-use crate::cost::findings::{FindingKind, Thresholds, analyze};
+use crate::cost::findings::{FindingKind, Inputs, Thresholds, analyze};
 use crate::cost::report::tests::{context, load, stmt};
 use crate::render::View;
 use crate::render::format::Format;
@@ -47,7 +47,7 @@ fn report(path: &str, statements: i64, rows_read: i64, returned: i64, naive: boo
     let mut c = context(N as u64);
     c.target.url = format!("http://127.0.0.1:3000{path}");
     let mut r = Report::build(&delta, &load(N as u64, &[(200, N as u64)]), c);
-    r.findings = analyze(&r, &Thresholds::default());
+    r.findings = analyze(&Inputs::of(&r), &Thresholds::default());
     r
 }
 

@@ -434,7 +434,7 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
-    use crate::cost::findings::{Thresholds, analyze};
+    use crate::cost::findings::{Inputs, Thresholds, analyze};
     use crate::cost::report::tests::{context, load, stmt};
 
     /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
@@ -459,7 +459,7 @@ mod tests {
             ..Default::default()
         };
         let mut r = Report::build(&delta, &load(200, &[(200, 200)]), context(200));
-        r.findings = analyze(&r, &Thresholds::default());
+        r.findings = analyze(&Inputs::of(&r), &Thresholds::default());
         r
     }
 

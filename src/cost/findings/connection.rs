@@ -1,18 +1,18 @@
 //! `connection_per_request`: the app opens connections per request, and pays for each one's
 //! set-up ([`Setup`]) on every request.
 
+use super::inputs::Inputs;
 use super::{Finding, FindingKind, Saving, Thresholds, amount, counted, evidence, quoted};
-use crate::cost::report::model::Report;
 use crate::cost::setup::Setup;
 
 /// Fires at `connection_min_new_sessions_per_request` new sessions per request or more. Its
 /// saving is the whole set-up, or one round trip per connection when none was recognised.
-pub(super) fn connection_per_request(report: &Report, t: &Thresholds) -> Option<Finding> {
-    let new_sessions = report.per_request.new_sessions?;
+pub(super) fn connection_per_request(inputs: &Inputs, t: &Thresholds) -> Option<Finding> {
+    let new_sessions = inputs.per_request.new_sessions?;
     if new_sessions < t.connection_min_new_sessions_per_request {
         return None;
     }
-    let setup = report.per_request.setup.as_ref();
+    let setup = inputs.per_request.setup.as_ref();
     let mut figures = vec![("new_sessions_per_request", new_sessions)];
     if let Some(s) = setup {
         figures.push(("setup_statements_per_request", s.statements_per_request));
@@ -29,7 +29,7 @@ pub(super) fn connection_per_request(report: &Report, t: &Thresholds) -> Option<
         None => suggestion.push_str(", and all of it is billed to this endpoint."),
     }
     suggestion.push_str(FIX);
-    headroom(report, &mut figures, &mut suggestion);
+    headroom(inputs, &mut figures, &mut suggestion);
     let saving = match setup {
         Some(s) => Saving {
             statements: s.statements_per_request,
@@ -84,8 +84,8 @@ fn setup_text(s: &Setup) -> String {
 }
 
 /// Peak backends against `max_connections`: how many processes like this one fit.
-fn headroom(report: &Report, figures: &mut Vec<(&str, f64)>, suggestion: &mut String) {
-    let pool = &report.pool;
+fn headroom(inputs: &Inputs, figures: &mut Vec<(&str, f64)>, suggestion: &mut String) {
+    let pool = inputs.pool;
     if let Some(peak) = pool.peak_backends {
         figures.push(("peak_backends", peak as f64));
     }

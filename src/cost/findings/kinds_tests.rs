@@ -5,17 +5,17 @@
 
 use super::tests::{report, stmt, table};
 use super::*;
-use crate::cost::report::StatementRow;
+use crate::cost::report::{Report, StatementRow};
 
 fn kinds(report: &Report) -> Vec<FindingKind> {
-    analyze(report, &Thresholds::default())
+    analyze(&Inputs::of(report), &Thresholds::default())
         .iter()
         .map(|f| f.kind)
         .collect()
 }
 
 fn only(report: &Report, kind: FindingKind) -> Finding {
-    let found = analyze(report, &Thresholds::default());
+    let found = analyze(&Inputs::of(report), &Thresholds::default());
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].kind, kind);
     found[0].clone()
@@ -69,7 +69,10 @@ fn round_trips_leave_the_ping_to_its_own_finding() {
     let tables = ["tenants", "members", "flags", "quotas"]
         .map(|t| table(&format!("public.{t}"), 100))
         .to_vec();
-    let found = analyze(&report(statements, tables), &Thresholds::default());
+    let found = analyze(
+        &Inputs::of(&report(statements, tables)),
+        &Thresholds::default(),
+    );
     let trips = found
         .iter()
         .find(|f| f.kind == FindingKind::RoundTrips)

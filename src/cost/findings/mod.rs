@@ -15,6 +15,7 @@ mod connection;
 mod count_per_page;
 mod duplicate_load;
 mod identity;
+mod inputs;
 #[cfg(test)]
 mod kinds_tests;
 mod overfetch;
@@ -40,11 +41,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cost::report::model::TableRow;
 pub use crate::cost::report::model::finding::{Finding, FindingKind, Saving, Severity};
-use crate::cost::report::model::{Report, TableRow};
 use crate::cost::text::one_line;
 pub use advice::{explain, summary};
 use connection::connection_per_request;
+pub use inputs::Inputs;
 use rules::{cache_candidate, collection_to_boolean, n_plus_one, round_trips};
 pub use saving::{rank, severity};
 pub use seq_scan::proposes_no_index;
@@ -369,11 +371,10 @@ fn tables_of(finding: &Finding) -> Vec<String> {
 }
 
 /// Statements whose text parses, and all statements, counting the top-level statements
-/// other than BEGIN, COMMIT, SET and the like (the ones [`analyze`] reads).
-pub fn parse_rate(report: &Report) -> (usize, usize) {
-    let analysed: Vec<&str> = report
-        .statements
-        .iter()
+/// other than BEGIN, COMMIT, SET and the like (the ones [`analyze`] reads) among a report's
+/// `statements`.
+pub fn parse_rate(statements: &[crate::cost::report::model::StatementRow]) -> (usize, usize) {
+    let analysed: Vec<&str> = (statements.iter())
         .filter(|s| s.toplevel && !s.utility)
         .map(|s| s.query.as_str())
         .collect();
@@ -389,32 +390,32 @@ pub fn parse_rate(report: &Report) -> (usize, usize) {
 /// rows with the same text (other users, other query ids) count as one statement; a new
 /// connection's set-up is read by `connection_per_request` alone.
 /// Statements nested in functions are left out: their cost shows in the caller.
-pub fn analyze(report: &Report, t: &Thresholds) -> Vec<Finding> {
-    let statements = statements(report);
-    let items = report.load.response_items.map(|n| n as f64);
+pub fn analyze(inputs: &Inputs, t: &Thresholds) -> Vec<Finding> {
+    let statements = statements(inputs);
+    let items = inputs.response_items.map(|n| n as f64);
     let mut findings = Vec::new();
     for statement in &statements {
         findings.extend(statement_findings(statement, &statements, items, t));
-        findings.extend(writes::writes_on_read(report, statement, t));
-        findings.extend(writes::spills_to_disk(report, statement, t));
+        findings.extend(writes::writes_on_read(inputs, statement, t));
+        findings.extend(writes::spills_to_disk(inputs, statement, t));
         findings.extend(planning::planning_dominates(statement, t));
     }
-    findings.extend(round_trips(report, &statements, t));
+    findings.extend(round_trips(inputs, &statements, t));
     findings.extend(round_trips::transaction_around_single_read(
-        report,
+        inputs,
         &statements,
         t,
     ));
-    findings.extend(connection_per_request(report, t));
-    findings.extend(session_setup::session_setup_per_checkout(report, t));
+    findings.extend(connection_per_request(inputs, t));
+    findings.extend(session_setup::session_setup_per_checkout(inputs, t));
     findings.extend(
-        report
+        inputs
             .tables
             .iter()
             .filter_map(|table| seq_scan_heavy(table, &statements, t)),
     );
     findings.extend(
-        report
+        inputs
             .tables
             .iter()
             .filter_map(|table| per_row_subquery::per_row_subquery(table, &statements, t)),
@@ -556,10 +557,10 @@ impl Statement<'_> {
 /// The top-level, non-utility statements, with rows of the same text (other users,
 /// other query ids) added together. A new connection's set-up is left out: it runs once
 /// per connection, and `connection_per_request` names it.
-fn statements(report: &Report) -> Vec<Statement<'_>> {
-    let setup = report.per_request.setup.as_ref();
+fn statements<'a>(inputs: &Inputs<'a>) -> Vec<Statement<'a>> {
+    let setup = inputs.per_request.setup.as_ref();
     let mut texts: Vec<&str> = Vec::new();
-    for row in report
+    for row in inputs
         .statements
         .iter()
         .filter(|s| s.toplevel && !s.utility && !crate::cost::setup::is_setup(setup, &s.query))
@@ -570,7 +571,7 @@ fn statements(report: &Report) -> Vec<Statement<'_>> {
     }
     let mut statements: Vec<Statement> = texts
         .into_iter()
-        .map(|query| statement(report, query))
+        .map(|query| statement(inputs, query))
         .collect();
     attribute_rows_read(&mut statements);
     mark_pages(&mut statements);
@@ -578,8 +579,8 @@ fn statements(report: &Report) -> Vec<Statement<'_>> {
 }
 
 /// The statement of one text, its rows (other users, other query ids) added together.
-fn statement<'a>(report: &'a Report, query: &'a str) -> Statement<'a> {
-    let rows: Vec<_> = report
+fn statement<'a>(inputs: &Inputs<'a>, query: &'a str) -> Statement<'a> {
+    let rows: Vec<_> = inputs
         .statements
         .iter()
         .filter(|s| s.toplevel && !s.utility && s.query == query)
@@ -592,7 +593,7 @@ fn statement<'a>(report: &'a Report, query: &'a str) -> Statement<'a> {
         _ => 0.0,
     };
     let shape = sql::shape(query);
-    let (tables, unknown_relation) = touched_tables(&shape, &report.tables);
+    let (tables, unknown_relation) = touched_tables(&shape, inputs.tables);
     Statement {
         query,
         calls_per_request,
@@ -677,7 +678,7 @@ fn mark_pages(statements: &mut [Statement]) {
 }
 
 /// The report's tables the statement touches, and whether it also names a relation that
-/// is none of them. Token-scan names count only when they name a table of the report.
+/// is none of them. Token-scan names count only when they name a table of the inputs.
 fn touched_tables<'a>(shape: &Shape, tables: &'a [TableRow]) -> (Vec<&'a TableRow>, bool) {
     let mut touched: Vec<&TableRow> = Vec::new();
     let mut unknown_relation = false;

@@ -78,7 +78,7 @@ pub(super) fn planning_dominates(s: &Statement, t: &Thresholds) -> Option<Findin
 #[cfg(test)]
 mod tests {
     use super::super::tests::{report, stmt};
-    use super::super::{Thresholds, analyze};
+    use super::super::{Inputs, Thresholds, analyze};
     use super::*;
     use crate::cost::report::StatementRow;
 
@@ -95,9 +95,13 @@ mod tests {
     }
 
     fn planning(row: StatementRow) -> Vec<Finding> {
-        (analyze(&report(vec![row], vec![]), &Thresholds::default()).into_iter())
-            .filter(|f| f.kind == FindingKind::PlanningDominates)
-            .collect()
+        (analyze(
+            &Inputs::of(&report(vec![row], vec![])),
+            &Thresholds::default(),
+        )
+        .into_iter())
+        .filter(|f| f.kind == FindingKind::PlanningDominates)
+        .collect()
     }
 
     #[test]

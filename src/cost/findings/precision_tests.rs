@@ -5,9 +5,10 @@
 
 use super::tests::{report, stmt, table};
 use super::*;
+use crate::cost::report::Report;
 
 fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
-    analyze(report, &Thresholds::default())
+    analyze(&Inputs::of(report), &Thresholds::default())
         .into_iter()
         .filter(|f| f.kind == kind)
         .collect()
@@ -128,7 +129,7 @@ fn settings_sent_on_every_checkout_are_named_with_their_round_trips() {
     statements.push(stmt(SEARCH_PATH, 2.0, 0.0));
     statements.push(stmt(TIMEOUT, 2.0, 0.0));
     let r = report(statements, tables);
-    let found = analyze(&r, &Thresholds::default());
+    let found = analyze(&Inputs::of(&r), &Thresholds::default());
     let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
     assert_eq!(kinds, [FindingKind::SessionSetupPerCheckout], "{found:#?}");
     let f = &found[0];
@@ -153,7 +154,10 @@ fn round_trips_leave_the_settings_out_of_their_count_and_advice() {
     let (mut statements, tables) = lookups(5);
     statements.push(stmt(SEARCH_PATH, 1.0, 0.0));
     statements.push(stmt(TIMEOUT, 1.0, 0.0));
-    let found = analyze(&report(statements, tables), &Thresholds::default());
+    let found = analyze(
+        &Inputs::of(&report(statements, tables)),
+        &Thresholds::default(),
+    );
     let trips = found
         .iter()
         .find(|f| f.kind == FindingKind::RoundTrips)
@@ -334,7 +338,7 @@ fn a_small_table_scanned_once_per_row_by_a_subquery_is_per_row_subquery() {
     );
     // The response lists the 30 boards: the listing is used, no collection.
     r.load.response_items = Some(30);
-    let found = analyze(&r, &Thresholds::default());
+    let found = analyze(&Inputs::of(&r), &Thresholds::default());
     let kinds: Vec<FindingKind> = found.iter().map(|f| f.kind).collect();
     assert_eq!(kinds, [FindingKind::PerRowSubquery], "{found:#?}");
     let f = &found[0];

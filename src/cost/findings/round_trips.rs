@@ -3,9 +3,9 @@
 //! around one read (`transaction_around_single_read`); and the classes `round_trips` sorts
 //! its once-per-request statements into (auth, page, batch load, other lookups).
 
+use super::inputs::Inputs;
 use super::sql::Access;
 use super::{Finding, FindingKind, Saving, Statement, Thresholds, amount, evidence, quoted};
-use crate::cost::report::model::Report;
 use crate::cost::setup::is_setup;
 
 /// A `SELECT 1` (or the driver's equivalent) about once per request or more: the pool
@@ -80,18 +80,18 @@ fn control(query: &str) -> Control {
 /// (a SET LOCAL or a SAVEPOINT needs its transaction), or opens connections per request
 /// (their start-up transactions blur the count).
 pub(super) fn transaction_around_single_read(
-    report: &Report,
+    inputs: &Inputs,
     all: &[Statement],
     t: &Thresholds,
 ) -> Option<Finding> {
-    let p = &report.per_request;
+    let p = inputs.per_request;
     if p.new_sessions.unwrap_or(0.0) >= t.connection_min_new_sessions_per_request
         || all.iter().any(|s| s.shape.access != Access::Read)
     {
         return None;
     }
     let (mut begins, mut ends, mut others) = (0.0, 0.0, 0.0);
-    for row in report
+    for row in inputs
         .statements
         .iter()
         .filter(|s| s.toplevel && s.utility && !is_setup(p.setup.as_ref(), &s.query))

@@ -158,8 +158,8 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
 /// Top-level statements per request besides the set-up of new connections (which is
 /// `connection_per_request`'s saving) and the session settings sent per checkout (which are
 /// `session_setup_per_checkout`'s), the utility statements among them, and the set-up's.
-fn handler_statements(report: &Report, checkout: f64) -> Option<(f64, Option<f64>, f64)> {
-    let p = &report.per_request;
+fn handler_statements(inputs: &Inputs, checkout: f64) -> Option<(f64, Option<f64>, f64)> {
+    let p = inputs.per_request;
     let setup = p.setup.as_ref();
     let setup_statements = setup.map_or(0.0, |s| s.statements_per_request);
     let setup_utility = setup.map_or(0.0, |s| s.utility_per_request());
@@ -199,10 +199,10 @@ fn round_trips_opening(
     opening
 }
 
-pub(super) fn round_trips(report: &Report, all: &[Statement], t: &Thresholds) -> Option<Finding> {
+pub(super) fn round_trips(inputs: &Inputs, all: &[Statement], t: &Thresholds) -> Option<Finding> {
     let statements = all;
-    let checkout = super::session_setup::per_checkout_calls(report, t);
-    let (per_request, utility, setup) = handler_statements(report, checkout)?;
+    let checkout = super::session_setup::per_checkout_calls(inputs, t);
+    let (per_request, utility, setup) = handler_statements(inputs, checkout)?;
     if per_request < t.round_trips_min_statements_per_request {
         return None;
     }

@@ -2,8 +2,9 @@
 //! `RESET`, `DISCARD`) sent on every request, as an ORM or a pool sends them each time it
 //! hands out a connection, where once per connection would do.
 
+use super::inputs::Inputs;
 use super::{Finding, FindingKind, Saving, Thresholds, amount, evidence, quoted};
-use crate::cost::report::model::{Report, StatementRow};
+use crate::cost::report::model::StatementRow;
 use crate::cost::setup::is_setup;
 
 /// Whether a utility statement sets or resets a session setting that could be set once per
@@ -43,12 +44,12 @@ pub(super) fn is_session_setting(query: &str) -> bool {
 /// The session settings sent on about every request, one entry per text (rows of other
 /// users added together): none when connections are opened per request, whose set-up is
 /// `connection_per_request`'s.
-pub(super) fn per_checkout<'a>(report: &'a Report, t: &Thresholds) -> Vec<(&'a str, f64, f64)> {
-    let p = &report.per_request;
+pub(super) fn per_checkout<'a>(inputs: &Inputs<'a>, t: &Thresholds) -> Vec<(&'a str, f64, f64)> {
+    let p = inputs.per_request;
     if p.new_sessions.unwrap_or(0.0) >= t.connection_min_new_sessions_per_request {
         return Vec::new();
     }
-    let rows: Vec<&StatementRow> = report
+    let rows: Vec<&StatementRow> = inputs
         .statements
         .iter()
         .filter(|s| s.toplevel && s.utility && is_session_setting(&s.query))
@@ -70,21 +71,21 @@ pub(super) fn per_checkout<'a>(report: &'a Report, t: &Thresholds) -> Vec<(&'a s
 }
 
 /// Session settings sent per checkout, per request; 0 when there are none.
-pub(super) fn per_checkout_calls(report: &Report, t: &Thresholds) -> f64 {
-    per_checkout(report, t)
+pub(super) fn per_checkout_calls(inputs: &Inputs, t: &Thresholds) -> f64 {
+    per_checkout(inputs, t)
         .iter()
         .map(|(_, calls, _)| calls)
         .sum()
 }
 
-pub(super) fn session_setup_per_checkout(report: &Report, t: &Thresholds) -> Option<Finding> {
-    let texts = per_checkout(report, t);
+pub(super) fn session_setup_per_checkout(inputs: &Inputs, t: &Thresholds) -> Option<Finding> {
+    let texts = per_checkout(inputs, t);
     if texts.is_empty() {
         return None;
     }
     let calls: f64 = texts.iter().map(|(_, c, _)| c).sum();
     let time: f64 = texts.iter().map(|(_, _, ms)| ms).sum();
-    let all = report.per_request.statements.unwrap_or(0.0);
+    let all = inputs.per_request.statements.unwrap_or(0.0);
     let mut suggestion = format!(
         "Each request sends {} session settings{}: the ORM or the pool sets them each time it \
          hands out a connection, and each is a round trip before the request's own work. A \
@@ -115,7 +116,7 @@ pub(super) fn session_setup_per_checkout(report: &Report, t: &Thresholds) -> Opt
         ("distinct_settings", texts.len() as f64),
         (
             "new_sessions_per_request",
-            report.per_request.new_sessions.unwrap_or(0.0),
+            inputs.per_request.new_sessions.unwrap_or(0.0),
         ),
     ];
     if all > 0.0 {

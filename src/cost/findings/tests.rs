@@ -153,7 +153,7 @@ pub(crate) fn report(mut statements: Vec<StatementRow>, tables: Vec<TableRow>) -
 }
 
 fn findings(report: &Report) -> Vec<Finding> {
-    analyze(report, &Thresholds::default())
+    analyze(&Inputs::of(report), &Thresholds::default())
 }
 
 fn of_kind(report: &Report, kind: FindingKind) -> Vec<Finding> {
@@ -384,7 +384,7 @@ fn a_connection_per_request_is_named_with_the_server_limit() {
         peak_backends: Some(8),
         max_connections: Some(100),
     };
-    let found = analyze(&r, &Thresholds::default());
+    let found = analyze(&Inputs::of(&r), &Thresholds::default());
     assert_eq!(found.len(), 1);
     let f = &found[0];
     assert_eq!(f.kind, FindingKind::ConnectionPerRequest);
@@ -403,7 +403,7 @@ fn a_connection_per_request_is_named_with_the_server_limit() {
     assert!(f.suggestion.contains("at most 12 such processes"));
 
     r.pool = Pool::default();
-    let without_pool = analyze(&r, &Thresholds::default());
+    let without_pool = analyze(&Inputs::of(&r), &Thresholds::default());
     assert!(!without_pool[0].evidence.contains_key("processes_supported"));
 }
 
@@ -700,7 +700,7 @@ fn placeholders_parse_and_utility_statements_are_not_counted() {
         ],
         vec![],
     );
-    assert_eq!(parse_rate(&r), (2, 3));
+    assert_eq!(parse_rate(&r.statements), (2, 3));
 }
 
 #[test]

@@ -10,12 +10,12 @@ use crate::cost::report::model::Writes;
 const HIGH_SPILL_TEMP_BLOCKS: f64 = 128.0;
 
 /// The statement's writes per request, its rows of every user and query id added.
-fn writes_of(report: &Report, query: &str) -> Writes {
+fn writes_of(inputs: &Inputs, query: &str) -> Writes {
     let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
     };
-    (report.statements.iter())
+    (inputs.statements.iter())
         .filter(|s| s.toplevel && !s.utility && s.query == query)
         .fold(Writes::default(), |sum, s| {
             let w = &s.writes_per_request;
@@ -34,15 +34,15 @@ fn writes_of(report: &Report, query: &str) -> Writes {
 /// change something: its WAL records (or, before PG 13, its rows affected) reach one per
 /// request. A write guarded to run rarely ("only when last_seen is 5 minutes old") runs
 /// on every request but changes nothing, and does not fire.
-pub(super) fn writes_on_read(report: &Report, s: &Statement, t: &Thresholds) -> Option<Finding> {
-    let method = report.target.method.to_ascii_uppercase();
+pub(super) fn writes_on_read(inputs: &Inputs, s: &Statement, t: &Thresholds) -> Option<Finding> {
+    let method = inputs.method.to_ascii_uppercase();
     if !matches!(method.as_str(), "GET" | "HEAD")
         || s.shape.access != Access::Write
         || s.calls_per_request < t.writes_min_per_request
     {
         return None;
     }
-    let w = writes_of(report, s.query);
+    let w = writes_of(inputs, s.query);
     let changes = w.wal_records.unwrap_or(s.rows_per_request);
     if changes < t.writes_min_per_request {
         return None;
@@ -86,8 +86,8 @@ pub(super) fn writes_on_read(report: &Report, s: &Statement, t: &Thresholds) -> 
 
 /// A statement whose sorts, hashes or materializations outgrow `work_mem` and write temp
 /// files, on every request.
-pub(super) fn spills_to_disk(report: &Report, s: &Statement, t: &Thresholds) -> Option<Finding> {
-    let w = writes_of(report, s.query);
+pub(super) fn spills_to_disk(inputs: &Inputs, s: &Statement, t: &Thresholds) -> Option<Finding> {
+    let w = writes_of(inputs, s.query);
     if w.temp_blocks_written < t.spill_min_temp_blocks_per_request {
         return None;
     }

@@ -229,7 +229,7 @@ fn found(
     let Some(thresholds) = thresholds else {
         return Vec::new();
     };
-    let mut found = findings::analyze(report, thresholds);
+    let mut found = findings::analyze(&findings::Inputs::of(report), thresholds);
     // An absolute root, so that a tag's absolute path under it can be made relative.
     let root = source.map(|s| std::path::absolute(&s.root).unwrap_or(s.root.clone()));
     findings::locate(&mut found, &report.statements, source.zip(root.as_deref()));
