@@ -16,7 +16,8 @@ pub struct SourceArgs {
     pub source: Option<PathBuf>,
 
     /// Do not sample pg_stat_activity for the tags of the app's SQL comments (route,
-    /// controller, file:line) during the warm-up and the burst (`pgcost docs tags`).
+    /// controller, file:line) during the warm-up and the burst (`pgcost docs tags`); `ramp`
+    /// names no statement, so it samples none either way.
     #[arg(long)]
     pub no_tags: bool,
 }
