@@ -382,9 +382,9 @@ pub fn parse_rate(statements: &[crate::cost::report::model::StatementRow]) -> (u
     (parsed, analysed.len())
 }
 
-/// Names the waste in the report, ranked by what fixing it saves (see [`rank`]). Reads
-/// the report whether or not it is valid: whether to show findings of an untrustworthy
-/// measurement is the caller's decision.
+/// Names the waste in a measurement's [`Inputs`], ranked by what fixing it saves (see
+/// [`rank`]). Reads them whether or not the report is valid: whether to show findings of
+/// an untrustworthy measurement is the caller's decision.
 ///
 /// Only top-level statements other than BEGIN, COMMIT, SET and the like are read, and
 /// rows with the same text (other users, other query ids) count as one statement; a new
