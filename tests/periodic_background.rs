@@ -1,6 +1,7 @@
 //! A periodic job in the app's own process and role (every 2 s, 30 scans of `small`):
 //! `--app-role` cannot tell it apart. With `--control` the figures are within their stated
-//! uncertainty of the truth measured with the job stopped, and the job's period is found;
+//! uncertainty of the truth measured with the job stopped, and the job's period is found
+//! (a busy machine can hide it: the audit runs again, each run held to the truth);
 //! without it, the report names the background and is not valid (above --max-background).
 
 mod support;
@@ -8,7 +9,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgcost::cost::report::Report;
+use pgcost::cost::report::{PerRequest, Report};
 use support::fixture::Fixture;
 use support::fixture::periodic::Periodic;
 use support::{ITEMS, TestDb, assert_valid};
@@ -31,29 +32,15 @@ async fn audit_n(db: &TestDb, app: &Fixture, requests: &str, extra: &[&str]) -> 
         .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() {
-    let db = TestDb::start().await;
-    db.create_seeded_database(DB).await;
-    let app = Fixture::start(&db.cluster.url(DB), 8).await;
+/// Audits with the job on, before the period is given up for a busy machine's.
+const ATTEMPTS: usize = 3;
 
-    // The truth, with the job stopped: the same endpoint, the same control window.
-    let truth = audit(&db, &app, &["--control", "6s"]).await;
-    assert_valid(&truth);
-    let t = truth.per_request.clone();
-    println!(
-        "job off: {:.4} statements, {:.4} transactions, {:.3} rows read per request",
-        t.statements.unwrap(),
-        t.transactions,
-        t.rows_read
-    );
-    assert_eq!(t.statements, Some(1.0), "{t:?}");
-    let quiet = truth.background.as_ref().unwrap();
-    assert_eq!(quiet.period_seconds, None, "{quiet:?}");
-
-    let job = Periodic::start(&db.cluster.url(DB), PERIOD, STATEMENTS).await;
-    let r = audit(&db, &app, &["--control", "10s"]).await;
-    assert_valid(&r);
+/// With the job on and `--control`: valid, each figure within its ± of the truth `t`
+/// (with the job off), the job subtracted; and, when the job's period was found (`true`),
+/// that period, control windows of whole periods, the note that names it, and each ±
+/// within 15% of its figure.
+fn subtracted_within_its_uncertainty(r: &Report, t: &PerRequest) -> bool {
+    assert_valid(r);
     let b = r.background.as_ref().expect("a background section");
     let (u, s, p) = (
         b.uncertainty.unwrap(),
@@ -75,21 +62,11 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
         u.rows_read
     );
     let report = format!("{p:?}\n{b:#?}");
-    let period = b.period_seconds.expect("the job's period");
-    assert!((period - 2.0).abs() < 0.3, "{report}");
-    let control = b.window_seconds.unwrap();
-    assert!(control >= 10.0, "{report}");
-    // Before and after the burst, each of whole periods (one-second sub-windows, each a
-    // little over a second).
-    assert!(
-        (control / period).fract() < 0.2 || (control / period).fract() > 0.8,
-        "{report}"
-    );
+    let statements = p.statements.unwrap();
     assert!(
         s.statements.unwrap() > 0.05,
         "the job was subtracted: {report}"
     );
-    let statements = p.statements.unwrap();
     assert!(
         (statements - t.statements.unwrap()).abs() <= u.statements.unwrap(),
         "{report}"
@@ -99,7 +76,18 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
         "{report}"
     );
     assert!((p.rows_read - t.rows_read).abs() <= u.rows_read, "{report}");
-    assert!((t.rows_read - ITEMS as f64).abs() < 1.0, "{t:?}");
+    let Some(period) = b.period_seconds else {
+        return false;
+    };
+    assert!((period - 2.0).abs() < 0.3, "{report}");
+    let control = b.window_seconds.unwrap();
+    assert!(control >= 10.0, "{report}");
+    // Before and after the burst, each of whole periods (one-second sub-windows, each a
+    // little over a second).
+    assert!(
+        (control / period).fract() < 0.2 || (control / period).fract() > 0.8,
+        "{report}"
+    );
     // Louder than --max-background (5%), so said, with its period.
     let loud = (r.notes.iter())
         .find(|n| n.code() == "background_subtracted")
@@ -112,6 +100,43 @@ async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() 
     // An answer, not a shrug: each within 15% of the figure.
     assert!(u.statements.unwrap() <= 0.15 * statements, "{report}");
     assert!(u.transactions <= 0.15 * p.transactions, "{report}");
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_periodic_job_in_the_apps_role_is_subtracted_within_its_uncertainty() {
+    let db = TestDb::start().await;
+    db.create_seeded_database(DB).await;
+    let app = Fixture::start(&db.cluster.url(DB), 8).await;
+
+    // The truth, with the job stopped: the same endpoint, the same control window.
+    let truth = audit(&db, &app, &["--control", "6s"]).await;
+    assert_valid(&truth);
+    let t = truth.per_request.clone();
+    println!(
+        "job off: {:.4} statements, {:.4} transactions, {:.3} rows read per request",
+        t.statements.unwrap(),
+        t.transactions,
+        t.rows_read
+    );
+    assert_eq!(t.statements, Some(1.0), "{t:?}");
+    assert!((t.rows_read - ITEMS as f64).abs() < 1.0, "{t:?}");
+    let quiet = truth.background.as_ref().unwrap();
+    assert_eq!(quiet.period_seconds, None, "{quiet:?}");
+
+    let job = Periodic::start(&db.cluster.url(DB), PERIOD, STATEMENTS).await;
+    // A busy machine delays the job's runs unevenly, and its period can go unfound: the
+    // figures must hold the truth within their ± all the same, and the audit runs again.
+    let mut found = false;
+    for attempt in 1..=ATTEMPTS {
+        let r = audit(&db, &app, &["--control", "10s"]).await;
+        found = subtracted_within_its_uncertainty(&r, &t);
+        if found {
+            break;
+        }
+        println!("audit {attempt}: the job's period was not found (a busy machine)");
+    }
+    assert!(found, "the job's period was not found in {ATTEMPTS} audits");
 
     // A burst too small beside the job's edges (one run of 30 statements falls in or out
     // of the window): pgcost raises it past -n 40, within --max-duration, to an answer.
