@@ -352,7 +352,6 @@ async fn drive(
     if stopped {
         handles.iter().for_each(tokio::task::JoinHandle::abort);
     }
-    bar.set_position(shared.done.get());
     let mut result = empty_result(workers);
     for tally in tallies {
         tally.borrow().merge_into(&mut result);

@@ -178,22 +178,10 @@ fn ramp_and_demo_offer_no_sarif() {
 
 #[test]
 fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
-    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    use crate::cost::tags::seen_always;
     let mut report = sample();
     let tag = |uri: &str| tagged_line(uri, "/x");
-    let tags = StatementTags {
-        samples: 3,
-        seen: vec![TagShare {
-            tags: Tags {
-                route: Some("/x".into()),
-                file: Some("app/api.rb".into()),
-                line: Some(12),
-                ..Tags::default()
-            },
-            samples: 3,
-            share: Some(1.0),
-        }],
-    };
+    let tags = seen_always("/x", "app/api.rb", 12, 3);
     report.findings.truncate(1);
     report.findings[0].tags = Some(tags);
     report.findings[0].locations = vec![tag("app/api.rb")];

@@ -122,20 +122,8 @@ fn the_loop_is_an_n_plus_one_with_its_slope_and_nothing_else_fires() {
 
 #[test]
 fn the_loop_carries_the_tags_its_statement_was_sent_with_at_the_largest_point() {
-    use crate::cost::tags::{StatementTags, TagShare, Tags};
-    let tags = StatementTags {
-        samples: 4,
-        seen: vec![TagShare {
-            tags: Tags {
-                route: Some("/items".into()),
-                file: Some("app/items.rb".into()),
-                line: Some(7),
-                ..Tags::default()
-            },
-            samples: 4,
-            share: Some(1.0),
-        }],
-    };
+    use crate::cost::tags::seen_always;
+    let tags = seen_always("/items", "app/items.rb", 7, 4);
     let mut points = [point(5, 1), point(10, 1), point(20, 1)];
     let last = &mut points[2].1;
     let loop_ = last

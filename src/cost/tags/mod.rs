@@ -269,6 +269,24 @@ impl StatementTags {
     }
 }
 
+/// The tests' tagged statement: one route and file:line, seen in each of `samples`.
+#[cfg(test)]
+pub fn seen_always(route: &str, file: &str, line: u32, samples: u64) -> StatementTags {
+    StatementTags {
+        samples,
+        seen: vec![TagShare {
+            tags: Tags {
+                route: Some(route.into()),
+                file: Some(file.into()),
+                line: Some(line),
+                ..Tags::default()
+            },
+            samples,
+            share: Some(1.0),
+        }],
+    }
+}
+
 /// One tag set and how often it was seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TagShare {

@@ -113,21 +113,9 @@ fn every_format_renders() {
 
 #[test]
 fn a_tagged_finding_names_who_sent_it_and_its_line_in_every_view() {
-    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    use crate::cost::tags::seen_always;
     let mut report = sample();
-    let tags = StatementTags {
-        samples: 2,
-        seen: vec![TagShare {
-            tags: Tags {
-                route: Some("/items".into()),
-                file: Some("app/items.rb".into()),
-                line: Some(7),
-                ..Tags::default()
-            },
-            samples: 2,
-            share: Some(1.0),
-        }],
-    };
+    let tags = seen_always("/items", "app/items.rb", 7, 2);
     report.findings[0].locations = crate::cost::findings::sent_from::locations(&tags, None);
     report.findings[0].tags = Some(tags);
     for format in [Format::Table, Format::Markdown, Format::Html] {
