@@ -150,13 +150,14 @@ async fn an_openapi_document_is_replayed_exactly_and_held_to_the_toml_budget() {
 
     // From pgcost.toml (named by --config), `top = 1` measures one route (the ties of
     // one request each go by template): `/items/{id}` reads 60 rows a request, over a
-    // budget of 59.
+    // budget of 59, and returns 1 + SMALL rows, over a budget of SMALL: any figure of a
+    // budget is a key of [survey.budget].
     let limit = ITEMS + SMALL - 1;
     pgcost_toml(
         dir.path(),
         &base,
         "top = 1",
-        &format!("rows_read = {limit}"),
+        &format!("rows_read = {limit}\nrows_returned = {SMALL}\np95_ms = 60000"),
     );
     let report = dir.path().join("over.json");
     let mut cmd = pgcost();
@@ -180,7 +181,9 @@ async fn an_openapi_document_is_replayed_exactly_and_held_to_the_toml_budget() {
     assert_eq!(
         json["budget_failures"],
         serde_json::json!([{"method": "GET", "route": "/items/{id}", "figure": "rows_read",
-                            "value": (ITEMS + SMALL) as f64, "limit": limit as f64}])
+                            "value": (ITEMS + SMALL) as f64, "limit": limit as f64},
+                           {"method": "GET", "route": "/items/{id}", "figure": "rows_returned",
+                            "value": (1 + SMALL) as f64, "limit": SMALL as f64}])
     );
     let beyond = &json["skipped"].as_array().unwrap()[1];
     assert_eq!(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cost::survey::budget::SurveyBudget;
+use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::survey::routes::{Grouping, Skipped};
 use crate::error::{Error, Result};
 use crate::flags::{DEFAULT_CONCURRENCY, DEFAULT_CONFIG, DEFAULT_REQUESTS, SurveyArgs};
@@ -36,23 +36,17 @@ pub struct SurveyTable {
     pub concurrency: Option<u32>,
     /// Only the N most logged routes are replayed.
     pub top: Option<usize>,
+    /// `[survey.budget]`: limits per request, for every ranked route, keyed as a
+    /// budget's figures are.
     #[serde(default)]
-    pub budget: BudgetTable,
-}
-
-/// `[survey.budget]`: limits per request, for every ranked route.
-#[derive(Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetTable {
-    pub rows_read: Option<f64>,
-    pub statements: Option<f64>,
+    pub budget: PerFigure<f64>,
 }
 
 /// What the file sets that no flag does.
 #[derive(Debug, Default, PartialEq)]
 pub struct Settings {
     pub top: Option<usize>,
-    pub budget: SurveyBudget,
+    pub budget: PerFigure<f64>,
 }
 
 /// `[survey]` of a pgcost.toml's text, if it has one; a bad key is named with its
@@ -75,15 +69,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Option<SurveyTable>> {
     let Some(table) = file.survey else {
         return Ok(None);
     };
-    let negative = [
-        ("rows_read", table.budget.rows_read),
-        ("statements", table.budget.statements),
-    ]
-    .into_iter()
-    .find(|(_, v)| v.is_some_and(|v| v < 0.0 || v.is_nan()));
-    if let Some((key, _)) = negative {
+    let negative = (Figure::ALL.into_iter())
+        .find(|f| (table.budget.get(*f)).is_some_and(|v| v < 0.0 || v.is_nan()));
+    if let Some(figure) = negative {
         return Err(Error::usage(format!(
-            "{origin}: [survey.budget] {key} must not be negative"
+            "{origin}: [survey.budget] {} must not be negative",
+            figure.key()
         )));
     }
     if table.top == Some(0) || table.requests == Some(0) || table.concurrency == Some(0) {
@@ -153,10 +144,7 @@ pub fn merge(args: &mut SurveyArgs, table: SurveyTable, base_dir: &Path) -> Sett
     }
     Settings {
         top: table.top,
-        budget: SurveyBudget {
-            rows_read: table.budget.rows_read,
-            statements: table.budget.statements,
-        },
+        budget: table.budget,
     }
 }
 
@@ -212,6 +200,7 @@ top = 5
 [survey.budget]
 rows_read = 100
 statements = 3
+p95_ms = 250
 "#;
 
     #[test]
@@ -238,9 +227,11 @@ statements = 3
             settings,
             Settings {
                 top: Some(5),
-                budget: SurveyBudget {
+                budget: PerFigure {
                     rows_read: Some(100.0),
-                    statements: Some(3.0)
+                    statements: Some(3.0),
+                    p95_ms: Some(250.0),
+                    ..PerFigure::default()
                 }
             }
         );
@@ -294,6 +285,8 @@ statements = 3
             error.message
         );
         assert_eq!(parse("[database]\nurl = \"x\"\n", "p.toml").unwrap(), None);
+        let error = parse("[survey.budget]\nwal_bytes = -1\n", "p.toml").unwrap_err();
+        assert!(error.message.contains("wal_bytes must not be negative"));
         let error = parse("[survey]\ntop = 0\n", "p.toml").unwrap_err();
         assert!(error.message.contains("at least 1"), "{}", error.message);
     }

@@ -3,39 +3,21 @@
 
 use super::rank::{BudgetFailure, SurveyReport};
 use crate::cost::check::budget::{Held, hold};
-use crate::cost::report::model::figure::Figure;
+use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::figures::Figures;
 
-/// The limits, per request; `None` is no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SurveyBudget {
-    pub rows_read: Option<f64>,
-    pub statements: Option<f64>,
-}
-
-impl SurveyBudget {
-    /// The limit on `figure`, if `[survey.budget]` sets one.
-    pub fn limit(&self, figure: Figure) -> Option<f64> {
-        match figure {
-            Figure::RowsRead => self.rows_read,
-            Figure::Statements => self.statements,
-            _ => None,
-        }
-    }
-}
-
-/// Every ranked route's figures against the limits, in rank order, held by the same check
-/// as `pgcost check`'s budgets. A figure the route lacks is no failure.
-pub fn check(report: &SurveyReport, budget: &SurveyBudget) -> Vec<BudgetFailure> {
+/// Every ranked route's figures against the limits, in rank order and each route's in
+/// the order of [`Figure::ALL`], held by the same check as `pgcost check`'s budgets. A
+/// figure the route lacks is no failure.
+pub fn check(report: &SurveyReport, budget: &PerFigure<f64>) -> Vec<BudgetFailure> {
     let mut failures = Vec::new();
     for route in report.routes.iter().filter(|r| r.rank.is_some()) {
         let Some(per) = &route.per_request else {
             continue;
         };
         let figures = Figures::per_request(per);
-        // The order `[survey.budget]` has always reported them in.
-        for figure in [Figure::RowsRead, Figure::Statements] {
-            let Some(limit) = budget.limit(figure) else {
+        for figure in Figure::ALL {
+            let Some(limit) = budget.get(figure) else {
                 continue;
             };
             if let Held::Over(value) = hold(figure, &figures, per.writes.as_ref(), limit) {
@@ -100,9 +82,10 @@ mod tests {
             ],
             Traffic::default(),
         );
-        let budget = SurveyBudget {
+        let budget = PerFigure {
             rows_read: Some(55.0),
             statements: Some(1.0),
+            ..PerFigure::default()
         };
         let failures = check(&report, &budget);
         let found: Vec<(&str, &str, f64, f64)> = (failures.iter())
@@ -112,13 +95,13 @@ mod tests {
         assert_eq!(
             found,
             [
-                ("/items/{id}", "rows_read", 60.0, 55.0),
-                ("/items/{id}", "statements", 2.0, 1.0)
+                ("/items/{id}", "statements", 2.0, 1.0),
+                ("/items/{id}", "rows_read", 60.0, 55.0)
             ]
         );
-        let loose = SurveyBudget {
+        let loose = PerFigure {
             rows_read: Some(60.0),
-            statements: None,
+            ..PerFigure::default()
         };
         assert!(check(&report, &loose).is_empty());
     }

@@ -145,7 +145,7 @@ pub struct SurveyReport {
 pub struct BudgetFailure {
     pub method: String,
     pub route: String,
-    /// `rows_read` or `statements`.
+    /// The limit's key, as in `[survey.budget]` (`rows_read`, `statements`, ...).
     pub figure: String,
     /// The route's figure per request.
     pub value: f64,

@@ -2,6 +2,9 @@
 //! pgcost.toml and JSON), label, unit, whether `--max-regression` gates it, and how to read
 //! it off a report. Budgets of `check` and `survey`, and the views' columns, loop over it.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::Writes;
 use super::figures::Figures;
 
@@ -12,8 +15,8 @@ type Read = fn(&Figures, Option<&Writes>) -> Option<f64>;
 /// The figures, declared once. Each entry: the doc and serde attributes of its budget key,
 /// its arm of [`Figure`], its key (the budget's field and the JSON key), its label, its
 /// unit, and how it is read. `with_figures!(m)` hands the list to the macro `m`: here it
-/// makes [`Figure`], and `cost/check/budget.rs` makes a `Budget` field and its
-/// `Budget::limit` arm of each entry. A new figure is one entry (and, if the report does
+/// makes [`Figure`] and [`PerFigure`], and `cost/check/budget.rs` makes a `Budget` field and
+/// its `Budget::limit` arm of each entry. A new figure is one entry (and, if the report does
 /// not carry it yet, its field in [`Figures`] or [`Writes`]).
 macro_rules! with_figures {
     ($then:ident) => {
@@ -83,6 +86,23 @@ macro_rules! declare_figures {
             fn reader(self) -> Read {
                 match self {
                     $(Figure::$arm => $read,)*
+                }
+            }
+        }
+
+        /// A value of each figure, `None` where unset, keyed as in pgcost.toml and JSON:
+        /// `PerFigure<f64>` is a set of limits per request (`[survey.budget]`).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct PerFigure<T> {
+            $($(#[$meta])* pub $key: Option<T>,)*
+        }
+
+        impl<T: Copy> PerFigure<T> {
+            /// The value of `figure`, if set.
+            pub fn get(&self, figure: Figure) -> Option<T> {
+                match figure {
+                    $(Figure::$arm => self.$key,)*
                 }
             }
         }
