@@ -1,28 +1,16 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::counters::{DatabaseCounters, TableCounters};
 use crate::cost::notes::Note;
 use crate::cost::report::model::invalid::{Code, Invalid};
-use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementKey, TableStats};
+use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementStats, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.
 pub type DatabaseDelta = DatabaseCounters;
 
-/// Growth of one `pg_stat_statements` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatementDelta {
-    pub key: StatementKey,
-    pub query: String,
-    pub calls: i64,
-    pub rows: i64,
-    pub exec_time_ms: f64,
-    /// Plan time of the window; `None` when not tracked (PG 12, track_planning off).
-    pub plan_time_ms: Option<f64>,
-    pub shared_blks_hit: i64,
-    pub shared_blks_read: i64,
-    pub writes: WriteCounters,
-}
+/// Growth of one `pg_stat_statements` entry: its counters over the window.
+pub type StatementDelta = StatementStats;
 
 /// Growth of one table's counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -143,44 +131,21 @@ fn statement_deltas(
     let mut statements = Vec::new();
     for (key, a) in &after.statements {
         let b = before.statements.get(key);
-        let (calls0, rows0, time0, hit0, read0) = b
-            .map(|b| {
-                (
-                    b.calls,
-                    b.rows,
-                    b.exec_time_ms,
-                    b.shared_blks_hit,
-                    b.shared_blks_read,
-                )
-            })
-            .unwrap_or((0, 0, 0.0, 0, 0));
-        if a.calls < calls0 || a.rows < rows0 {
+        let Some(grown) = a.since(b).map(|g| StatementDelta {
+            key: key.clone(),
+            ..g
+        }) else {
             invalid.push(Invalid::new(Code::StatementsEvicted, format!(
                 "pg_stat_statements entry {} went backwards (calls {} -> {}): it was evicted and recreated",
-                key.queryid, calls0, a.calls
+                key.queryid, b.map_or(0, |b| b.calls), a.calls
             )));
             continue;
-        }
+        };
         // Unchanged, or pgcost's own statement (its SQL is marked so).
-        if a.calls == calls0 || a.query.starts_with(OWN_MARK) {
+        if grown.calls == 0 || a.query.starts_with(OWN_MARK) {
             continue;
         }
-        statements.push(StatementDelta {
-            key: key.clone(),
-            query: a.query.clone(),
-            calls: a.calls - calls0,
-            rows: a.rows - rows0,
-            exec_time_ms: (a.exec_time_ms - time0).max(0.0),
-            plan_time_ms: a
-                .plan_time_ms
-                .map(|p| (p - b.and_then(|b| b.plan_time_ms).unwrap_or(0.0)).max(0.0)),
-            shared_blks_hit: (a.shared_blks_hit - hit0).max(0),
-            shared_blks_read: (a.shared_blks_read - read0).max(0),
-            writes: match b {
-                Some(b) => a.writes.minus(&b.writes),
-                None => a.writes.clone(),
-            },
-        });
+        statements.push(grown);
     }
     let mut warnings = Vec::new();
     let vanished = before
@@ -265,7 +230,7 @@ pub fn share(part: i64, whole: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::snapshot::{StatementStats, StatementsInfo};
+    use crate::cost::snapshot::{StatementKey, StatementsInfo};
 
     fn db(commit: i64, returned: i64) -> DatabaseStats {
         DatabaseStats {
@@ -287,8 +252,7 @@ mod tests {
             exec_time_ms: calls as f64 * 0.5,
             plan_time_ms: None,
             shared_blks_hit: calls,
-            shared_blks_read: 0,
-            writes: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -20,7 +20,7 @@ pub struct DatabaseStats {
 }
 
 /// Identity of one `pg_stat_statements` entry.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StatementKey {
     pub userid: u32,
     pub queryid: i64,
@@ -28,9 +28,11 @@ pub struct StatementKey {
     pub toplevel: Option<bool>,
 }
 
-/// One `pg_stat_statements` entry's counters.
-#[derive(Debug, Clone, PartialEq)]
+/// One `pg_stat_statements` entry's counters, as read, or their growth over a window
+/// (`delta::StatementDelta`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StatementStats {
+    pub key: StatementKey,
     /// Empty until named: snapshots read in admin mode skip the texts, and only the entries
     /// that changed in the window are named afterwards (`changed_unnamed`).
     pub query: String,
@@ -42,6 +44,42 @@ pub struct StatementStats {
     pub shared_blks_hit: i64,
     pub shared_blks_read: i64,
     pub writes: WriteCounters,
+}
+
+impl StatementStats {
+    /// Adds `other`'s counters, for two rows of one entry (one per database the view
+    /// sums); a plan time either lacks is `None`.
+    pub fn add(&mut self, other: &StatementStats) {
+        self.calls += other.calls;
+        self.rows += other.rows;
+        self.exec_time_ms += other.exec_time_ms;
+        self.plan_time_ms = (self.plan_time_ms.zip(other.plan_time_ms)).map(|(a, b)| a + b);
+        self.shared_blks_hit += other.shared_blks_hit;
+        self.shared_blks_read += other.shared_blks_read;
+        self.writes = self.writes.plus(&other.writes);
+    }
+
+    /// Growth from `before` (`None`: the entry is new) to `self`, each counter floored at
+    /// 0; `None` when `calls` or `rows` went backwards, which an evicted and recreated
+    /// entry does.
+    pub fn since(&self, before: Option<&StatementStats>) -> Option<StatementStats> {
+        let zero = StatementStats::default();
+        let b = before.unwrap_or(&zero);
+        if self.calls < b.calls || self.rows < b.rows {
+            return None;
+        }
+        Some(StatementStats {
+            key: self.key.clone(),
+            query: self.query.clone(),
+            calls: self.calls - b.calls,
+            rows: self.rows - b.rows,
+            exec_time_ms: (self.exec_time_ms - b.exec_time_ms).max(0.0),
+            plan_time_ms: (self.plan_time_ms).map(|p| (p - b.plan_time_ms.unwrap_or(0.0)).max(0.0)),
+            shared_blks_hit: (self.shared_blks_hit - b.shared_blks_hit).max(0),
+            shared_blks_read: (self.shared_blks_read - b.shared_blks_read).max(0),
+            writes: self.writes.minus(&b.writes),
+        })
+    }
 }
 
 /// `pg_stat_statements_info`, present from extension version 1.9.
@@ -105,12 +143,7 @@ mod tests {
         StatementStats {
             query: query.into(),
             calls,
-            rows: 0,
-            exec_time_ms: 0.0,
-            plan_time_ms: None,
-            shared_blks_hit: 0,
-            shared_blks_read: 0,
-            writes: WriteCounters::default(),
+            ..Default::default()
         }
     }
 
@@ -134,5 +167,33 @@ mod tests {
         ]
         .into();
         assert_eq!(changed_unnamed(&calls(&start), &end), vec![key(2), key(3)]);
+    }
+
+    #[test]
+    fn growth_is_floored_and_a_backwards_entry_has_none() {
+        let before = StatementStats {
+            rows: 10,
+            exec_time_ms: 4.0,
+            plan_time_ms: Some(1.0),
+            shared_blks_hit: 9,
+            ..entry("q", 5)
+        };
+        let mut after = StatementStats {
+            rows: 30,
+            exec_time_ms: 3.5,
+            plan_time_ms: Some(2.5),
+            shared_blks_hit: 12,
+            ..entry("q", 9)
+        };
+        let grown = after.since(Some(&before)).unwrap();
+        let counts = (grown.calls, grown.rows, grown.shared_blks_hit);
+        assert_eq!(counts, (4, 20, 3));
+        assert_eq!((grown.exec_time_ms, grown.plan_time_ms), (0.0, Some(1.5)));
+        assert_eq!(after.since(None).unwrap(), after);
+        assert_eq!(before.since(Some(&after)), None);
+        after.add(&before);
+        assert_eq!((after.calls, after.plan_time_ms), (14, Some(3.5)));
+        after.add(&entry("q", 1));
+        assert_eq!((after.calls, after.plan_time_ms), (15, None));
     }
 }

@@ -177,14 +177,11 @@ mod tests {
 
     fn stats(calls: i64, rows: i64, hit: i64, read: i64) -> StatementStats {
         StatementStats {
-            query: String::new(),
             calls,
             rows,
-            exec_time_ms: 0.0,
-            plan_time_ms: None,
             shared_blks_hit: hit,
             shared_blks_read: read,
-            writes: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -299,6 +299,7 @@ pub async fn read_statements(
             toplevel: row.get("toplevel"),
         };
         let stats = StatementStats {
+            key: key.clone(),
             // Without texts (admin mode) the text is read later, for changed entries only;
             // hidden entries have none to read.
             query: row.get::<_, Option<String>>("query").unwrap_or_else(|| {
@@ -317,15 +318,7 @@ pub async fn read_statements(
             writes: WriteCounters::read(&row),
         };
         match out.get_mut(&key) {
-            Some(sum) => {
-                sum.calls += stats.calls;
-                sum.rows += stats.rows;
-                sum.exec_time_ms += stats.exec_time_ms;
-                sum.plan_time_ms = (sum.plan_time_ms.zip(stats.plan_time_ms)).map(|(a, b)| a + b);
-                sum.shared_blks_hit += stats.shared_blks_hit;
-                sum.shared_blks_read += stats.shared_blks_read;
-                sum.writes = sum.writes.plus(&stats.writes);
-            }
+            Some(sum) => sum.add(&stats),
             None => {
                 out.insert(key, stats);
             }
