@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// What a burst observed. Memory does not grow with the number of requests.
 #[derive(Debug, Clone)]
@@ -122,9 +124,7 @@ pub const CURVE_PERCENTILES: [f64; 12] = [
 ];
 
 /// One point of the latency curve.
-#[derive(
-    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LatencyPoint {
     /// 0 to 100.
     pub percentile: f64,
@@ -148,16 +148,7 @@ pub fn latency_curve_ms(histogram: &Histogram<u64>) -> Vec<LatencyPoint> {
 }
 
 /// Latency percentiles in milliseconds.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LatencySummary {
     pub p50: f64,
     pub p95: f64,

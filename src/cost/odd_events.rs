@@ -4,12 +4,11 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Which counter moved.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A table's sequential scans (`seq_scan`).
@@ -44,9 +43,7 @@ impl EventKind {
 }
 
 /// Events of one counter beyond (or short of) a whole number per request.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct OddEvents {
     pub kind: EventKind,
     /// The table (`schema.table`) or the statement's text; empty for transactions.
@@ -82,7 +79,7 @@ impl fmt::Display for OddEvents {
 
 /// How far apart the windows with one-offs were, per request: half the range of each
 /// figure over them. 0 where every window agreed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Spread {
     pub transactions: f64,
     pub statements: Option<f64>,
@@ -108,7 +105,7 @@ pub fn describe(odd: &[OddEvents], requests: u64) -> String {
 
 /// The app's own rare work, kept in the figures (the note `rare_events`): the events of
 /// the last window, and how far apart the last two windows were.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RareWork {
     /// Windows measured, the kept one included.
     pub windows: u32,

@@ -2,6 +2,9 @@
 //! client backends, idle-in-transaction ones, and the wait-event profile of the active
 //! samples.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 /// One sample of the target's client backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sample {
@@ -56,16 +59,7 @@ impl WaitCounts {
 }
 
 /// Shares of the active samples (0 to 1; all 0 when nothing was active).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WaitShares {
     pub on_cpu: f64,
     pub lock: f64,
@@ -101,16 +95,7 @@ impl WaitShares {
 }
 
 /// What a step's samples say, as the report shows it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ActivitySummary {
     pub samples: u32,
     pub connected_backends_max: u32,

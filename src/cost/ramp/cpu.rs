@@ -2,6 +2,8 @@
 //! conversion of clock ticks (jiffies) to cores: divide by the tick rate AND by the wall
 //! time, never compare raw jiffies with milliseconds.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// utime + stime of one `stat` line, in clock ticks: fields 14 and 15, counted after the
@@ -85,16 +87,7 @@ pub fn database_grown(before: &Ticks, after: &Ticks) -> u64 {
 
 /// The processes' CPU over a step: the busiest thread's share of one core, and the total
 /// in cores.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AppCpu {
     pub busiest_thread_share: f64,
     pub cores: f64,

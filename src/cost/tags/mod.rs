@@ -9,21 +9,13 @@ pub mod comment;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The static tags of one statement's execution. Every field is optional: apps send
 /// different subsets.
 #[derive(
-    Debug,
-    Clone,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 pub struct Tags {
     /// The route or endpoint (sqlcommenter's `route`, GitLab's `endpoint_id`).
@@ -240,7 +232,7 @@ impl Observed {
 }
 
 /// The tags a statement was seen with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StatementTags {
     /// Executions of the statement that the samples of `pg_stat_activity` saw.
     pub samples: u64,
@@ -288,7 +280,7 @@ pub fn seen_always(route: &str, file: &str, line: u32, samples: u64) -> Statemen
 }
 
 /// One tag set and how often it was seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TagShare {
     #[serde(flatten)]
     pub tags: Tags,
@@ -307,7 +299,7 @@ pub const NO_TAGS_HINT: &str = "to name each statement's route and file:line, tu
 - pgcost docs tags: every stack, and what pgcost reads";
 
 /// How many statements got a tag, for the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TagSummary {
     /// Samples of `pg_stat_activity` taken during the warm-up and the burst; null when
     /// none were taken (`--no-tags`, or a report written before tags existed).
