@@ -77,6 +77,16 @@ pub fn parse(text: &str, origin: &str) -> Result<Option<SurveyTable>> {
             figure.key()
         )));
     }
+    if let Some(figure) =
+        (Figure::ALL.into_iter()).find(|f| !f.per_database() && table.budget.get(*f).is_some())
+    {
+        return Err(Error::usage(format!(
+            "{origin}: [survey.budget] {} is not a survey limit: a route's replay has no \
+             latency of its own",
+            figure.key()
+        ))
+        .with_hint("limit it in an endpoint's budget, which `pgcost check` holds"));
+    }
     if table.top == Some(0) || table.requests == Some(0) || table.concurrency == Some(0) {
         return Err(Error::usage(format!(
             "{origin}: [survey] top, requests and concurrency must be at least 1"
@@ -200,7 +210,7 @@ top = 5
 [survey.budget]
 rows_read = 100
 statements = 3
-p95_ms = 250
+rows_returned = 50
 "#;
 
     #[test]
@@ -230,7 +240,7 @@ p95_ms = 250
                 budget: PerFigure {
                     rows_read: Some(100.0),
                     statements: Some(3.0),
-                    p95_ms: Some(250.0),
+                    rows_returned: Some(50.0),
                     ..PerFigure::default()
                 }
             }
@@ -287,6 +297,8 @@ p95_ms = 250
         assert_eq!(parse("[database]\nurl = \"x\"\n", "p.toml").unwrap(), None);
         let error = parse("[survey.budget]\nwal_bytes = -1\n", "p.toml").unwrap_err();
         assert!(error.message.contains("wal_bytes must not be negative"));
+        let error = parse("[survey.budget]\np95_ms = 200\n", "p.toml").unwrap_err();
+        assert!(error.message.contains("p95_ms is not a survey limit"));
         let error = parse("[survey]\ntop = 0\n", "p.toml").unwrap_err();
         assert!(error.message.contains("at least 1"), "{}", error.message);
     }

@@ -10,7 +10,7 @@ use super::{AckStatus, FindingStatus};
 use crate::cost::findings::{Finding, FindingKind, Severity};
 pub use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{Report, Writes};
-use crate::cost::scale::{Fit, Growth, SLOPE_TOLERANCE, ScaleReport};
+use crate::cost::scale::{SLOPE_TOLERANCE, ScaleReport};
 
 /// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`.
 macro_rules! declare_budget {
@@ -96,29 +96,25 @@ pub fn hold(figure: Figure, figures: &Figures, writes: Option<&Writes>, limit: f
     }
 }
 
-/// A limit on a slope of `scale = {...}`: its name, its value in a budget, and the fit it
-/// limits.
-type SlopeLimit = (
-    &'static str,
-    fn(&Budget) -> Option<f64>,
-    fn(&Growth) -> Option<Fit>,
-);
+/// A limit on a slope of `scale = {...}`: its name, the figure whose fit it limits, and
+/// its value in a budget.
+type SlopeLimit = (&'static str, Figure, fn(&Budget) -> Option<f64>);
 
 const SLOPE_LIMITS: [SlopeLimit; 3] = [
-    ("statements_slope", |b| b.statements_slope, |g| g.statements),
-    ("rows_read_slope", |b| b.rows_read_slope, |g| g.rows_read),
-    (
-        "rows_returned_slope",
-        |b| b.rows_returned_slope,
-        |g| g.rows_returned,
-    ),
+    ("statements_slope", Figure::Statements, |b| {
+        b.statements_slope
+    }),
+    ("rows_read_slope", Figure::RowsRead, |b| b.rows_read_slope),
+    ("rows_returned_slope", Figure::RowsReturned, |b| {
+        b.rows_returned_slope
+    }),
 ];
 
 /// Whether `budget` sets a slope, which needs `scale = {...}`.
 pub fn has_slope_limits(budget: &Budget) -> bool {
     SLOPE_LIMITS
         .iter()
-        .any(|(_, limit_of, _)| limit_of(budget).is_some())
+        .any(|(_, _, limit_of)| limit_of(budget).is_some())
 }
 
 /// The slope limits of `budget` against the fits of `scale`: a slope over its limit plus
@@ -126,11 +122,11 @@ pub fn has_slope_limits(budget: &Budget) -> bool {
 /// `scale`) or the figure, the limit is unchecked. The document should be valid.
 pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdict {
     let mut verdict = BudgetVerdict::default();
-    for (name, limit_of, fit_of) in SLOPE_LIMITS {
+    for (name, figure, limit_of) in SLOPE_LIMITS {
         let Some(limit) = limit_of(budget) else {
             continue;
         };
-        match scale.and_then(|s| fit_of(&s.per_request)) {
+        match scale.and_then(|s| s.per_request.get(figure)) {
             Some(fit) if fit.slope > limit + SLOPE_TOLERANCE => verdict.breaches.push(Breach {
                 metric: name.into(),
                 actual: fit.slope,
@@ -219,7 +215,7 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
 pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
     let figures = (Figure::ALL.into_iter()).filter_map(|f| budget.limit(f).map(|v| (f.key(), v)));
     let slopes = (SLOPE_LIMITS.into_iter())
-        .filter_map(|(name, limit_of, _)| limit_of(budget).map(|v| (name, v)));
+        .filter_map(|(name, _, limit_of)| limit_of(budget).map(|v| (name, v)));
     figures.chain(slopes).collect()
 }
 
@@ -693,6 +689,7 @@ mod tests {
     }
 
     fn scaled(statements_slope: f64) -> ScaleReport {
+        use crate::cost::scale::{Fit, Growth};
         let line = |slope: f64| Fit {
             slope,
             intercept: 3.0,
@@ -709,7 +706,7 @@ mod tests {
             per_request: Growth {
                 statements: Some(line(statements_slope)),
                 rows_read: Some(line(2.0)),
-                rows_returned: None,
+                ..Growth::from_fn(|_| None)
             },
             statements: vec![],
             tables: vec![],

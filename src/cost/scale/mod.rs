@@ -1,7 +1,6 @@
 //! `pgcost scale`'s model: one endpoint measured at several sizes of one parameter, and
-//! each figure fitted to a line over the size (`fit.rs`): statements, rows read and rows
-//! returned per request, each statement's calls and each table's rows read; and the
-//! findings its slopes prove. Pure: built from the reports of the points.
+//! each figure fitted to a line over the size (`fit.rs`): every figure per request, each
+//! statement's calls and each table's rows read; and the findings its slopes prove. Pure: built from the reports of the points.
 
 pub mod fit;
 #[cfg(test)]
@@ -12,6 +11,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::findings::{self, Finding, FindingKind, Saving, Thresholds};
+use crate::cost::report::model::figure::PerFigure;
+use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::Invalid;
 use crate::cost::report::{PerRequest, Report};
 pub use fit::{Fit, fit};
@@ -44,13 +45,9 @@ pub struct Point {
     pub per_request: PerRequest,
 }
 
-/// The request's headline figures, each fitted over n; null without pg_stat_statements.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Growth {
-    pub statements: Option<Fit>,
-    pub rows_read: Option<Fit>,
-    pub rows_returned: Option<Fit>,
-}
+/// The request's figures, each fitted over n; null without pg_stat_statements (or, for
+/// WAL, before PG 13).
+pub type Growth = PerFigure<Fit>;
 
 /// One statement, matched across the points by its queryid (its text without one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -134,15 +131,12 @@ pub fn build(template: Template, measured: &[(u64, Report)]) -> ScaleReport {
                 .map(move |reason| reason.within(&format!("{param} = {n}")))
         })
         .collect();
-    let figure = |of: fn(&PerRequest) -> Option<f64>| {
-        let ys: Option<Vec<f64>> = reports.iter().map(|r| of(&r.per_request)).collect();
+    let per_request = Growth::from_fn(|figure| {
+        let ys: Option<Vec<f64>> = (reports.iter())
+            .map(|r| figure.read(&Figures::of(r), r.per_request.writes.as_ref()))
+            .collect();
         ys.and_then(|ys| fit(&xs, &ys))
-    };
-    let per_request = Growth {
-        statements: figure(|p| p.statements),
-        rows_read: figure(|p| Some(p.rows_read)),
-        rows_returned: figure(|p| p.rows_returned),
-    };
+    });
     let statements = statements(&xs, &reports);
     let tables = tables(&xs, &reports);
     let largest = measured.last().map_or(0, |(n, _)| *n);

@@ -1,11 +1,12 @@
 //! The HTML view of a scale report: the verdict, then the points of each figure with its
-//! fitted line (the request's statements, rows read and rows returned, and the steepest
-//! statements), the tables of numbers, and the findings.
+//! fitted line (the request's figures, and the steepest statements), the tables of numbers, and the findings.
 
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
 use crate::cost::findings::sent_from::sent_by;
+use crate::cost::report::model::figure::Figure;
+use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
@@ -60,37 +61,21 @@ fn body(report: &ScaleReport) -> Markup {
     }
 }
 
-/// A figure of the request: its title, its fit (none without the figure) and its points.
-type Figure<'a> = (&'a str, Option<Fit>, Vec<Option<f64>>);
-
-/// One chart per figure: its measured points and its fitted line.
+/// One chart per figure the points carry (latency is the burst's, not the point's): its
+/// measured points and its fitted line; then the steepest statements'.
 fn charts(report: &ScaleReport) -> Vec<LineChart> {
-    let g = &report.per_request;
-    let points = &report.points;
-    let figures: [Figure; 3] = [
-        (
-            "Statements per request",
-            g.statements,
-            points.iter().map(|p| p.per_request.statements).collect(),
-        ),
-        (
-            "Rows read per request",
-            g.rows_read,
-            points
-                .iter()
-                .map(|p| Some(p.per_request.rows_read))
-                .collect(),
-        ),
-        (
-            "Rows returned per request",
-            g.rows_returned,
-            points.iter().map(|p| p.per_request.rows_returned).collect(),
-        ),
-    ];
-    let mut charts: Vec<LineChart> = figures
-        .into_iter()
-        .filter_map(|(title, fit, values)| Some(chart(report, title, "measured", values, fit?)))
-        .collect();
+    let mut charts = Vec::new();
+    for figure in Figure::COLUMNS.into_iter().filter(|f| f.per_database()) {
+        let Some(fit) = report.per_request.get(figure) else {
+            continue;
+        };
+        let values = (report.points.iter())
+            .map(|p| figure.read(&Figures::per_request(&p.per_request), None))
+            .collect();
+        let mut title = format!("{} per request", figure.label());
+        title[..1].make_ascii_uppercase();
+        charts.push(chart(report, &title, "measured", values, fit));
+    }
     for s in report.statements.iter().take(CHARTED_STATEMENTS) {
         let title = format!("Calls per request: {}", one_line(&s.query, 80));
         let values = s.calls_per_request.iter().map(|c| Some(*c)).collect();

@@ -8,6 +8,7 @@ mod markdown;
 mod sarif;
 mod table;
 
+use crate::cost::report::model::figure::Figure;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
@@ -99,17 +100,10 @@ pub(crate) fn points(report: &ScaleReport) -> Grid {
 
 /// The request's figures, each with its line over n.
 pub(crate) fn growth(report: &ScaleReport) -> Grid {
-    let g = &report.per_request;
-    let lines = [
-        ("statements", g.statements.as_ref()),
-        ("rows read", g.rows_read.as_ref()),
-        ("rows returned", g.rows_returned.as_ref()),
-    ];
-    let rows = lines
-        .into_iter()
-        .map(|(name, fit)| {
-            let mut row = vec![name.to_string()];
-            row.extend(fit_cells(fit));
+    let rows = (Figure::COLUMNS.into_iter())
+        .map(|figure| {
+            let mut row = vec![figure.label().to_string()];
+            row.extend(fit_cells(report.per_request.get(figure).as_ref()));
             row
         })
         .collect();

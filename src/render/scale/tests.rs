@@ -35,6 +35,8 @@ pub(crate) fn sample() -> ScaleReport {
             statements: Some(fit(1.0, 2.0)),
             rows_read: Some(fit(2.0, 1000.0)),
             rows_returned: Some(fit(2.0, 1.0)),
+            transactions: Some(fit(0.0, 1.0)),
+            ..Growth::from_fn(|_| None)
         },
         statements: vec![
             StatementGrowth {
@@ -89,6 +91,17 @@ fn the_table_shows_the_slope_next_to_each_statement() {
     let count = (text.lines()).find(|l| l.contains("count(*)")).unwrap();
     assert!(count.contains("0.00"), "{count}");
     assert!(text.contains("n_plus_one"), "{text}");
+    // The request's figures, one line each: a figure without a fit is n/a.
+    let growth: Vec<&str> = (text.lines())
+        .filter(|l| {
+            ["transactions", "p95 ms", "rows returned"]
+                .iter()
+                .any(|f| l.contains(f))
+        })
+        .filter(|l| l.contains("n/a") || l.contains("1.000"))
+        .collect();
+    assert_eq!(growth.len(), 3, "{text}");
+    assert!(growth[2].contains("n/a"), "{text}");
 }
 
 #[test]
@@ -104,6 +117,14 @@ fn every_format_renders() {
     assert!(markdown.contains("| 1.00 "), "{markdown}");
     let html = report.render(Format::Html).unwrap();
     assert!(html.contains("<svg"), "charts are drawn");
+    assert!(
+        html.contains("Transactions per request"),
+        "each figure with a fit"
+    );
+    assert!(
+        !html.contains("P95 ms per request"),
+        "latency has no points to draw"
+    );
     assert!(
         html.contains("fit: 0.00 + 1.00·n"),
         "the fitted line is named"

@@ -91,14 +91,22 @@ macro_rules! declare_figures {
         }
 
         /// A value of each figure, `None` where unset, keyed as in pgcost.toml and JSON:
-        /// `PerFigure<f64>` is a set of limits per request (`[survey.budget]`).
+        /// `PerFigure<f64>` is a set of limits per request (`[survey.budget]`),
+        /// `PerFigure<Fit>` the request's figures fitted over a parameter (`scale`).
         #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-        #[serde(deny_unknown_fields)]
+        #[serde(deny_unknown_fields, bound(deserialize = "T: Deserialize<'de>"))]
         pub struct PerFigure<T> {
             $($(#[$meta])* pub $key: Option<T>,)*
         }
 
         impl<T: Copy> PerFigure<T> {
+            /// Each figure's value from `value`.
+            pub fn from_fn(mut value: impl FnMut(Figure) -> Option<T>) -> PerFigure<T> {
+                PerFigure {
+                    $($key: value(Figure::$arm),)*
+                }
+            }
+
             /// The value of `figure`, if set.
             pub fn get(&self, figure: Figure) -> Option<T> {
                 match figure {
