@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
+use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::invalid::{Code, Invalid};
 
 pub mod series;
@@ -237,23 +238,6 @@ pub struct Input {
     pub tail: Option<Tail>,
 }
 
-/// Per-request values of the figures the background is subtracted from.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct PerFigure {
-    pub transactions: f64,
-    pub rows_read: f64,
-    /// `null` without pg_stat_statements.
-    pub statements: Option<f64>,
-}
-
-/// The background over the signal, per figure; `null` where the signal is not positive.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct Shares {
-    pub transactions: Option<f64>,
-    pub rows_read: Option<f64>,
-    pub statements: Option<f64>,
-}
-
 /// The report's `background` section (docs/json.md).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Background {
@@ -272,11 +256,11 @@ pub struct Background {
     pub statements_per_second: Option<f64>,
     /// Per request: the background expected over the measured window, taken out of
     /// `per_request`; `null` without `--control`.
-    pub subtracted: Option<PerFigure>,
+    pub subtracted: Option<PerFigure<f64>>,
     /// Per request: how far each corrected figure may be from the truth.
-    pub uncertainty: Option<PerFigure>,
+    pub uncertainty: Option<PerFigure<f64>>,
     /// The subtracted background over the corrected signal.
-    pub share: Option<Shares>,
+    pub share: Option<PerFigure<f64>>,
     /// The background's period, read from the control window's one-second sub-windows of
     /// statements; `null` when it has none (or without `--control`).
     pub period_seconds: Option<f64>,
@@ -348,14 +332,14 @@ pub struct Assessed {
     /// `None` when neither `--app-role` nor `--control` was given.
     pub background: Option<Background>,
     /// The corrected per-request figures, with `--control`.
-    pub corrected: Option<PerFigure>,
+    pub corrected: Option<PerFigure<f64>>,
     pub invalid_reasons: Vec<Invalid>,
     pub warnings: Vec<Note>,
 }
 
 /// One figure's correction: window totals.
-struct Figure {
-    name: &'static str,
+struct Correction {
+    figure: Figure,
     measured: i64,
     subtracted: f64,
     uncertainty: f64,
@@ -399,12 +383,9 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     };
     let figures = figures(input, control, measured);
     let n = requests.max(1) as f64;
-    let per = |of: fn(&Figure) -> f64| PerFigure {
-        transactions: of(&figures[0]) / n,
-        rows_read: of(&figures[1]) / n,
-        statements: figures.get(2).map(|f| of(f) / n),
-    };
-    let signal = |f: &Figure| (f.measured as f64 - f.subtracted).max(0.0);
+    let of = |figure| figures.iter().find(|f| f.figure == figure);
+    let per = |value: fn(&Correction) -> f64| PerFigure::from_fn(|f| of(f).map(|c| value(c) / n));
+    let signal = |f: &Correction| (f.measured as f64 - f.subtracted).max(0.0);
     let counts = control.counts;
     section.window_seconds = Some(control.seconds);
     section.transactions_per_second = Some(rate(counts.transactions, control.seconds));
@@ -412,14 +393,12 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     section.statements_per_second = counts.statements.map(|s| rate(s, control.seconds));
     section.subtracted = Some(per(|f| f.subtracted));
     section.uncertainty = Some(per(|f| f.uncertainty));
-    section.share = Some(Shares {
-        transactions: share(figures[0].subtracted, signal(&figures[0])),
-        rows_read: share(figures[1].subtracted, signal(&figures[1])),
-        statements: figures.get(2).and_then(|f| share(f.subtracted, signal(f))),
-    });
+    section.share = Some(PerFigure::from_fn(|f| {
+        of(f).and_then(|c| share(c.subtracted, signal(c)))
+    }));
     section.period_seconds = control.period_seconds();
     let loudest = (figures.iter())
-        .filter_map(|f| share(f.subtracted, signal(f)).map(|s| (f.name, s)))
+        .filter_map(|f| share(f.subtracted, signal(f)).map(|s| (f.figure.label(), s)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((figure, loudest)) = loudest.filter(|(_, s)| *s > options.max_share) {
         warnings.push(Note::BackgroundSubtracted {
@@ -442,25 +421,25 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
 }
 
 /// Transactions, rows read, and statements when both windows counted them.
-fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
+fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
     let held = Some(input.flush_interval_seconds);
-    let figure = |name, measured, count, events, held: Option<f64>| Figure {
-        name,
+    let figure = |figure, measured, count, events, held: Option<f64>| Correction {
+        figure,
         measured,
         subtracted: rate(count, seconds) * window,
         uncertainty: uncertainty(count, events, seconds, window, held),
         fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
     };
     let mut transactions = figure(
-        "transactions",
+        Figure::Transactions,
         measured.transactions,
         c.transactions,
         c.transactions,
         held,
     );
     let mut rows_read = figure(
-        "rows read",
+        Figure::RowsRead,
         measured.rows_read,
         c.rows_read,
         c.transactions,
@@ -476,7 +455,7 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
     let mut figures = vec![transactions, rows_read];
     if let (Some(m), Some(s)) = (measured.statements, c.statements) {
         // pg_stat_statements counts at once: nothing is held back at the edges.
-        let mut statements = figure("statements", m, s, s, None);
+        let mut statements = figure(Figure::Statements, m, s, s, None);
         in_bursts(&mut statements, &control.series, control, window);
         figures.push(statements);
     }
@@ -486,7 +465,7 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Figure> {
 /// A background in bursts varies more than a Poisson stream of its events: the control
 /// window's sub-windows of the figure (`series`) say how much, when they say more. The
 /// part held back at the edges (pg_stat_database) stays on top.
-fn in_bursts(figure: &mut Figure, series: &[i64], control: &Control, window: f64) {
+fn in_bursts(figure: &mut Correction, series: &[i64], control: &Control, window: f64) {
     let sub = control.sub_seconds();
     if series.is_empty() || sub <= 0.0 {
         return;
@@ -558,7 +537,7 @@ pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
     uncertainty > UNCERTAINTY_TARGET * signal.max(0.0)
 }
 
-fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> Invalid {
+fn too_uncertain_reason(f: &Correction, control: &Control, requests: u64) -> Invalid {
     let signal = (f.measured as f64 - f.subtracted).max(0.0);
     let needed = series::control_seconds_for(
         f.uncertainty,
@@ -573,7 +552,7 @@ fn too_uncertain_reason(f: &Figure, control: &Control, requests: u64) -> Invalid
     let message = format!(
         "the background leaves {} uncertain by ± {:.1} against {:.1} from the requests (more \
          than {}): {:.1} expected from the {:.1} s control window{period}; {}",
-        f.name,
+        f.figure.label(),
         f.uncertainty,
         signal,
         percent(UNCERTAINTY_TARGET),

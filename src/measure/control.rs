@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use super::background::{SAMPLE_EVERY, active_since};
 use super::meter::{Meter, Window};
 use crate::config::AuditConfig;
-use crate::cost::background::PerFigure;
 use crate::cost::background::sizing::{self, Burst};
 use crate::cost::background::{self, Control, Counts, series};
 use crate::cost::delta;
 use crate::cost::notes::Note;
+use crate::cost::report::model::figure::PerFigure;
 use crate::cost::report::model::invalid::Invalid;
 use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
@@ -143,9 +143,10 @@ impl Meter {
             .saturating_sub(Duration::from_secs_f64(control.seconds));
         let burst = Burst {
             own: PerFigure {
-                transactions: own(counts.transactions, c.transactions),
-                rows_read: own(counts.rows_read, c.rows_read),
+                transactions: Some(own(counts.transactions, c.transactions)),
+                rows_read: Some(own(counts.rows_read, c.rows_read)),
                 statements: (counts.statements.zip(c.statements)).map(|(s, b)| own(s, b)),
+                ..PerFigure::default()
             },
             requests_per_second,
             overhead_seconds: overhead.as_secs_f64(),

@@ -3,6 +3,7 @@
 
 use super::sections::Grid;
 use crate::cost::report::Report;
+use crate::cost::report::model::figure::Figure;
 
 /// Its title and grid; `None` when there is nothing to show.
 pub fn section(report: &Report) -> Option<(String, Grid)> {
@@ -24,38 +25,23 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
             None => "n/a".into(),
         };
         let percent = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.1}%", v * 100.0));
-        let row = |name: &str, rate, sub, unc, sh| {
-            vec![
-                name.to_string(),
-                fixed(rate, 2),
-                fixed(sub, 3),
-                format!("± {}", fixed(unc, 3)),
-                percent(sh),
-            ]
-        };
-        let rows = vec![
-            row(
-                "transactions",
-                b.transactions_per_second,
-                Some(subtracted.transactions),
-                Some(uncertainty.transactions),
-                share.transactions,
-            ),
-            row(
-                "rows read",
-                b.rows_read_per_second,
-                Some(subtracted.rows_read),
-                Some(uncertainty.rows_read),
-                share.rows_read,
-            ),
-            row(
-                "statements",
-                b.statements_per_second,
-                subtracted.statements,
-                uncertainty.statements,
-                share.statements,
-            ),
+        let rates = [
+            b.transactions_per_second,
+            b.rows_read_per_second,
+            b.statements_per_second,
         ];
+        let figures = [Figure::Transactions, Figure::RowsRead, Figure::Statements];
+        let rows = (figures.into_iter().zip(rates))
+            .map(|(f, rate)| {
+                vec![
+                    f.label().to_string(),
+                    fixed(rate, 2),
+                    fixed(subtracted.get(f), 3),
+                    format!("± {}", fixed(uncertainty.get(f), 3)),
+                    percent(share.get(f)),
+                ]
+            })
+            .collect();
         let header = [
             "figure",
             "per second",

@@ -4,7 +4,8 @@
 //! `--max-duration` allows no more. The edges of a periodic background do not shrink with a
 //! longer control window, only beside a larger signal. The rules are in docs/background.md.
 
-use super::{Control, Counts, Input, PerFigure, UNCERTAINTY_TARGET, figures, rate};
+use super::{Control, Counts, Input, UNCERTAINTY_TARGET, figures, rate};
+use crate::cost::report::model::figure::{Figure, PerFigure};
 
 /// The burst is sized for this share of the target: the window's settle waits are only
 /// estimated before it, and the first control window is short. The report judges it
@@ -18,7 +19,7 @@ pub const MARGIN: f64 = 0.5;
 pub struct Burst {
     /// The requests' own figures per request (the warm-up's, the background's expected
     /// share taken out); a figure at 0 or below is left out of the sizing.
-    pub own: PerFigure,
+    pub own: PerFigure<f64>,
     /// Requests per second, as the warm-up sent them.
     pub requests_per_second: f64,
     /// The measured window's length besides the requests: its closing settle wait.
@@ -36,14 +37,15 @@ impl Burst {
     /// taken), as [`super::assess`] would judge the window.
     fn enough(&self, control: &Control, n: u64) -> bool {
         let window = self.overhead_seconds + n as f64 / self.requests_per_second;
-        let expected = |own: f64, count: i64| {
-            (own * n as f64 + rate(count, control.seconds) * window).round() as i64
+        let expected = |figure, count: i64| {
+            let own = self.own.get(figure)?;
+            Some((own * n as f64 + rate(count, control.seconds) * window).round() as i64)
         };
         let c = control.counts;
         let measured = Counts {
-            transactions: expected(self.own.transactions, c.transactions),
-            rows_read: expected(self.own.rows_read, c.rows_read),
-            statements: (self.own.statements.zip(c.statements)).map(|(s, b)| expected(s, b)),
+            transactions: expected(Figure::Transactions, c.transactions).unwrap_or(0),
+            rows_read: expected(Figure::RowsRead, c.rows_read).unwrap_or(0),
+            statements: c.statements.and_then(|b| expected(Figure::Statements, b)),
         };
         let input = Input {
             control: Some(control.clone()),
@@ -51,19 +53,16 @@ impl Burst {
             flush_interval_seconds: self.flush_interval_seconds,
             ..Input::default()
         };
-        let own = [
-            self.own.transactions,
-            self.own.rows_read,
-            self.own.statements.unwrap_or(0.0),
-        ];
-        (figures(&input, control, measured).iter().zip(own))
+        (figures(&input, control, measured).iter())
+            .map(|f| (f, self.own.get(f.figure).unwrap_or(0.0)))
             .filter(|(_, own)| *own > 0.0)
             .all(|(f, own)| f.uncertainty <= MARGIN * UNCERTAINTY_TARGET * own * n as f64)
     }
 
     fn sized(&self) -> bool {
-        let own = [self.own.transactions, self.own.rows_read];
-        let any = own.iter().chain(&self.own.statements).any(|f| *f > 0.0);
+        let any = Figure::ALL
+            .iter()
+            .any(|f| self.own.get(*f).is_some_and(|v| v > 0.0));
         any && self.requests_per_second > 0.0
     }
 }

@@ -9,6 +9,7 @@ use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
+use crate::cost::report::model::figure::PerFigure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::setup;
@@ -325,15 +326,13 @@ impl PerRequest {
 
 impl PerRequest {
     /// Takes the `corrected` figures (the background subtracted, `--control`).
-    fn subtract_background(&mut self, corrected: Option<background::PerFigure>) {
+    fn subtract_background(&mut self, corrected: Option<PerFigure<f64>>) {
         let Some(corrected) = corrected else {
             return;
         };
-        self.transactions = corrected.transactions;
-        self.rows_read = corrected.rows_read;
-        if corrected.statements.is_some() {
-            self.statements = corrected.statements;
-        }
+        self.transactions = corrected.transactions.unwrap_or(self.transactions);
+        self.rows_read = corrected.rows_read.unwrap_or(self.rows_read);
+        self.statements = corrected.statements.or(self.statements);
     }
 }
 
