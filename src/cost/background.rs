@@ -6,10 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::cost::delta::{StatementDelta, WindowDelta};
 use crate::cost::notes::{Note, RoleCalls};
+pub use crate::cost::report::model::background::{Background, OtherRole};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::invalid::{Code, Invalid};
 
@@ -51,19 +50,6 @@ impl Default for Options {
             max_duration: DEFAULT_MAX_DURATION,
         }
     }
-}
-
-/// One role outside `--app-role` whose statements ran in the window: left out of every
-/// per-request figure, and shown here.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct OtherRole {
-    pub role: String,
-    /// Top-level calls.
-    pub calls: i64,
-    /// Rows those calls returned.
-    pub rows: i64,
-    /// Distinct `pg_stat_statements` entries.
-    pub entries: usize,
 }
 
 /// Splits a window's statements into the app roles' (`app_oids`) and the other roles',
@@ -236,36 +222,6 @@ pub struct Input {
     pub other_backends: Vec<String>,
     /// The window's tail after the burst (admin mode); `None` where not read.
     pub tail: Option<Tail>,
-}
-
-/// The report's `background` section (docs/json.md).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct Background {
-    /// `--app-role`; empty when every role counts.
-    pub app_roles: Vec<String>,
-    /// Other roles' statements in the window, left out of the figures.
-    pub other_roles: Vec<OtherRole>,
-    /// Client backends that were other traffic in the window.
-    pub other_backends: Vec<String>,
-    /// The control window's length; `null` without `--control`.
-    pub window_seconds: Option<f64>,
-    /// The measured window's length (snapshot to snapshot, settle waits included).
-    pub measured_window_seconds: f64,
-    pub transactions_per_second: Option<f64>,
-    pub rows_read_per_second: Option<f64>,
-    pub statements_per_second: Option<f64>,
-    /// Per request: the background expected over the measured window, taken out of
-    /// `per_request`; `null` without `--control`.
-    pub subtracted: Option<PerFigure<f64>>,
-    /// Per request: how far each corrected figure may be from the truth.
-    pub uncertainty: Option<PerFigure<f64>>,
-    /// The subtracted background over the corrected signal.
-    pub share: Option<PerFigure<f64>>,
-    /// The background's period, read from the control window's one-second sub-windows of
-    /// statements; `null` when it has none (or without `--control`).
-    pub period_seconds: Option<f64>,
-    /// `--max-background`, as a fraction.
-    pub max_background: f64,
 }
 
 /// How long an active backend may hold its pg_stat_database counters on a server of

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod background;
 pub mod baseline;
 pub mod figure;
 pub mod figures;
@@ -71,7 +72,7 @@ pub struct Report {
     /// Other traffic on the database (`--app-role`, `--control`): what was left out or
     /// subtracted, and how far off the corrected figures may be. Absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub background: Option<crate::cost::background::Background>,
+    pub background: Option<background::Background>,
     /// With `--pgbouncer`: PgBouncer's own figures over the window, per request. Absent
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
