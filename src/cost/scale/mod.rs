@@ -1,6 +1,7 @@
 //! `pgcost scale`'s model: one endpoint measured at several sizes of one parameter, and
 //! each figure fitted to a line over the size (`fit.rs`): every figure per request, each
-//! statement's calls and each table's rows read; and the findings its slopes prove. Pure: built from the reports of the points.
+//! statement's calls and each table's rows read; and the findings its slopes prove.
+//! Pure: built from the reports of the points.
 
 pub mod fit;
 #[cfg(test)]

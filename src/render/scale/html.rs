@@ -1,5 +1,6 @@
 //! The HTML view of a scale report: the verdict, then the points of each figure with its
-//! fitted line (the request's figures, and the steepest statements), the tables of numbers, and the findings.
+//! fitted line (the request's figures, and the steepest statements), the tables of
+//! numbers, and the findings.
 
 use maud::{Markup, html};
 
