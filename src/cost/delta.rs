@@ -131,10 +131,7 @@ fn statement_deltas(
     let mut statements = Vec::new();
     for (key, a) in &after.statements {
         let b = before.statements.get(key);
-        let Some(grown) = a.since(b).map(|g| StatementDelta {
-            key: key.clone(),
-            ..g
-        }) else {
+        let Some(grown) = a.since(b) else {
             invalid.push(Invalid::new(Code::StatementsEvicted, format!(
                 "pg_stat_statements entry {} went backwards (calls {} -> {}): it was evicted and recreated",
                 key.queryid, b.map_or(0, |b| b.calls), a.calls
@@ -244,8 +241,9 @@ mod tests {
         }
     }
 
-    fn stmt(query: &str, calls: i64, rows: i64) -> StatementStats {
+    fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementStats {
         StatementStats {
+            key: key(id),
             query: query.into(),
             calls,
             rows,
@@ -334,11 +332,15 @@ mod tests {
     #[test]
     fn statements_new_grown_and_unchanged() {
         let mut before = Snapshot::default();
-        before.statements.insert(key(1), stmt("SELECT 1", 10, 10));
-        before.statements.insert(key(2), stmt("SELECT 2", 5, 5));
+        before
+            .statements
+            .insert(key(1), stmt(1, "SELECT 1", 10, 10));
+        before.statements.insert(key(2), stmt(2, "SELECT 2", 5, 5));
         let mut after = before.clone();
-        after.statements.insert(key(1), stmt("SELECT 1", 210, 410));
-        after.statements.insert(key(3), stmt("BEGIN", 200, 0));
+        after
+            .statements
+            .insert(key(1), stmt(1, "SELECT 1", 210, 410));
+        after.statements.insert(key(3), stmt(3, "BEGIN", 200, 0));
         let d = delta(&before, &after);
         assert!(d.invalid_reasons.is_empty(), "{:?}", d.invalid_reasons);
         assert_eq!(d.statements.len(), 2);
@@ -355,8 +357,8 @@ mod tests {
         let mut after = before.clone();
         after
             .statements
-            .insert(key(1), stmt("/* pgcost */\nSELECT relname FROM t", 2, 9));
-        after.statements.insert(key(2), stmt("SELECT 2", 4, 4));
+            .insert(key(1), stmt(1, "/* pgcost */\nSELECT relname FROM t", 2, 9));
+        after.statements.insert(key(2), stmt(2, "SELECT 2", 4, 4));
         let d = delta(&before, &after);
         assert_eq!(d.statements.len(), 1);
         assert_eq!(d.statements[0].key, key(2));
@@ -374,12 +376,14 @@ mod tests {
             statements_info: info(0),
             ..Default::default()
         };
-        before.statements.insert(key(1), stmt("SELECT 1", 100, 100));
+        before
+            .statements
+            .insert(key(1), stmt(1, "SELECT 1", 100, 100));
         let mut after = Snapshot {
             statements_info: info(1),
             ..Default::default()
         };
-        after.statements.insert(key(1), stmt("SELECT 1", 3, 3));
+        after.statements.insert(key(1), stmt(1, "SELECT 1", 3, 3));
         let d = delta(&before, &after);
         assert!(
             d.invalid_reasons

@@ -132,9 +132,10 @@ pub fn build(template: Template, measured: &[(u64, Report)]) -> ScaleReport {
                 .map(move |reason| reason.within(&format!("{param} = {n}")))
         })
         .collect();
+    let figures: Vec<Figures> = reports.iter().map(|r| Figures::of(r)).collect();
     let per_request = Growth::from_fn(|figure| {
-        let ys: Option<Vec<f64>> = (reports.iter())
-            .map(|r| figure.read(&Figures::of(r), r.per_request.writes.as_ref()))
+        let ys: Option<Vec<f64>> = (figures.iter().zip(&reports))
+            .map(|(f, r)| figure.read(f, r.per_request.writes.as_ref()))
             .collect();
         ys.and_then(|ys| fit(&xs, &ys))
     });
