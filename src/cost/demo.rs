@@ -8,8 +8,11 @@ use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
 
 /// How the permission gate is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Pipeline {
     /// Resolves the whole permission set in several queries, then tests membership.
     Naive,
@@ -23,11 +26,7 @@ impl Pipeline {
     pub const ALL: [Pipeline; 3] = [Pipeline::Naive, Pipeline::Exists, Pipeline::Cached];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Pipeline::Naive => "naive",
-            Pipeline::Exists => "exists",
-            Pipeline::Cached => "cached",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Pipeline> {

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 /// A load tool whose result file pgcost reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Tool {
     Autocannon,
     Locust,
@@ -21,12 +22,7 @@ impl Tool {
 
     /// The tool's name, as `--count-from` and `load.source` spell it.
     pub fn name(self) -> &'static str {
-        match self {
-            Tool::Autocannon => "autocannon",
-            Tool::Locust => "locust",
-            Tool::K6 => "k6",
-            Tool::Oha => "oha",
-        }
+        self.into()
     }
 
     /// The option that makes the tool write the file pgcost reads.

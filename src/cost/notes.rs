@@ -19,8 +19,18 @@ pub struct RoleCalls {
 }
 
 /// One caveat that leaves a report's numbers usable. The serde tag is the code.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(tag = "code", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Note {
     /// `--allow-status 401` or `403`: rejections do not make the report invalid.
     AllowStatusRejection { status: u16 },
@@ -43,6 +53,7 @@ pub enum Note {
     AdminDbUnreachable { admin_db: String, error: String },
     /// PostgreSQL 13 or 14: the stats collector may hold counters back.
     #[serde(rename = "server_older_than_15")]
+    #[strum(serialize = "server_older_than_15")]
     ServerOlderThan15 { version: String },
     /// The statistics role lacks pg_read_all_stats.
     RoleCannotReadAllStats { role: String },
@@ -186,99 +197,13 @@ pub enum Note {
     RareEvents(crate::cost::odd_events::RareWork),
 }
 
-/// Every code, once: docs/json.md lists them all.
-pub const CODES: [&str; 39] = [
-    "allow_status_rejection",
-    "token_expires_soon",
-    "tls_insecure",
-    "anonymous_answer_accepted",
-    "admin_db_is_target",
-    "admin_db_lacks_pg_stat_statements",
-    "admin_db_unreachable",
-    "server_older_than_15",
-    "role_cannot_read_all_stats",
-    "pg_stat_statements_not_loaded",
-    "pg_stat_statements_extension_missing",
-    "compute_query_id_off",
-    "statement_texts_unavailable",
-    "pg_stat_statements_entries_vanished",
-    "server_clock_ahead",
-    "background_while_idle",
-    "replica_not_in_recovery",
-    "replica_lag",
-    "windows_discarded",
-    "uncounted_transactions",
-    "connection_churn",
-    "unmeasured_database",
-    "moved_nothing",
-    "allowed_status_responses",
-    "new_connections",
-    "background_not_subtracted",
-    "other_roles_statements",
-    "unauthenticated_answered",
-    "pgbouncer_own_statements",
-    "pgbouncer_checks_kept",
-    "plans_skipped_connection",
-    "plans_skipped_privilege",
-    "usl_poor_fit",
-    "background_subtracted",
-    "warmup_not_steady",
-    "plan_changed",
-    "burst_sized",
-    "rare_events",
-    "track_planning_off",
-];
+/// Every code, once, in the order the kinds are declared: docs/json.md lists them all.
+pub const CODES: &[&str] = <Note as strum::VariantNames>::VARIANTS;
 
 impl Note {
     /// The stable identifier of this kind of note, snake_case, for CI to match on.
     pub fn code(&self) -> &'static str {
-        CODES[self.index()]
-    }
-
-    /// The position of this kind in [`CODES`].
-    fn index(&self) -> usize {
-        use Note::*;
-        match self {
-            AllowStatusRejection { .. } => 0,
-            TokenExpiresSoon { .. } => 1,
-            TlsInsecure => 2,
-            AnonymousAnswerAccepted { .. } => 3,
-            AdminDbIsTarget { .. } => 4,
-            AdminDbLacksPgStatStatements { .. } => 5,
-            AdminDbUnreachable { .. } => 6,
-            ServerOlderThan15 { .. } => 7,
-            RoleCannotReadAllStats { .. } => 8,
-            PgStatStatementsNotLoaded => 9,
-            PgStatStatementsExtensionMissing => 10,
-            ComputeQueryIdOff => 11,
-            StatementTextsUnavailable { .. } => 12,
-            PgStatStatementsEntriesVanished { .. } => 13,
-            ServerClockAhead { .. } => 14,
-            BackgroundWhileIdle { .. } => 15,
-            ReplicaNotInRecovery { .. } => 16,
-            ReplicaLag { .. } => 17,
-            WindowsDiscarded { .. } => 18,
-            UncountedTransactions { .. } => 19,
-            ConnectionChurn { .. } => 20,
-            UnmeasuredDatabase { .. } => 21,
-            MovedNothing { .. } => 22,
-            AllowedStatusResponses { .. } => 23,
-            NewConnections { .. } => 24,
-            BackgroundNotSubtracted { .. } => 25,
-            OtherRolesStatements { .. } => 26,
-            UnauthenticatedAnswered { .. } => 27,
-            PgbouncerOwnStatements { .. } => 28,
-            PgbouncerChecksKept { .. } => 29,
-            PlansSkippedConnection { .. } => 30,
-            PlansSkippedPrivilege { .. } => 31,
-            UslPoorFit { .. } => 32,
-            BackgroundSubtracted { .. } => 33,
-            WarmupNotSteady { .. } => 34,
-            PlanChanged { .. } => 35,
-            BurstSized { .. } => 36,
-            RareEvents(_) => 37,
-            TrackPlanningOff => 38,
-        }
+        self.into()
     }
 
     /// What the user is told.

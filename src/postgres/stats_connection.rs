@@ -21,7 +21,8 @@ use crate::postgres::settle::{ClockAnchor, Others, Probe};
 use crate::postgres::views::{self, Activity, ServerInfo, StatementsLayout};
 
 /// Where the statistics are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Mode {
     /// Over a connection to another database of the cluster.
     Admin,
@@ -31,10 +32,7 @@ pub enum Mode {
 
 impl Mode {
     pub fn name(self) -> &'static str {
-        match self {
-            Mode::Admin => "admin",
-            Mode::Target => "target",
-        }
+        self.into()
     }
 }
 

@@ -36,10 +36,10 @@ pub(crate) mod tests;
 mod writes;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use strum::{EnumCount, VariantArray};
 
 use crate::cost::report::model::TableRow;
 pub use crate::cost::report::model::finding::{Finding, FindingKind, Saving, Severity};
@@ -194,55 +194,12 @@ impl Default for Thresholds {
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 18] = [
-        FindingKind::CollectionToBoolean,
-        FindingKind::RepeatedStatement,
-        FindingKind::NPlusOne,
-        FindingKind::RoundTrips,
-        FindingKind::ConnectionPerRequest,
-        FindingKind::CacheCandidate,
-        FindingKind::SeqScanHeavy,
-        FindingKind::WritesOnRead,
-        FindingKind::SpillsToDisk,
-        FindingKind::CheckoutPing,
-        FindingKind::TransactionAroundSingleRead,
-        FindingKind::Overfetch,
-        FindingKind::DuplicateLoad,
-        FindingKind::ScanGrowsWithPage,
-        FindingKind::SessionSetupPerCheckout,
-        FindingKind::CountPerPage,
-        FindingKind::PerRowSubquery,
-        FindingKind::PlanningDominates,
-    ];
+    /// Every kind, in the order they are declared.
+    pub const ALL: [FindingKind; Self::COUNT] = *Self::VARIANTS.first_chunk().unwrap();
 
     /// The snake_case name, as in JSON.
     pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::CollectionToBoolean => "collection_to_boolean",
-            FindingKind::RepeatedStatement => "repeated_statement",
-            FindingKind::NPlusOne => "n_plus_one",
-            FindingKind::RoundTrips => "round_trips",
-            FindingKind::ConnectionPerRequest => "connection_per_request",
-            FindingKind::CacheCandidate => "cache_candidate",
-            FindingKind::SeqScanHeavy => "seq_scan_heavy",
-            FindingKind::WritesOnRead => "writes_on_read",
-            FindingKind::SpillsToDisk => "spills_to_disk",
-            FindingKind::CheckoutPing => "checkout_ping",
-            FindingKind::TransactionAroundSingleRead => "transaction_around_single_read",
-            FindingKind::Overfetch => "overfetch",
-            FindingKind::DuplicateLoad => "duplicate_load",
-            FindingKind::ScanGrowsWithPage => "scan_grows_with_page",
-            FindingKind::SessionSetupPerCheckout => "session_setup_per_checkout",
-            FindingKind::CountPerPage => "count_per_page",
-            FindingKind::PerRowSubquery => "per_row_subquery",
-            FindingKind::PlanningDominates => "planning_dominates",
-        }
-    }
-}
-
-impl fmt::Display for FindingKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -274,17 +231,7 @@ impl Severity {
     pub const ALL: [Severity; 3] = [Severity::High, Severity::Medium, Severity::Low];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::High => "high",
-            Severity::Medium => "medium",
-            Severity::Low => "low",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 

@@ -31,6 +31,7 @@ fn one_of_each() -> Vec<Note> {
         Note::PgStatStatementsNotLoaded,
         Note::PgStatStatementsExtensionMissing,
         Note::ComputeQueryIdOff,
+        Note::TrackPlanningOff,
         Note::StatementTextsUnavailable { entries: 2 },
         Note::PgStatStatementsEntriesVanished {
             entries: 3,
@@ -154,7 +155,6 @@ fn one_of_each() -> Vec<Note> {
             rows_read_per_request: 0.0,
             spread: Default::default(),
         }),
-        Note::TrackPlanningOff,
     ]
 }
 
@@ -256,18 +256,18 @@ fn messages_keep_their_wording() {
          run's estimated end: a slow run may measure rejected requests"
     );
     assert_eq!(
-        notes[15].message(),
+        notes[16].message(),
         "database \"app\": counters moved while the app was idle and pgcost sent nothing \
          (during a settle wait): other traffic (other services, cron jobs, monitoring) runs on \
          this database, and the figures include whatever of it fell in the window"
     );
     assert_eq!(
-        notes[20].message(),
+        notes[21].message(),
         "connection churn: 2 app connections opened during the window, and no clean window \
          within --retries 2: the figures include their set-up (connecting, catalog reads, the \
          driver's set-up statements) and any closing work"
     );
-    assert!(notes[31].message().ends_with(
+    assert!(notes[32].message().ends_with(
         "GRANT pg_read_all_data TO app; (or GRANT SELECT on those tables), or pass --no-plans"
     ));
     assert_eq!(

@@ -3,12 +3,13 @@
 //! from the lowest step; σ (contention) and κ (coherency) come from a least-squares fit
 //! of the linearised form N/C(N) − 1 = σ(N − 1) + κN(N − 1), with C(N) = X(N)/λ.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 /// Below this r² (of the fitted throughput against the measured one) the fit is poor.
 pub const POOR_FIT: f64 = 0.9;
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usl {
     pub sigma: f64,
     pub kappa: f64,

@@ -7,8 +7,19 @@ use serde::{Deserialize, Serialize};
 use crate::cost::ramp::step::Step;
 use crate::cost::spread::{Judged, MIN_SAMPLES, Outcome};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Wall {
     App,
     Pool,
@@ -21,14 +32,7 @@ pub enum Wall {
 
 impl Wall {
     pub fn name(self) -> &'static str {
-        match self {
-            Wall::App => "app",
-            Wall::Pool => "pool",
-            Wall::Database => "database",
-            Wall::LoadGenerator => "load_generator",
-            Wall::None => "none",
-            Wall::Inconclusive => "inconclusive",
-        }
+        self.into()
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use clap::ValueEnum;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The kind of waste a finding names. Written in snake_case everywhere: JSON, the
@@ -18,11 +20,16 @@ use serde::{Deserialize, Serialize};
     Ord,
     Serialize,
     Deserialize,
-    clap::ValueEnum,
-    schemars::JsonSchema,
+    ValueEnum,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    strum::EnumCount,
 )]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FindingKind {
     /// A statement fetches a set where the caller needs a yes or no.
     CollectionToBoolean,
@@ -76,11 +83,14 @@ pub enum FindingKind {
     Ord,
     Serialize,
     Deserialize,
-    clap::ValueEnum,
-    schemars::JsonSchema,
+    ValueEnum,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
 )]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Severity {
     High,
     Medium,
@@ -88,7 +98,7 @@ pub enum Severity {
 }
 
 /// One piece of named waste.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Finding {
     pub kind: FindingKind,
     pub severity: Severity,
@@ -137,7 +147,7 @@ pub struct Finding {
 
 /// The estimated saving, per request, if a finding's suggestion is applied. The formula
 /// of each kind is written in `docs/findings.md`; a part pgcost cannot estimate is 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Saving {
     /// Statements (round trips to Postgres) no longer sent; a new connection counts as one.
     pub statements: f64,

@@ -48,8 +48,19 @@ pub struct SetupStatement {
 }
 
 /// Why a statement counts as set-up.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Serialize,
+    Deserialize,
+    PartialEq,
+    Eq,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum SetupKind {
     Session,
     Transaction,
@@ -59,10 +70,6 @@ pub enum SetupKind {
 impl SetupKind {
     /// The snake_case name, as in JSON.
     pub fn as_str(self) -> &'static str {
-        match self {
-            SetupKind::Session => "session",
-            SetupKind::Transaction => "transaction",
-            SetupKind::Catalog => "catalog",
-        }
+        self.into()
     }
 }
