@@ -53,144 +53,118 @@ pub use seq_scan::proposes_no_index;
 use seq_scan::seq_scan_heavy;
 use sql::{Access, Shape};
 
-/// Every threshold the findings apply. `Default` gives the documented defaults; a
-/// configuration file may override any subset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct Thresholds {
-    /// collection_to_boolean: the statement runs at least this often per request (0.5).
-    pub collection_min_calls_per_request: f64,
-    /// collection_to_boolean: and returns at least this many rows per call (10).
-    pub collection_min_rows_per_call: f64,
-    /// n_plus_one: the same statement runs at least this often per request (3)...
-    pub n_plus_one_min_calls_per_request: f64,
-    /// ...returning at most this many rows per call (2).
-    pub n_plus_one_max_rows_per_call: f64,
-    /// round_trips: top-level statements per request, BEGIN and COMMIT included (5).
-    pub round_trips_min_statements_per_request: f64,
-    /// round_trips: a statement runs "once per request" when its calls per request are
-    /// within this distance of 1 (0.01).
-    pub once_per_request_tolerance: f64,
-    /// round_trips: a statement worth memoising within the request runs at least this
-    /// often per request (1.5).
-    pub memoise_min_calls_per_request: f64,
-    /// connection_per_request: new connections per request (0.5).
-    pub connection_min_new_sessions_per_request: f64,
-    /// cache_candidate: the statement runs at least this often per request (0.99: once per
-    /// request, allowing for rounding).
-    pub cache_min_calls_per_request: f64,
-    /// seq_scan_heavy: rows read by sequential scans per request, as a multiple of the
-    /// rows the request gets back from the table (10).
-    pub seq_scan_min_read_to_returned_ratio: f64,
-    /// seq_scan_heavy: tables smaller than this many 8 kB pages are never flagged: a scan
-    /// of a tiny table is as cheap as an index lookup (8).
-    pub seq_scan_min_pages: i64,
-    /// seq_scan_heavy: tables under this many 8 kB pages (16: 128 kB) are small: their
-    /// finding blames the query's shape and proposes no index.
-    pub seq_scan_small_table_pages: i64,
-    /// seq_scan_heavy: and at least this many rows read by sequential scans per request,
-    /// so that an occasional scan is not reported (100).
-    pub seq_scan_min_rows_read_per_request: f64,
-    /// repeated_statement: the same read runs at least this often per request (1.99:
-    /// twice per request, allowing for rounding).
-    pub repeated_min_calls_per_request: f64,
-    /// cache_candidate: every table the read touches has at most this many 8 kB pages
-    /// (8): reference data, not the app's growing tables.
-    pub cache_max_table_pages: i64,
-    /// cache_candidate: and it returns at most this many rows per call (5): a keyed
-    /// lookup, not a listing.
-    pub cache_max_rows_per_call: f64,
-    /// Severity: high from this many avoidable rows per request (100).
-    pub high_avoidable_rows_per_request: f64,
-    /// Severity: high from this many avoidable round trips per request (3).
-    pub high_round_trips_per_request: f64,
-    /// Severity: medium from this many avoidable rows per request (10).
-    pub medium_avoidable_rows_per_request: f64,
-    /// Severity: medium from this many avoidable round trips per request (1).
-    pub medium_round_trips_per_request: f64,
-    /// Severity: high from this much avoidable db time per request, in ms (10).
-    pub high_db_time_ms_per_request: f64,
-    /// Severity: medium from this much avoidable db time per request, in ms (1).
-    pub medium_db_time_ms_per_request: f64,
-    /// writes_on_read: a writing statement runs and changes something (WAL records, or
-    /// rows before PG 13) at least this often per request of a GET or HEAD (0.99).
-    pub writes_min_per_request: f64,
-    /// spills_to_disk: temp-file blocks (8 kB) a statement writes per request (1).
-    pub spill_min_temp_blocks_per_request: f64,
-    /// checkout_ping: the pool's `SELECT 1` runs at least this often per request (0.9).
-    pub checkout_ping_min_calls_per_request: f64,
-    /// transaction_around_single_read: BEGINs per request (0.99: on every request).
-    pub transaction_min_per_request: f64,
-    /// transaction_around_single_read: reads per transaction within this distance of 1
-    /// (0.25).
-    pub reads_per_transaction_tolerance: f64,
-    /// overfetch: the page returns at least this many rows per item of the response (2).
-    pub overfetch_min_ratio: f64,
-    /// collection_to_boolean: a read that returns at most this many rows per row of the
-    /// page, or per item of the response, loads the page's children (4).
-    pub eager_max_rows_per_page_item: f64,
-    /// duplicate_load: each statement loading the same key runs at least this often per
-    /// request (0.99).
-    pub duplicate_min_calls_per_request: f64,
-    /// session_setup_per_checkout: a session setting (SET, RESET, DISCARD) runs at least
-    /// this often per request (0.9: on about every checkout).
-    pub session_setup_min_calls_per_request: f64,
-    /// count_per_page: the page's total runs at least this often per request (0.99)...
-    pub count_min_calls_per_request: f64,
-    /// ...and reads at least this many rows per request (100).
-    pub count_min_rows_read_per_request: f64,
-    /// per_row_subquery: a table is scanned at least this often per request (5)...
-    pub per_row_min_scans_per_request: f64,
-    /// ...and this many times per call of the statements that read it (5).
-    pub per_row_min_scans_per_call: f64,
-    /// planning_dominates: plan time per request at least this many ms (0.5)...
-    pub planning_min_ms_per_request: f64,
-    /// ...and at least this multiple of the statement's execution time (1).
-    pub planning_min_ratio_to_execution: f64,
+/// `Thresholds` and its `Default`: each threshold declared once, with its doc and its
+/// default.
+macro_rules! thresholds {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $default:expr,)*) => {
+        /// Every threshold the findings apply. `Default` gives the documented defaults; a
+        /// configuration file may override any subset.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct Thresholds {
+            $($(#[$doc])* pub $name: $ty,)*
+        }
+
+        impl Default for Thresholds {
+            fn default() -> Self {
+                Thresholds {
+                    $($name: $default,)*
+                }
+            }
+        }
+    };
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            collection_min_calls_per_request: 0.5,
-            collection_min_rows_per_call: 10.0,
-            n_plus_one_min_calls_per_request: 3.0,
-            n_plus_one_max_rows_per_call: 2.0,
-            round_trips_min_statements_per_request: 5.0,
-            once_per_request_tolerance: 0.01,
-            memoise_min_calls_per_request: 1.5,
-            connection_min_new_sessions_per_request: 0.5,
-            cache_min_calls_per_request: 0.99,
-            seq_scan_min_read_to_returned_ratio: 10.0,
-            seq_scan_min_pages: 8,
-            seq_scan_small_table_pages: 16,
-            seq_scan_min_rows_read_per_request: 100.0,
-            repeated_min_calls_per_request: 1.99,
-            cache_max_table_pages: 8,
-            cache_max_rows_per_call: 5.0,
-            high_avoidable_rows_per_request: 100.0,
-            high_round_trips_per_request: 3.0,
-            medium_avoidable_rows_per_request: 10.0,
-            medium_round_trips_per_request: 1.0,
-            high_db_time_ms_per_request: 10.0,
-            medium_db_time_ms_per_request: 1.0,
-            writes_min_per_request: 0.99,
-            spill_min_temp_blocks_per_request: 1.0,
-            checkout_ping_min_calls_per_request: 0.9,
-            transaction_min_per_request: 0.99,
-            reads_per_transaction_tolerance: 0.25,
-            overfetch_min_ratio: 2.0,
-            eager_max_rows_per_page_item: 4.0,
-            duplicate_min_calls_per_request: 0.99,
-            session_setup_min_calls_per_request: 0.9,
-            count_min_calls_per_request: 0.99,
-            count_min_rows_read_per_request: 100.0,
-            per_row_min_scans_per_request: 5.0,
-            per_row_min_scans_per_call: 5.0,
-            planning_min_ms_per_request: 0.5,
-            planning_min_ratio_to_execution: 1.0,
-        }
-    }
+thresholds! {
+    /// collection_to_boolean: the statement runs at least this often per request (0.5).
+    collection_min_calls_per_request: f64 = 0.5,
+    /// collection_to_boolean: and returns at least this many rows per call (10).
+    collection_min_rows_per_call: f64 = 10.0,
+    /// n_plus_one: the same statement runs at least this often per request (3)...
+    n_plus_one_min_calls_per_request: f64 = 3.0,
+    /// ...returning at most this many rows per call (2).
+    n_plus_one_max_rows_per_call: f64 = 2.0,
+    /// round_trips: top-level statements per request, BEGIN and COMMIT included (5).
+    round_trips_min_statements_per_request: f64 = 5.0,
+    /// round_trips: a statement runs "once per request" when its calls per request are
+    /// within this distance of 1 (0.01).
+    once_per_request_tolerance: f64 = 0.01,
+    /// round_trips: a statement worth memoising within the request runs at least this
+    /// often per request (1.5).
+    memoise_min_calls_per_request: f64 = 1.5,
+    /// connection_per_request: new connections per request (0.5).
+    connection_min_new_sessions_per_request: f64 = 0.5,
+    /// cache_candidate: the statement runs at least this often per request (0.99: once per
+    /// request, allowing for rounding).
+    cache_min_calls_per_request: f64 = 0.99,
+    /// seq_scan_heavy: rows read by sequential scans per request, as a multiple of the
+    /// rows the request gets back from the table (10).
+    seq_scan_min_read_to_returned_ratio: f64 = 10.0,
+    /// seq_scan_heavy: tables smaller than this many 8 kB pages are never flagged: a scan
+    /// of a tiny table is as cheap as an index lookup (8).
+    seq_scan_min_pages: i64 = 8,
+    /// seq_scan_heavy: tables under this many 8 kB pages (16: 128 kB) are small: their
+    /// finding blames the query's shape and proposes no index.
+    seq_scan_small_table_pages: i64 = 16,
+    /// seq_scan_heavy: and at least this many rows read by sequential scans per request,
+    /// so that an occasional scan is not reported (100).
+    seq_scan_min_rows_read_per_request: f64 = 100.0,
+    /// repeated_statement: the same read runs at least this often per request (1.99:
+    /// twice per request, allowing for rounding).
+    repeated_min_calls_per_request: f64 = 1.99,
+    /// cache_candidate: every table the read touches has at most this many 8 kB pages
+    /// (8): reference data, not the app's growing tables.
+    cache_max_table_pages: i64 = 8,
+    /// cache_candidate: and it returns at most this many rows per call (5): a keyed
+    /// lookup, not a listing.
+    cache_max_rows_per_call: f64 = 5.0,
+    /// Severity: high from this many avoidable rows per request (100).
+    high_avoidable_rows_per_request: f64 = 100.0,
+    /// Severity: high from this many avoidable round trips per request (3).
+    high_round_trips_per_request: f64 = 3.0,
+    /// Severity: medium from this many avoidable rows per request (10).
+    medium_avoidable_rows_per_request: f64 = 10.0,
+    /// Severity: medium from this many avoidable round trips per request (1).
+    medium_round_trips_per_request: f64 = 1.0,
+    /// Severity: high from this much avoidable db time per request, in ms (10).
+    high_db_time_ms_per_request: f64 = 10.0,
+    /// Severity: medium from this much avoidable db time per request, in ms (1).
+    medium_db_time_ms_per_request: f64 = 1.0,
+    /// writes_on_read: a writing statement runs and changes something (WAL records, or
+    /// rows before PG 13) at least this often per request of a GET or HEAD (0.99).
+    writes_min_per_request: f64 = 0.99,
+    /// spills_to_disk: temp-file blocks (8 kB) a statement writes per request (1).
+    spill_min_temp_blocks_per_request: f64 = 1.0,
+    /// checkout_ping: the pool's `SELECT 1` runs at least this often per request (0.9).
+    checkout_ping_min_calls_per_request: f64 = 0.9,
+    /// transaction_around_single_read: BEGINs per request (0.99: on every request).
+    transaction_min_per_request: f64 = 0.99,
+    /// transaction_around_single_read: reads per transaction within this distance of 1
+    /// (0.25).
+    reads_per_transaction_tolerance: f64 = 0.25,
+    /// overfetch: the page returns at least this many rows per item of the response (2).
+    overfetch_min_ratio: f64 = 2.0,
+    /// collection_to_boolean: a read that returns at most this many rows per row of the
+    /// page, or per item of the response, loads the page's children (4).
+    eager_max_rows_per_page_item: f64 = 4.0,
+    /// duplicate_load: each statement loading the same key runs at least this often per
+    /// request (0.99).
+    duplicate_min_calls_per_request: f64 = 0.99,
+    /// session_setup_per_checkout: a session setting (SET, RESET, DISCARD) runs at least
+    /// this often per request (0.9: on about every checkout).
+    session_setup_min_calls_per_request: f64 = 0.9,
+    /// count_per_page: the page's total runs at least this often per request (0.99)...
+    count_min_calls_per_request: f64 = 0.99,
+    /// ...and reads at least this many rows per request (100).
+    count_min_rows_read_per_request: f64 = 100.0,
+    /// per_row_subquery: a table is scanned at least this often per request (5)...
+    per_row_min_scans_per_request: f64 = 5.0,
+    /// ...and this many times per call of the statements that read it (5).
+    per_row_min_scans_per_call: f64 = 5.0,
+    /// planning_dominates: plan time per request at least this many ms (0.5)...
+    planning_min_ms_per_request: f64 = 0.5,
+    /// ...and at least this multiple of the statement's execution time (1).
+    planning_min_ratio_to_execution: f64 = 1.0,
 }
 
 impl FindingKind {

@@ -30,16 +30,6 @@ pub fn knee(points: &[(f64, f64)]) -> Option<usize> {
 /// Open model: a rate counts as met when throughput reaches this share of it.
 pub const RATE_MET: f64 = 0.9;
 
-/// The knee of open-model `(rate, rps)` steps: the last step whose arrival rate was met
-/// before the first that was not (the first step when even it was not); `None` when every
-/// rate was met.
-pub fn unmet(points: &[(f64, f64)]) -> Option<usize> {
-    let first = points
-        .iter()
-        .position(|&(rate, rps)| rps < RATE_MET * rate)?;
-    Some(first.saturating_sub(1))
-}
-
 /// With the default steps, whether the ramp has gone far enough: two steps past the knee.
 pub fn passed_by_two(points: &[(f64, f64)]) -> bool {
     knee(points).is_some_and(|k| points.len() >= k + 3)
@@ -206,23 +196,6 @@ mod tests {
         assert_eq!(knee(&[(1.0, 100.0), (2.0, 111.0), (4.0, 123.0)]), None);
         assert_eq!(knee(&[(1.0, 100.0)]), None);
         assert_eq!(knee(&[]), None);
-    }
-
-    #[test]
-    fn an_open_model_knee_is_the_last_rate_met() {
-        let pool = [
-            (100.0, 99.0),
-            (200.0, 198.0),
-            (400.0, 330.0),
-            (800.0, 331.0),
-        ];
-        assert_eq!(unmet(&pool), Some(1));
-        assert_eq!(unmet(&[(100.0, 60.0), (200.0, 61.0)]), Some(0));
-        assert_eq!(
-            unmet(&[(100.0, 95.0), (200.0, 181.0)]),
-            None,
-            "90.5% is met"
-        );
     }
 
     #[test]
