@@ -19,18 +19,13 @@ struct FileWithSurvey {
 
 /// `[survey]`. Paths are relative to the file's directory.
 #[derive(Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SurveyTable {
-    #[serde(default)]
     pub access_logs: Vec<PathBuf>,
-    #[serde(default)]
     pub hars: Vec<PathBuf>,
-    #[serde(default)]
     pub openapi: Vec<PathBuf>,
     pub base_url: Option<String>,
-    #[serde(default)]
     pub routes: Vec<String>,
-    #[serde(default)]
     pub allow_methods: Vec<String>,
     pub requests: Option<u64>,
     pub concurrency: Option<u32>,
@@ -38,7 +33,6 @@ pub struct SurveyTable {
     pub top: Option<usize>,
     /// `[survey.budget]`: limits per request, for every ranked route, keyed as a
     /// budget's figures are.
-    #[serde(default)]
     pub budget: PerFigure<f64>,
 }
 

@@ -56,7 +56,7 @@ pub struct Database {
 
 /// `[defaults]`: what every endpoint gets unless it says otherwise.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Defaults {
     pub requests: Option<u64>,
     pub concurrency: Option<u32>,
@@ -66,13 +66,10 @@ pub struct Defaults {
     /// One value for the whole run: the settle waits are shared.
     pub settle_timeout: Option<String>,
     /// Headers that mark an error answered with a 2xx status (`--error-header`).
-    #[serde(default)]
     pub error_headers: Vec<String>,
     /// A JSON pointer whose value marks an error in a 2xx body (`--error-body-pointer`).
     pub error_body_pointer: Option<String>,
-    #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    #[serde(default)]
     pub insecure: bool,
     /// A CA certificate (PEM) to trust for an https base URL.
     pub cacert: Option<PathBuf>,
@@ -91,12 +88,11 @@ pub struct Defaults {
 /// `[auth]`: credentials, by variable name or file, never inline. See
 /// [`super::credential_options`].
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Auth {
     pub bearer_env: Option<String>,
     pub bearer_file: Option<PathBuf>,
     /// Cookie name → the variable that holds its value.
-    #[serde(default)]
     pub cookies_env: BTreeMap<String, String>,
     pub basic_user: Option<String>,
     pub basic_password_env: Option<String>,
@@ -107,7 +103,6 @@ pub struct Auth {
     pub jwt_sub: Option<String>,
     pub jwt_iss: Option<String>,
     pub jwt_aud: Option<String>,
-    #[serde(default)]
     pub jwt_claims: BTreeMap<String, toml::Value>,
     pub jwt_ttl: Option<String>,
     pub env_file: Option<PathBuf>,
