@@ -37,10 +37,7 @@ pub(super) fn connection_per_request(inputs: &Inputs, t: &Thresholds) -> Option<
             rows_returned: s.rows_returned_per_request,
             ..Saving::default()
         },
-        None => Saving {
-            statements: new_sessions,
-            ..Saving::default()
-        },
+        None => Saving::of_statements(new_sessions),
     };
     Some(Finding {
         evidence: evidence(&figures),

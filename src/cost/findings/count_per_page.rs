@@ -91,8 +91,6 @@ pub(super) fn count_per_page(s: &Statement, all: &[Statement], t: &Thresholds) -
         amount(page.rows_per_request),
     );
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: evidence(&[
             ("calls_per_request", s.calls_per_request),
             ("counted_rows_read_per_request", counted),
@@ -100,14 +98,13 @@ pub(super) fn count_per_page(s: &Statement, all: &[Statement], t: &Thresholds) -
             ("page_rows_per_request", page.rows_per_request),
             ("same_filter_as_page", 1.0),
         ]),
-        unparsed: !s.shape.parsed,
         avoidable_rows_per_request: counted,
         saves_per_request: Saving {
             rows_read: counted,
             db_time_ms: s.db_time_ms,
             ..Saving::default()
         },
-        ..Finding::new(FindingKind::CountPerPage, suggestion)
+        ..s.finding(FindingKind::CountPerPage, suggestion)
     })
 }
 

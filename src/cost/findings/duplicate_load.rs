@@ -92,10 +92,7 @@ fn finding(key: &KeyLookup, group: &[&Statement]) -> Finding {
             ("key_columns", key.columns.len() as f64),
         ]),
         round_trips_per_request: saved,
-        saves_per_request: Saving {
-            statements: saved,
-            ..Saving::default()
-        },
+        saves_per_request: Saving::of_statements(saved),
         ..Finding::new(FindingKind::DuplicateLoad, suggestion)
     }
 }

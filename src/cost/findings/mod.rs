@@ -434,6 +434,17 @@ impl Statement<'_> {
             && (self.shape.placeholders > 0 || self.shape.access != Access::Read)
     }
 
+    /// A finding of `kind` about this statement: its text, its one table, whether the
+    /// text parsed.
+    fn finding(&self, kind: FindingKind, suggestion: String) -> Finding {
+        Finding {
+            query: Some(self.query.to_string()),
+            table: self.only_table().map(|table| table.table.clone()),
+            unparsed: !self.shape.parsed,
+            ..Finding::new(kind, suggestion)
+        }
+    }
+
     fn only_table(&self) -> Option<&TableRow> {
         match self.tables.as_slice() {
             [table] if !self.unknown_relation => Some(table),

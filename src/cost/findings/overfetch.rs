@@ -33,18 +33,15 @@ pub(super) fn overfetch(s: &Statement, items: Option<f64>, t: &Thresholds) -> Op
         amount(s.rows_per_call),
     );
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: evidence(&[
             ("rows_per_call", s.rows_per_call),
             ("response_items", items),
             ("rows_per_item", ratio),
             ("calls_per_request", s.calls_per_request),
         ]),
-        unparsed: !s.shape.parsed,
         avoidable_rows_per_request: saved_rows,
         saves_per_request: s.saving_of_rows_returned(saved_rows),
-        ..Finding::new(FindingKind::Overfetch, suggestion)
+        ..s.finding(FindingKind::Overfetch, suggestion)
     })
 }
 

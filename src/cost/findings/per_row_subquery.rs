@@ -133,10 +133,7 @@ pub(super) fn per_row_subquery(
         ]),
         unparsed: !culprit.shape.parsed,
         avoidable_rows_per_request: saved,
-        saves_per_request: Saving {
-            rows_read: saved,
-            ..Saving::default()
-        },
+        saves_per_request: Saving::of_rows_read(saved),
         ..Finding::new(FindingKind::PerRowSubquery, suggestion)
     })
 }

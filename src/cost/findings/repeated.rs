@@ -43,14 +43,11 @@ pub(super) fn repeated_statement(s: &Statement, t: &Thresholds) -> Option<Findin
         );
     }
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: evidence(&[
             ("calls_per_request", s.calls_per_request),
             ("rows_per_call", s.rows_per_call),
             ("parameters", s.shape.placeholders as f64),
         ]),
-        unparsed: !s.shape.parsed,
         avoidable_rows_per_request: s.rows_per_request * share,
         round_trips_per_request: extra,
         saves_per_request: Saving {
@@ -60,6 +57,6 @@ pub(super) fn repeated_statement(s: &Statement, t: &Thresholds) -> Option<Findin
             db_time_ms: s.db_time_ms * share,
             ..Saving::default()
         },
-        ..Finding::new(FindingKind::RepeatedStatement, suggestion)
+        ..s.finding(FindingKind::RepeatedStatement, suggestion)
     })
 }

@@ -146,10 +146,7 @@ pub(super) fn transaction_around_single_read(
             ("reads_per_transaction", per_transaction),
         ]),
         round_trips_per_request: saved,
-        saves_per_request: Saving {
-            statements: saved,
-            ..Saving::default()
-        },
+        saves_per_request: Saving::of_statements(saved),
         ..Finding::new(FindingKind::TransactionAroundSingleRead, suggestion)
     })
 }

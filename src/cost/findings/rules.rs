@@ -92,19 +92,16 @@ pub(super) fn collection_to_boolean(
         amount(s.rows_per_request),
     );
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: evidence(&[
             ("calls_per_request", s.calls_per_request),
             ("rows_per_call", s.rows_per_call),
             ("rows_per_request", s.rows_per_request),
             ("share_of_rows_returned", s.share_of_rows_returned),
         ]),
-        unparsed: !s.shape.parsed,
         // An EXISTS sends back one row per call.
         avoidable_rows_per_request: saved_rows,
         saves_per_request: s.saving_of_rows_returned(saved_rows),
-        ..Finding::new(FindingKind::CollectionToBoolean, suggestion)
+        ..s.finding(FindingKind::CollectionToBoolean, suggestion)
     })
 }
 
@@ -138,20 +135,14 @@ pub(super) fn n_plus_one(s: &Statement, t: &Thresholds) -> Option<Finding> {
         amount(saved),
     );
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: evidence(&[
             ("calls_per_request", s.calls_per_request),
             ("rows_per_call", s.rows_per_call),
             ("rows_per_request", s.rows_per_request),
         ]),
-        unparsed: !s.shape.parsed,
         round_trips_per_request: saved,
-        saves_per_request: Saving {
-            statements: saved,
-            ..Saving::default()
-        },
-        ..Finding::new(FindingKind::NPlusOne, suggestion)
+        saves_per_request: Saving::of_statements(saved),
+        ..s.finding(FindingKind::NPlusOne, suggestion)
     })
 }
 
@@ -255,10 +246,7 @@ pub(super) fn round_trips(inputs: &Inputs, all: &[Statement], t: &Thresholds) ->
     Some(Finding {
         evidence: evidence(&figures),
         round_trips_per_request: saved,
-        saves_per_request: Saving {
-            statements: saved,
-            ..Saving::default()
-        },
+        saves_per_request: Saving::of_statements(saved),
         ..Finding::new(FindingKind::RoundTrips, suggestion)
     })
 }
@@ -308,10 +296,7 @@ pub(super) fn cache_candidate(s: &Statement, all: &[Statement], t: &Thresholds) 
         names.join(", "),
     );
     Some(Finding {
-        query: Some(s.query.to_string()),
-        table: s.only_table().map(|table| table.table.clone()),
         evidence: cache_evidence(s),
-        unparsed: !s.shape.parsed,
         avoidable_rows_per_request: s.rows_per_request,
         round_trips_per_request: s.calls_per_request,
         saves_per_request: Saving {
@@ -321,7 +306,7 @@ pub(super) fn cache_candidate(s: &Statement, all: &[Statement], t: &Thresholds) 
             db_time_ms: s.db_time_ms,
             ..Saving::default()
         },
-        ..Finding::new(FindingKind::CacheCandidate, suggestion)
+        ..s.finding(FindingKind::CacheCandidate, suggestion)
     })
 }
 

@@ -4,6 +4,22 @@
 use super::{Finding, FindingKind, Saving, Severity, Thresholds};
 
 impl Saving {
+    /// A saving of `statements` round trips, and nothing else.
+    pub fn of_statements(statements: f64) -> Saving {
+        Saving {
+            statements,
+            ..Saving::default()
+        }
+    }
+
+    /// A saving of `rows_read` rows read, and nothing else.
+    pub fn of_rows_read(rows_read: f64) -> Saving {
+        Saving {
+            rows_read,
+            ..Saving::default()
+        }
+    }
+
     /// The larger of the rows read and the rows returned it saves: a row read and then
     /// sent back is one row of work, not two.
     pub fn rows(&self) -> f64 {

@@ -279,10 +279,7 @@ fn n_plus_one(statement: &StatementGrowth, param: &str, largest: u64) -> Option<
         None,
         evidence,
         suggestion,
-        Saving {
-            statements: saved,
-            ..Saving::default()
-        },
+        Saving::of_statements(saved),
         statement.database.clone(),
     ))
 }
@@ -327,10 +324,7 @@ fn scan_grows(
         table.map(|t| t.table.clone()),
         evidence,
         suggestion,
-        Saving {
-            rows_read: avoidable,
-            ..Saving::default()
-        },
+        Saving::of_rows_read(avoidable),
         table.and_then(|t| t.database.clone()),
     ))
 }
