@@ -1,7 +1,5 @@
 //! Typed errors, each carrying the exit code and a hint that names the fix.
 
-use std::fmt;
-
 /// Documented exit codes.
 pub mod exit {
     /// A valid report, within budget.
@@ -36,7 +34,8 @@ pub enum Kind {
 /// The one error type of the library. `Display` prints the message only; `hint` names the
 /// fix; `source` keeps the error that caused it (a driver's, an I/O one), reached through
 /// [`std::error::Error::source`].
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct Error {
     pub kind: Kind,
     pub message: String,
@@ -48,46 +47,29 @@ pub struct Error {
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 impl Error {
-    pub fn usage(message: impl Into<String>) -> Self {
+    fn new(kind: Kind, message: impl Into<String>) -> Self {
         Error {
-            kind: Kind::Usage,
+            kind,
             message: message.into(),
             hint: None,
             source: None,
         }
+    }
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::new(Kind::Usage, message)
     }
     pub fn database(message: impl Into<String>) -> Self {
-        Error {
-            kind: Kind::Database,
-            message: message.into(),
-            hint: None,
-            source: None,
-        }
+        Error::new(Kind::Database, message)
     }
     pub fn target(message: impl Into<String>) -> Self {
-        Error {
-            kind: Kind::Target,
-            message: message.into(),
-            hint: None,
-            source: None,
-        }
+        Error::new(Kind::Target, message)
     }
     /// Ends the run with exit 3: whatever would be measured could not be trusted.
     pub fn untrustworthy(message: impl Into<String>) -> Self {
-        Error {
-            kind: Kind::Untrustworthy,
-            message: message.into(),
-            hint: None,
-            source: None,
-        }
+        Error::new(Kind::Untrustworthy, message)
     }
     pub fn interrupted() -> Self {
-        Error {
-            kind: Kind::Interrupted,
-            message: "interrupted".into(),
-            hint: None,
-            source: None,
-        }
+        Error::new(Kind::Interrupted, "interrupted")
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -122,31 +104,10 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|c| c as &(dyn std::error::Error + 'static))
-    }
-}
-
 /// A cause kept as text: an error's source once its secrets are scrubbed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct CauseText(pub String);
-
-impl fmt::Display for CauseText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CauseText {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
