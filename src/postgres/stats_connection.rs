@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
+use crate::cost::counters::Counter;
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::nodes::Traffic;
 use crate::cost::notes::Note;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::counters::{Columns, DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::counters::{Columns, DatabaseCounters, TableCounters};
 use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
@@ -238,6 +238,14 @@ impl Columns for Row {
     fn optional_counter(&self, column: &str) -> Option<i64> {
         self.get(column)
     }
+
+    fn time(&self, column: &str) -> f64 {
+        self.get(column)
+    }
+
+    fn optional_time(&self, column: &str) -> Option<f64> {
+        self.get(column)
+    }
 }
 
 pub async fn read_database(
@@ -309,16 +317,10 @@ pub async fn read_statements(
                     String::new()
                 }
             }),
-            calls: row.get("calls"),
-            rows: row.get("rows"),
-            exec_time_ms: row.get("exec_time_ms"),
-            plan_time_ms: row.get("plan_time_ms"),
-            shared_blks_hit: row.get("shared_blks_hit"),
-            shared_blks_read: row.get("shared_blks_read"),
-            writes: WriteCounters::read(&row),
+            ..StatementStats::read(&row)
         };
         match out.get_mut(&key) {
-            Some(sum) => sum.add(&stats),
+            Some(sum) => *sum = sum.plus(&stats),
             None => {
                 out.insert(key, stats);
             }
