@@ -54,12 +54,8 @@ impl Figures {
         Figures {
             rps: load.rps,
             latency_p50_ms: load.latency_ms.p50,
-            transactions: per_request.transactions,
-            statements: per_request.statements,
-            rows_read: per_request.rows_read,
-            rows_returned: per_request.rows_returned,
             p95_ms: load.latency_ms.p95,
-            rows_fetched: per_request.rows_fetched,
+            ..Figures::per_request(per_request)
         }
     }
 
