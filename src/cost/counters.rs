@@ -26,7 +26,10 @@ pub trait Columns {
 pub trait Counter: Sized {
     fn read(columns: &impl Columns, column: &str) -> Self;
     /// `self - before`; a count that went backwards is named in `backwards` and grows by 0.
-    fn grown(&self, before: &Self, counter: &'static str, backwards: &mut Vec<Backwards>) -> Self;
+    /// A time that went backwards is only floored.
+    fn grown(&self, before: &Self, _: &'static str, _: &mut Vec<Backwards>) -> Self {
+        self.minus(before)
+    }
     /// `self - other`, floored at 0, used to take the tool's own footprint out.
     fn minus(&self, other: &Self) -> Self;
     /// `self` seen `times` times, for a per-operation footprint.
@@ -84,14 +87,10 @@ impl Counter for Option<i64> {
     }
 }
 
-/// A time in milliseconds: it is not named when it goes backwards (counts are).
+/// A time in milliseconds.
 impl Counter for f64 {
     fn read(columns: &impl Columns, column: &str) -> Self {
         columns.time(column)
-    }
-
-    fn grown(&self, before: &Self, _: &'static str, _: &mut Vec<Backwards>) -> Self {
-        self.minus(before)
     }
 
     fn minus(&self, other: &Self) -> Self {
@@ -107,10 +106,6 @@ impl Counter for f64 {
 impl Counter for Option<f64> {
     fn read(columns: &impl Columns, column: &str) -> Self {
         columns.optional_time(column)
-    }
-
-    fn grown(&self, before: &Self, _: &'static str, _: &mut Vec<Backwards>) -> Self {
-        self.minus(before)
     }
 
     /// Keeps `self` where `other` lacks the time.
