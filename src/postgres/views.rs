@@ -301,11 +301,7 @@ pub async fn read_statements(
     let mut out: BTreeMap<StatementKey, StatementStats> = BTreeMap::new();
     for row in rows {
         let queryid: Option<i64> = row.get("queryid");
-        let key = StatementKey {
-            userid: row.get("userid"),
-            queryid: queryid.unwrap_or(0),
-            toplevel: row.get("toplevel"),
-        };
+        let key = statement_key(&row);
         let stats = StatementStats {
             key: key.clone(),
             // Without texts (admin mode) the text is read later, for changed entries only;
@@ -329,6 +325,15 @@ pub async fn read_statements(
     Ok(out)
 }
 
+/// The entry a `pg_stat_statements` row belongs to; a hidden entry's NULL query id is 0.
+fn statement_key(row: &Row) -> StatementKey {
+    StatementKey {
+        userid: row.get("userid"),
+        queryid: row.get::<_, Option<i64>>("queryid").unwrap_or(0),
+        toplevel: row.get("toplevel"),
+    }
+}
+
 /// The query texts of these entries of database `oid`, by entry: `toplevel` is part of the
 /// key, or pgcost's EXPLAIN of an app statement (nested, same queryid) would lend the app's
 /// entry pgcost's text, and the app's calls would be taken for pgcost's own.
@@ -346,12 +351,7 @@ pub async fn read_statement_texts(
         .into_iter()
         .filter_map(|row| {
             let text: Option<String> = row.get("query");
-            let key = StatementKey {
-                userid: row.get("userid"),
-                queryid: row.get("queryid"),
-                toplevel: row.get("toplevel"),
-            };
-            Some((key, text?))
+            Some((statement_key(&row), text?))
         })
         .collect())
 }
