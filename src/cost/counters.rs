@@ -1,6 +1,7 @@
-//! The counter sets of the statistics views, each declared once with its arithmetic: a
-//! snapshot reads one, a window delta is one, and the report's totals serialize one.
-//! Field names are the views' column names and the JSON keys.
+//! The counter sets of the statistics views, each declared once with its arithmetic
+//! (`counter_set!`, which `snapshot::StatementStats` uses too): a snapshot reads one, a
+//! window delta is one, and the report's totals serialize one. Field names are the views'
+//! column names and the JSON keys.
 
 use serde::{Deserialize, Serialize};
 
