@@ -131,7 +131,6 @@ fn statement_deltas(
     let mut statements = Vec::new();
     let new = StatementStats::default();
     for (key, a) in &after.statements {
-        // A new entry grows by its whole value.
         let b = before.statements.get(key).unwrap_or(&new);
         if a.calls < b.calls || a.rows < b.rows {
             invalid.push(Invalid::new(Code::StatementsEvicted, format!(
@@ -140,7 +139,7 @@ fn statement_deltas(
             )));
             continue;
         }
-        // Each counter floored at 0; one that `b` lacks grows by its whole value.
+        // Each counter floored at 0; a new entry, or a counter `b` lacks, grows whole.
         let grown = a.minus(b);
         // Unchanged, or pgcost's own statement (its SQL is marked so).
         if grown.calls == 0 || a.query.starts_with(OWN_MARK) {

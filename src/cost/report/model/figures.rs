@@ -78,10 +78,7 @@ impl Figures {
             transactions: self.transactions - other.transactions,
             statements: self.statements.zip(other.statements).map(|(a, b)| a - b),
             rows_read: self.rows_read - other.rows_read,
-            rows_returned: self
-                .rows_returned
-                .zip(other.rows_returned)
-                .map(|(a, b)| a - b),
+            rows_returned: (self.rows_returned.zip(other.rows_returned)).map(|(a, b)| a - b),
             p95_ms: self.p95_ms - other.p95_ms,
             rows_fetched: self.rows_fetched - other.rows_fetched,
         }
