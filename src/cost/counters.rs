@@ -1,6 +1,7 @@
-//! The counter sets of the statistics views, each declared once with its arithmetic: a
-//! snapshot reads one, a window delta is one, and the report's totals serialize one.
-//! Field names are the views' column names and the JSON keys.
+//! The counter sets of the statistics views, each declared once with its arithmetic
+//! (`counter_set!`, which `snapshot::StatementStats` uses too): a snapshot reads one, a
+//! window delta is one, and the report's totals serialize one. Field names are the views'
+//! column names and the JSON keys.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,99 +18,128 @@ pub trait Columns {
     fn counter(&self, column: &str) -> i64;
     /// A column that is NULL where the server version lacks the counter.
     fn optional_counter(&self, column: &str) -> Option<i64>;
+    /// A time in milliseconds, such as pg_stat_statements' `total_exec_time`.
+    fn time(&self, column: &str) -> f64;
+    fn optional_time(&self, column: &str) -> Option<f64>;
 }
 
-/// One counter's arithmetic. `Option<i64>` is a counter that some server versions lack.
-pub trait Counter: Copy {
+/// One counter's arithmetic. `Option<_>` is a counter that some server versions lack.
+pub trait Counter: Sized {
     fn read(columns: &impl Columns, column: &str) -> Self;
-    /// `after - before`; a counter that went backwards is named in `backwards` and grows
-    /// by 0.
-    fn grown(
-        before: Self,
-        after: Self,
-        counter: &'static str,
-        backwards: &mut Vec<Backwards>,
-    ) -> Self;
-    /// `self - other`, floored at 0.
-    fn minus(self, other: Self) -> Self;
-    fn times(self, times: i64) -> Self;
+    /// `self - before`; a count that went backwards is named in `backwards` and grows by 0.
+    /// A time that went backwards is only floored.
+    fn grown(&self, before: &Self, _: &'static str, _: &mut Vec<Backwards>) -> Self {
+        self.minus(before)
+    }
+    /// `self - other`, floored at 0, used to take the tool's own footprint out.
+    fn minus(&self, other: &Self) -> Self;
+    /// `self` seen `times` times, for a per-operation footprint.
+    fn times(&self, times: i64) -> Self;
+    fn plus(&self, other: &Self) -> Self {
+        self.minus(&other.times(-1))
+    }
 }
 
 impl Counter for i64 {
-    fn read(columns: &impl Columns, column: &str) -> i64 {
+    fn read(columns: &impl Columns, column: &str) -> Self {
         columns.counter(column)
     }
 
-    fn grown(
-        before: i64,
-        after: i64,
-        counter: &'static str,
-        backwards: &mut Vec<Backwards>,
-    ) -> i64 {
-        if after < before {
+    fn grown(&self, before: &Self, counter: &'static str, backwards: &mut Vec<Backwards>) -> Self {
+        if self < before {
             backwards.push(Backwards {
                 counter,
-                before,
-                after,
+                before: *before,
+                after: *self,
             });
-            0
-        } else {
-            after - before
         }
+        self.minus(before)
     }
 
-    fn minus(self, other: i64) -> i64 {
+    fn minus(&self, other: &Self) -> Self {
         (self - other).max(0)
     }
 
-    fn times(self, times: i64) -> i64 {
+    fn times(&self, times: i64) -> Self {
         self * times
     }
 }
 
 impl Counter for Option<i64> {
-    fn read(columns: &impl Columns, column: &str) -> Option<i64> {
+    fn read(columns: &impl Columns, column: &str) -> Self {
         columns.optional_counter(column)
     }
 
     /// Grows only where both readings have the counter.
-    fn grown(
-        before: Option<i64>,
-        after: Option<i64>,
-        counter: &'static str,
-        backwards: &mut Vec<Backwards>,
-    ) -> Option<i64> {
-        match (before, after) {
-            (Some(b), Some(a)) => Some(i64::grown(b, a, counter, backwards)),
-            _ => None,
-        }
+    fn grown(&self, before: &Self, counter: &'static str, backwards: &mut Vec<Backwards>) -> Self {
+        Some(self.as_ref()?.grown(before.as_ref()?, counter, backwards))
     }
 
     /// Keeps `self` where `other` lacks the counter.
-    fn minus(self, other: Option<i64>) -> Option<i64> {
+    fn minus(&self, other: &Self) -> Self {
         match (self, other) {
             (Some(a), Some(b)) => Some(a.minus(b)),
-            (a, _) => a,
+            (a, _) => *a,
         }
     }
 
-    fn times(self, times: i64) -> Option<i64> {
+    fn times(&self, times: i64) -> Self {
         self.map(|s| s * times)
     }
 }
 
-/// Declares a counter set: the struct as written, plus its field-wise arithmetic, in
-/// declaration order (which is the order in which backwards counters are named).
+/// A time in milliseconds.
+impl Counter for f64 {
+    fn read(columns: &impl Columns, column: &str) -> Self {
+        columns.time(column)
+    }
+
+    fn minus(&self, other: &Self) -> Self {
+        (self - other).max(0.0)
+    }
+
+    fn times(&self, times: i64) -> Self {
+        self * times as f64
+    }
+}
+
+/// A time that some servers or settings lack (pg_stat_statements' plan time).
+impl Counter for Option<f64> {
+    fn read(columns: &impl Columns, column: &str) -> Self {
+        columns.optional_time(column)
+    }
+
+    /// Keeps `self` where `other` lacks the time.
+    fn minus(&self, other: &Self) -> Self {
+        self.map(|a| a.minus(&other.unwrap_or(0.0)))
+    }
+
+    fn times(&self, times: i64) -> Self {
+        self.map(|s| s.times(times))
+    }
+
+    /// Sums only where both have the time.
+    fn plus(&self, other: &Self) -> Self {
+        self.zip(*other).map(|(a, b)| a + b)
+    }
+}
+
+/// Declares a counter set: the struct as written, and its field-wise arithmetic as a
+/// `Counter`, in declaration order (which is the order in which backwards counters are
+/// named). The fields in `carried { .. }` are not counters: the arithmetic carries them
+/// over from `self`, and `read` leaves them at their default. A set can hold another, read
+/// from the columns of the inner set's names.
 macro_rules! counter_set {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
+            $( carried { $( $(#[$carried_meta:meta])* pub $carried:ident: $carried_ty:ty, )* } )?
             $( $(#[$field_meta:meta])* pub $field:ident: $ty:ty, )*
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
         pub struct $name {
+            $( $( $(#[$carried_meta])* pub $carried: $carried_ty, )* )?
             $( $(#[$field_meta])* pub $field: $ty, )*
         }
 
@@ -117,7 +147,8 @@ macro_rules! counter_set {
             /// Reads each counter from the column of its name.
             pub fn read(columns: &impl Columns) -> $name {
                 $name {
-                    $( $field: <$ty as Counter>::read(columns, stringify!($field)), )*
+                    $( $( $carried: Default::default(), )* )?
+                    $( $field: Counter::read(columns, stringify!($field)), )*
                 }
             }
 
@@ -125,38 +156,55 @@ macro_rules! counter_set {
             /// (which grow by 0).
             pub fn since(&self, before: &$name) -> ($name, Vec<Backwards>) {
                 let mut backwards = Vec::new();
-                let grown = $name {
-                    $( $field: Counter::grown(
-                        before.$field,
-                        self.$field,
-                        stringify!($field),
-                        &mut backwards,
-                    ), )*
-                };
-                (grown, backwards)
-            }
-
-            /// Field-wise subtraction floored at 0, used to take the tool's own footprint
-            /// out.
-            pub fn minus(&self, other: &$name) -> $name {
-                $name { $( $field: Counter::minus(self.$field, other.$field), )* }
-            }
-
-            /// Field-wise multiplication, for a per-operation footprint seen `times` times.
-            pub fn times(&self, times: i64) -> $name {
-                $name { $( $field: Counter::times(self.$field, times), )* }
+                (self.grown(before, stringify!($name), &mut backwards), backwards)
             }
 
             /// Field-wise sum.
             pub fn plus(&self, other: &$name) -> $name {
-                self.minus(&other.times(-1))
+                Counter::plus(self, other)
+            }
+        }
+
+        impl Counter for $name {
+            fn read(columns: &impl Columns, _: &str) -> $name {
+                $name::read(columns)
+            }
+
+            fn grown(&self, before: &$name, _: &'static str, out: &mut Vec<Backwards>) -> $name {
+                $name {
+                    $( $( $carried: self.$carried.clone(), )* )?
+                    $( $field: self.$field.grown(&before.$field, stringify!($field), out), )*
+                }
+            }
+
+            fn minus(&self, other: &$name) -> $name {
+                $name {
+                    $( $( $carried: self.$carried.clone(), )* )?
+                    $( $field: self.$field.minus(&other.$field), )*
+                }
+            }
+
+            fn times(&self, times: i64) -> $name {
+                $name {
+                    $( $( $carried: self.$carried.clone(), )* )?
+                    $( $field: self.$field.times(times), )*
+                }
+            }
+
+            fn plus(&self, other: &$name) -> $name {
+                $name {
+                    $( $( $carried: self.$carried.clone(), )* )?
+                    $( $field: self.$field.plus(&other.$field), )*
+                }
             }
         }
     };
 }
+pub(crate) use counter_set;
 
 counter_set! {
     /// The counters of the target database's row of `pg_stat_database`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     pub struct DatabaseCounters {
         pub xact_commit: i64,
         pub xact_rollback: i64,
@@ -174,6 +222,7 @@ counter_set! {
 
 counter_set! {
     /// The counters of one row of `pg_stat_user_tables`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     pub struct TableCounters {
         pub seq_scan: i64,
         pub seq_tup_read: i64,
@@ -192,6 +241,7 @@ counter_set! {
     /// What one `pg_stat_statements` entry wrote: buffers it dirtied and wrote out, temp
     /// files of sorts and hashes that spilled, and WAL. The WAL counters are `None` before
     /// pg_stat_statements 1.8 (PG 13).
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     pub struct WriteCounters {
         pub shared_blks_dirtied: i64,
         pub shared_blks_written: i64,
@@ -260,6 +310,12 @@ mod tests {
         fn optional_counter(&self, _: &str) -> Option<i64> {
             None
         }
+        fn time(&self, column: &str) -> f64 {
+            column.len() as f64 / 2.0
+        }
+        fn optional_time(&self, _: &str) -> Option<f64> {
+            None
+        }
     }
 
     #[test]
@@ -268,5 +324,16 @@ mod tests {
         assert_eq!((read.xact_commit, read.blks_hit), (11, 8));
         assert_eq!(read.sessions, None);
         assert_eq!(TableCounters::read(&Row).idx_tup_fetch, 13);
+    }
+
+    #[test]
+    fn times_nested_sets_and_carried_fields_are_read_too() {
+        let read = crate::cost::snapshot::StatementStats::read(&Row);
+        assert_eq!(
+            (read.calls, read.exec_time_ms, read.plan_time_ms),
+            (5, 6.0, None)
+        );
+        assert_eq!(read.writes.shared_blks_dirtied, 19);
+        assert_eq!((read.key, read.query), Default::default());
     }
 }

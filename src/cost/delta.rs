@@ -1,7 +1,7 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::cost::counters::{DatabaseCounters, TableCounters};
+use crate::cost::counters::{Counter, DatabaseCounters, TableCounters};
 use crate::cost::notes::Note;
 use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementStats, TableStats};
@@ -129,15 +129,18 @@ fn statement_deltas(
     invalid: &mut Vec<Invalid>,
 ) -> (Vec<StatementDelta>, Vec<Note>) {
     let mut statements = Vec::new();
+    let new = StatementStats::default();
     for (key, a) in &after.statements {
-        let b = before.statements.get(key);
-        let Some(grown) = a.since(b) else {
+        let b = before.statements.get(key).unwrap_or(&new);
+        if a.calls < b.calls || a.rows < b.rows {
             invalid.push(Invalid::new(Code::StatementsEvicted, format!(
                 "pg_stat_statements entry {} went backwards (calls {} -> {}): it was evicted and recreated",
-                key.queryid, b.map_or(0, |b| b.calls), a.calls
+                key.queryid, b.calls, a.calls
             )));
             continue;
-        };
+        }
+        // Each counter floored at 0; a new entry, or a counter `b` lacks, grows whole.
+        let grown = a.minus(b);
         // Unchanged, or pgcost's own statement (its SQL is marked so).
         if grown.calls == 0 || a.query.starts_with(OWN_MARK) {
             continue;

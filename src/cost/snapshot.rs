@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::counters::{
+    Backwards, Columns, Counter, DatabaseCounters, TableCounters, WriteCounters, counter_set,
+};
 
 /// The comment that opens every statement pgcost runs (each file of sql/), to tell its
 /// own pg_stat_statements entries from the app's.
@@ -28,57 +30,27 @@ pub struct StatementKey {
     pub toplevel: Option<bool>,
 }
 
-/// One `pg_stat_statements` entry's counters, as read, or their growth over a window
-/// (`delta::StatementDelta`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StatementStats {
-    pub key: StatementKey,
-    /// Empty until named: snapshots read in admin mode skip the texts, and only the entries
-    /// that changed in the window are named afterwards (`changed_unnamed`).
-    pub query: String,
-    pub calls: i64,
-    pub rows: i64,
-    pub exec_time_ms: f64,
-    /// `total_plan_time`: `None` before PG 13 or with pg_stat_statements.track_planning off.
-    pub plan_time_ms: Option<f64>,
-    pub shared_blks_hit: i64,
-    pub shared_blks_read: i64,
-    pub writes: WriteCounters,
-}
-
-impl StatementStats {
-    /// Adds `other`'s counters, for two rows of one entry (one per database the view
-    /// sums); a plan time either lacks is `None`.
-    pub fn add(&mut self, other: &StatementStats) {
-        self.calls += other.calls;
-        self.rows += other.rows;
-        self.exec_time_ms += other.exec_time_ms;
-        self.plan_time_ms = (self.plan_time_ms.zip(other.plan_time_ms)).map(|(a, b)| a + b);
-        self.shared_blks_hit += other.shared_blks_hit;
-        self.shared_blks_read += other.shared_blks_read;
-        self.writes = self.writes.plus(&other.writes);
-    }
-
-    /// Growth from `before` (`None`: the entry is new) to `self`, each counter floored at
-    /// 0; `None` when `calls` or `rows` went backwards, which an evicted and recreated
-    /// entry does.
-    pub fn since(&self, before: Option<&StatementStats>) -> Option<StatementStats> {
-        let zero = StatementStats::default();
-        let b = before.unwrap_or(&zero);
-        if self.calls < b.calls || self.rows < b.rows {
-            return None;
+counter_set! {
+    /// One `pg_stat_statements` entry's counters, as read, or their growth over a window
+    /// (`delta::StatementDelta`). Two rows of one entry (one per database the view sums)
+    /// add up with `plus`.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct StatementStats {
+        carried {
+            pub key: StatementKey,
+            /// Empty until named: snapshots read in admin mode skip the texts, and only the
+            /// entries that changed in the window are named afterwards (`changed_unnamed`).
+            pub query: String,
         }
-        Some(StatementStats {
-            key: self.key.clone(),
-            query: self.query.clone(),
-            calls: self.calls - b.calls,
-            rows: self.rows - b.rows,
-            exec_time_ms: (self.exec_time_ms - b.exec_time_ms).max(0.0),
-            plan_time_ms: (self.plan_time_ms).map(|p| (p - b.plan_time_ms.unwrap_or(0.0)).max(0.0)),
-            shared_blks_hit: (self.shared_blks_hit - b.shared_blks_hit).max(0),
-            shared_blks_read: (self.shared_blks_read - b.shared_blks_read).max(0),
-            writes: self.writes.minus(&b.writes),
-        })
+        pub calls: i64,
+        pub rows: i64,
+        pub exec_time_ms: f64,
+        /// `total_plan_time`: `None` before PG 13 or with pg_stat_statements.track_planning
+        /// off.
+        pub plan_time_ms: Option<f64>,
+        pub shared_blks_hit: i64,
+        pub shared_blks_read: i64,
+        pub writes: WriteCounters,
     }
 }
 
@@ -170,7 +142,7 @@ mod tests {
     }
 
     #[test]
-    fn growth_is_floored_and_a_backwards_entry_has_none() {
+    fn growth_is_floored_a_new_entry_is_whole_and_a_plan_time_either_lacks_is_not_summed() {
         let before = StatementStats {
             rows: 10,
             exec_time_ms: 4.0,
@@ -179,21 +151,23 @@ mod tests {
             ..entry("q", 5)
         };
         let mut after = StatementStats {
+            key: key(1),
             rows: 30,
             exec_time_ms: 3.5,
             plan_time_ms: Some(2.5),
             shared_blks_hit: 12,
             ..entry("q", 9)
         };
-        let grown = after.since(Some(&before)).unwrap();
+        let grown = after.minus(&before);
         let counts = (grown.calls, grown.rows, grown.shared_blks_hit);
         assert_eq!(counts, (4, 20, 3));
         assert_eq!((grown.exec_time_ms, grown.plan_time_ms), (0.0, Some(1.5)));
-        assert_eq!(after.since(None).unwrap(), after);
-        assert_eq!(before.since(Some(&after)), None);
-        after.add(&before);
+        assert_eq!(grown.key, key(1));
+        assert_eq!(after.minus(&StatementStats::default()), after);
+        after = after.plus(&before);
         assert_eq!((after.calls, after.plan_time_ms), (14, Some(3.5)));
-        after.add(&entry("q", 1));
+        assert_eq!(after.key, key(1));
+        after = after.plus(&entry("q", 1));
         assert_eq!((after.calls, after.plan_time_ms), (15, None));
     }
 }

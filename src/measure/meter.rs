@@ -11,6 +11,7 @@ use crate::auth;
 use crate::config::AuditConfig;
 use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
+use crate::cost::counters::Counter;
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};

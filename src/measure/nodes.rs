@@ -236,42 +236,33 @@ impl Meters {
         notes: Notes,
     ) -> Window {
         let unmeasured = self.unmeasured(opened, closed, config.requests);
-        if let [meter] = self.meters.as_slice() {
+        let mut window = if let [meter] = self.meters.as_slice() {
             let (o, c) = (&opened[0], &closed[0]);
-            let mut window =
-                meter.measured(config, o, burst, c, interrupted, unauthenticated, notes);
-            window.context.warnings.extend(unmeasured);
-            window.context.warnings.extend(moved_nothing(
-                &window.delta,
-                &window.context,
-                &burst.load,
-            ));
-            return window;
-        }
-        let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
-            .map(|(m, o, c)| {
-                let window = m.measured(config, o, burst, c, interrupted, None, notes.clone());
-                NodeWindow {
-                    name: m.node_name(),
-                    delta: window.delta,
-                    context: window.context,
-                }
-            })
-            .collect();
-        let named: Vec<_> = nodes.iter().map(|n| (&n.name, &n.delta)).collect();
-        let delta = nodes::merge(&named);
-        let mut context = total_context(&nodes, unauthenticated);
-        context.warnings.extend(unmeasured);
-        context
-            .warnings
-            .extend(moved_nothing(&delta, &context, &burst.load));
-        Window {
-            delta,
-            load: burst.load.clone(),
-            context,
-            nodes,
-            pgbouncer: None,
-        }
+            meter.measured(config, o, burst, c, interrupted, unauthenticated, notes)
+        } else {
+            let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
+                .map(|(m, o, c)| {
+                    let window = m.measured(config, o, burst, c, interrupted, None, notes.clone());
+                    NodeWindow {
+                        name: m.node_name(),
+                        delta: window.delta,
+                        context: window.context,
+                    }
+                })
+                .collect();
+            let named: Vec<_> = nodes.iter().map(|n| (&n.name, &n.delta)).collect();
+            Window {
+                delta: nodes::merge(&named),
+                load: burst.load.clone(),
+                context: total_context(&nodes, unauthenticated),
+                nodes,
+                pgbouncer: None,
+            }
+        };
+        window.context.warnings.extend(unmeasured);
+        let moved = moved_nothing(&window.delta, &window.context, &burst.load);
+        window.context.warnings.extend(moved);
+        window
     }
 
     /// The lines about the databases that moved in the window without being measured,

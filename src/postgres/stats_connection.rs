@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
+use crate::cost::counters::Counter;
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::nodes::Traffic;
 use crate::cost::notes::Note;
@@ -208,13 +209,8 @@ impl StatsConnection {
     /// Each `pg_stat_statements` entry's calls, without texts or anything else: the
     /// burst's tail (admin mode, where reading moves no counter of the target).
     pub async fn statement_calls(&self) -> Result<BTreeMap<StatementKey, i64>> {
-        match self.layout {
-            Some(layout) => {
-                let statements = views::read_statements(&self.reader, layout, self.oid, false);
-                Ok(snapshot::calls(&statements.await?))
-            }
-            None => Ok(BTreeMap::new()),
-        }
+        let statements = self.statements_now().await?.unwrap_or_default();
+        Ok(snapshot::calls(&statements))
     }
 
     /// Reads `pg_stat_database`, `pg_stat_statements` and its info view.

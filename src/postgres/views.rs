@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::counters::{Columns, DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::counters::{Columns, DatabaseCounters, TableCounters};
 use crate::cost::nodes::Traffic;
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
@@ -238,6 +238,14 @@ impl Columns for Row {
     fn optional_counter(&self, column: &str) -> Option<i64> {
         self.get(column)
     }
+
+    fn time(&self, column: &str) -> f64 {
+        self.get(column)
+    }
+
+    fn optional_time(&self, column: &str) -> Option<f64> {
+        self.get(column)
+    }
 }
 
 pub async fn read_database(
@@ -293,11 +301,7 @@ pub async fn read_statements(
     let mut out: BTreeMap<StatementKey, StatementStats> = BTreeMap::new();
     for row in rows {
         let queryid: Option<i64> = row.get("queryid");
-        let key = StatementKey {
-            userid: row.get("userid"),
-            queryid: queryid.unwrap_or(0),
-            toplevel: row.get("toplevel"),
-        };
+        let key = statement_key(&row);
         let stats = StatementStats {
             key: key.clone(),
             // Without texts (admin mode) the text is read later, for changed entries only;
@@ -309,22 +313,25 @@ pub async fn read_statements(
                     String::new()
                 }
             }),
-            calls: row.get("calls"),
-            rows: row.get("rows"),
-            exec_time_ms: row.get("exec_time_ms"),
-            plan_time_ms: row.get("plan_time_ms"),
-            shared_blks_hit: row.get("shared_blks_hit"),
-            shared_blks_read: row.get("shared_blks_read"),
-            writes: WriteCounters::read(&row),
+            ..StatementStats::read(&row)
         };
         match out.get_mut(&key) {
-            Some(sum) => sum.add(&stats),
+            Some(sum) => *sum = sum.plus(&stats),
             None => {
                 out.insert(key, stats);
             }
         }
     }
     Ok(out)
+}
+
+/// The entry a `pg_stat_statements` row belongs to; a hidden entry's NULL query id is 0.
+fn statement_key(row: &Row) -> StatementKey {
+    StatementKey {
+        userid: row.get("userid"),
+        queryid: row.get::<_, Option<i64>>("queryid").unwrap_or(0),
+        toplevel: row.get("toplevel"),
+    }
 }
 
 /// The query texts of these entries of database `oid`, by entry: `toplevel` is part of the
@@ -344,12 +351,7 @@ pub async fn read_statement_texts(
         .into_iter()
         .filter_map(|row| {
             let text: Option<String> = row.get("query");
-            let key = StatementKey {
-                userid: row.get("userid"),
-                queryid: row.get("queryid"),
-                toplevel: row.get("toplevel"),
-            };
-            Some((key, text?))
+            Some((statement_key(&row), text?))
         })
         .collect())
 }

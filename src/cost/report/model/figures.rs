@@ -54,12 +54,8 @@ impl Figures {
         Figures {
             rps: load.rps,
             latency_p50_ms: load.latency_ms.p50,
-            transactions: per_request.transactions,
-            statements: per_request.statements,
-            rows_read: per_request.rows_read,
-            rows_returned: per_request.rows_returned,
             p95_ms: load.latency_ms.p95,
-            rows_fetched: per_request.rows_fetched,
+            ..Figures::per_request(per_request)
         }
     }
 
@@ -82,10 +78,7 @@ impl Figures {
             transactions: self.transactions - other.transactions,
             statements: self.statements.zip(other.statements).map(|(a, b)| a - b),
             rows_read: self.rows_read - other.rows_read,
-            rows_returned: self
-                .rows_returned
-                .zip(other.rows_returned)
-                .map(|(a, b)| a - b),
+            rows_returned: (self.rows_returned.zip(other.rows_returned)).map(|(a, b)| a - b),
             p95_ms: self.p95_ms - other.p95_ms,
             rows_fetched: self.rows_fetched - other.rows_fetched,
         }
