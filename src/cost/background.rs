@@ -438,20 +438,15 @@ fn plain_reasons(input: &Input, measured: Counts) -> Vec<Invalid> {
          while pgcost sent nothing",
         tail.statements, tail.seconds,
     );
-    let how_much = if too_loud(expected, statements as f64 - expected, max) {
-        format!(
-            "so about {expected:.0} of the window's {statements} statements are not the \
-             requests' ({}",
-            rest(expected)
-        )
-    } else {
-        format!(
-            "so about {expected:.0} of the window's {statements} statements are not the \
-             requests' ({}), and so short a count leaves up to {bound:.0} possible ({}",
-            rest(expected),
-            rest(bound)
-        )
-    };
+    let mut how_much = format!(
+        "so about {expected:.0} of the window's {statements} statements are not the requests' \
+         ({}",
+        rest(expected)
+    );
+    if !too_loud(expected, statements as f64 - expected, max) {
+        let most = format!("{bound:.0} possible ({}", rest(bound));
+        how_much += &format!("), and so short a count leaves up to {most}");
+    }
     let message = format!(
         "{seen}, {how_much}, more than --max-background {}); measure it and subtract it with \
          --control 10s (give --app-role ROLE too when it runs as another role)",
