@@ -80,29 +80,25 @@ pub fn split_by_role(
     (app, by_role.into_values().collect())
 }
 
-/// The three figures the background is subtracted from, over a window.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Counts {
-    pub transactions: i64,
-    pub rows_read: i64,
-    /// Top-level statements as the report counts them (after `--app-role`); `None`
-    /// without pg_stat_statements.
-    pub statements: Option<i64>,
-}
+/// The figures the background is subtracted from, in the order the report lists them.
+pub const FIGURES: [Figure; 3] = [Figure::Transactions, Figure::RowsRead, Figure::Statements];
 
-impl Counts {
-    /// The counts of a window's delta (its statements already split by role).
-    pub fn of(delta: &WindowDelta, statements_available: bool) -> Counts {
-        let d = &delta.database;
-        let top = delta
-            .statements
-            .iter()
-            .filter(|s| s.key.toplevel != Some(false));
-        Counts {
-            transactions: d.xact_commit + d.xact_rollback,
-            rows_read: d.tup_returned,
-            statements: statements_available.then(|| top.map(|s| s.calls).sum()),
-        }
+/// A window's totals of the [`FIGURES`]: top-level statements as the report counts them
+/// (after `--app-role`), unset without pg_stat_statements; the other figures unset.
+pub type Counts = PerFigure<i64>;
+
+/// The counts of a window's delta (its statements already split by role).
+pub fn counts(delta: &WindowDelta, statements_available: bool) -> Counts {
+    let d = &delta.database;
+    let top = delta
+        .statements
+        .iter()
+        .filter(|s| s.key.toplevel != Some(false));
+    Counts {
+        transactions: Some(d.xact_commit + d.xact_rollback),
+        rows_read: Some(d.tup_returned),
+        statements: statements_available.then(|| top.map(|s| s.calls).sum()),
+        ..Counts::default()
     }
 }
 
@@ -112,34 +108,35 @@ pub struct Control {
     /// Its length, between its two snapshots.
     pub seconds: f64,
     pub counts: Counts,
-    /// Top-level statements (after `--app-role`) in each of its consecutive sub-windows,
-    /// `pg_stat_statements` read about once a second; empty without it.
-    pub series: Vec<i64>,
-    /// Transactions in the same sub-windows (`pg_stat_database`: a backend's counts may
-    /// land one sub-window late, which the held edges of [`uncertainty`] cover).
-    pub transactions_series: Vec<i64>,
-    /// Rows read in the same sub-windows.
-    pub rows_read_series: Vec<i64>,
-    /// Where the series join windows apart in time: the sub-window at each index begins
-    /// the window after a burst. Empty for one window.
+    /// The counts of its consecutive sub-windows, `pg_stat_statements` read about once a
+    /// second (`pg_stat_database`: a backend's counts may land one sub-window late, which
+    /// the held edges of [`uncertainty`] cover).
+    pub subs: Vec<Counts>,
+    /// Where the sub-windows join windows apart in time: the sub-window at each index
+    /// begins the window after a burst. Empty for one window.
     pub joins: Vec<usize>,
 }
 
 impl Control {
-    /// The mean length of a sub-window of [`Control::series`].
+    /// The mean length of a sub-window.
     pub fn sub_seconds(&self) -> f64 {
-        let subs = (self.series.len()).max(self.transactions_series.len());
-        self.seconds / subs.max(1) as f64
+        self.seconds / self.subs.len().max(1) as f64
+    }
+
+    /// `figure`'s count in each sub-window; empty where they did not count it.
+    pub fn series(&self, figure: Figure) -> Vec<i64> {
+        self.subs.iter().filter_map(|c| c.get(figure)).collect()
     }
 
     /// The background's period, from the sub-windows; `None` when it has none.
     pub fn period_seconds(&self) -> Option<f64> {
         // Statements count at once; without pg_stat_statements, transactions say it.
-        let series = match self.series.is_empty() {
-            true => &self.transactions_series,
-            false => &self.series,
+        let statements = self.series(Figure::Statements);
+        let series = match statements.is_empty() {
+            true => self.series(Figure::Transactions),
+            false => statements,
         };
-        series::period(series).map(|p| p as f64 * self.sub_seconds())
+        series::period(&series).map(|p| p as f64 * self.sub_seconds())
     }
 
     /// A series of this window's sub-windows, cut where it joins windows apart in time.
@@ -157,26 +154,15 @@ impl Control {
     /// This window and `after` (the one after the burst) as one: lengths and counts
     /// summed, sub-windows one after the other, and a join between them.
     pub fn merged(&self, after: &Control) -> Control {
-        let (a, b) = (self.counts, after.counts);
-        let subs = (self.series.len()).max(self.transactions_series.len());
+        let subs = self.subs.len();
         let joins = (self.joins.iter().copied())
             .chain([subs])
             .chain(after.joins.iter().map(|j| j + subs))
             .collect();
         Control {
             seconds: self.seconds + after.seconds,
-            counts: Counts {
-                transactions: a.transactions + b.transactions,
-                rows_read: a.rows_read + b.rows_read,
-                statements: a.statements.zip(b.statements).map(|(a, b)| a + b),
-            },
-            series: [self.series.as_slice(), &after.series].concat(),
-            transactions_series: [
-                self.transactions_series.as_slice(),
-                &after.transactions_series,
-            ]
-            .concat(),
-            rows_read_series: [self.rows_read_series.as_slice(), &after.rows_read_series].concat(),
+            counts: PerFigure::from_fn(|f| Some(self.counts.get(f)? + after.counts.get(f)?)),
+            subs: [self.subs.as_slice(), &after.subs].concat(),
             joins,
         }
     }
@@ -190,10 +176,7 @@ pub fn control_needed(input: &Input, measured: Counts) -> Option<f64> {
     let control = input.control.as_ref()?;
     let mut needed = control.seconds;
     for f in figures(input, control, measured) {
-        let signal = (f.measured as f64 - f.subtracted).max(0.0);
-        let target = UNCERTAINTY_TARGET * signal;
-        let seconds = series::control_seconds_for(f.uncertainty, f.fixed, target, control.seconds)?;
-        needed = needed.max(seconds);
+        needed = needed.max(f.control_needed(control.seconds)?);
     }
     Some(needed)
 }
@@ -303,6 +286,20 @@ struct Correction {
     fixed: f64,
 }
 
+impl Correction {
+    /// What is left of the figure once the background is subtracted: the requests'.
+    fn signal(&self) -> f64 {
+        (self.measured as f64 - self.subtracted).max(0.0)
+    }
+
+    /// How long control windows (now `control_seconds`) would bring its uncertainty within
+    /// [`UNCERTAINTY_TARGET`] of its signal: see [`series::control_seconds_for`].
+    fn control_needed(&self, control_seconds: f64) -> Option<f64> {
+        let target = UNCERTAINTY_TARGET * self.signal();
+        series::control_seconds_for(self.uncertainty, self.fixed, target, control_seconds)
+    }
+}
+
 /// Assesses the background of a window whose counts were `measured`, over `requests`.
 pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     let options = &input.options;
@@ -318,16 +315,9 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         app_roles: options.app_roles.clone(),
         other_roles: input.other_roles.clone(),
         other_backends: input.other_backends.clone(),
-        window_seconds: None,
         measured_window_seconds: input.window_seconds,
-        transactions_per_second: None,
-        rows_read_per_second: None,
-        statements_per_second: None,
-        subtracted: None,
-        uncertainty: None,
-        share: None,
-        period_seconds: None,
         max_background: options.max_share,
+        ..Background::default()
     });
     let (Some(control), Some(section)) = (&input.control, background.as_mut()) else {
         return Assessed {
@@ -341,20 +331,19 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     let n = requests.max(1) as f64;
     let of = |figure| figures.iter().find(|f| f.figure == figure);
     let per = |value: fn(&Correction) -> f64| PerFigure::from_fn(|f| of(f).map(|c| value(c) / n));
-    let signal = |f: &Correction| (f.measured as f64 - f.subtracted).max(0.0);
-    let counts = control.counts;
+    let per_second = |f| control.counts.get(f).map(|c| rate(c, control.seconds));
     section.window_seconds = Some(control.seconds);
-    section.transactions_per_second = Some(rate(counts.transactions, control.seconds));
-    section.rows_read_per_second = Some(rate(counts.rows_read, control.seconds));
-    section.statements_per_second = counts.statements.map(|s| rate(s, control.seconds));
+    section.transactions_per_second = per_second(Figure::Transactions);
+    section.rows_read_per_second = per_second(Figure::RowsRead);
+    section.statements_per_second = per_second(Figure::Statements);
     section.subtracted = Some(per(|f| f.subtracted));
     section.uncertainty = Some(per(|f| f.uncertainty));
     section.share = Some(PerFigure::from_fn(|f| {
-        of(f).and_then(|c| share(c.subtracted, signal(c)))
+        of(f).and_then(|c| share(c.subtracted, c.signal()))
     }));
     section.period_seconds = control.period_seconds();
     let loudest = (figures.iter())
-        .filter_map(|f| share(f.subtracted, signal(f)).map(|s| (f.figure.label(), s)))
+        .filter_map(|f| share(f.subtracted, f.signal()).map(|s| (f.figure.label(), s)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((figure, loudest)) = loudest.filter(|(_, s)| *s > options.max_share) {
         warnings.push(Note::BackgroundSubtracted {
@@ -365,57 +354,40 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
         });
     }
     let invalid_reasons = (figures.iter())
-        .filter(|f| too_uncertain(f.uncertainty, signal(f)))
+        .filter(|f| too_uncertain(f.uncertainty, f.signal()))
         .map(|f| too_uncertain_reason(f, control, requests))
         .collect();
     Assessed {
-        corrected: Some(per(signal)),
+        corrected: Some(per(Correction::signal)),
         background,
         invalid_reasons,
         warnings,
     }
 }
 
-/// Transactions, rows read, and statements when both windows counted them.
+/// The [`FIGURES`] both windows counted: transactions, rows read, and statements with
+/// pg_stat_statements.
 fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
-    let held = Some(input.flush_interval_seconds);
-    let figure = |figure, measured, count, events, held: Option<f64>| Correction {
-        figure,
-        measured,
-        subtracted: rate(count, seconds) * window,
-        uncertainty: uncertainty(count, events, seconds, window, held),
-        fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
+    let correction = |figure| {
+        let (measured, count) = (measured.get(figure)?, c.get(figure)?);
+        // Rows read come in transactions, whose count sets their noise; pg_stat_statements
+        // counts at once: nothing is held back at the edges.
+        let (events, held) = match figure {
+            Figure::Statements => (count, None),
+            _ => (c.transactions?, Some(input.flush_interval_seconds)),
+        };
+        let mut correction = Correction {
+            figure,
+            measured,
+            subtracted: rate(count, seconds) * window,
+            uncertainty: uncertainty(count, events, seconds, window, held),
+            fixed: held.map_or(0.0, |held| rate(count, seconds) * held),
+        };
+        in_bursts(&mut correction, &control.series(figure), control, window);
+        Some(correction)
     };
-    let mut transactions = figure(
-        Figure::Transactions,
-        measured.transactions,
-        c.transactions,
-        c.transactions,
-        held,
-    );
-    let mut rows_read = figure(
-        Figure::RowsRead,
-        measured.rows_read,
-        c.rows_read,
-        c.transactions,
-        held,
-    );
-    in_bursts(
-        &mut transactions,
-        &control.transactions_series,
-        control,
-        window,
-    );
-    in_bursts(&mut rows_read, &control.rows_read_series, control, window);
-    let mut figures = vec![transactions, rows_read];
-    if let (Some(m), Some(s)) = (measured.statements, c.statements) {
-        // pg_stat_statements counts at once: nothing is held back at the edges.
-        let mut statements = figure(Figure::Statements, m, s, s, None);
-        in_bursts(&mut statements, &control.series, control, window);
-        figures.push(statements);
-    }
-    figures
+    FIGURES.into_iter().filter_map(correction).collect()
 }
 
 /// A background in bursts varies more than a Poisson stream of its events: the control
@@ -466,20 +438,15 @@ fn plain_reasons(input: &Input, measured: Counts) -> Vec<Invalid> {
          while pgcost sent nothing",
         tail.statements, tail.seconds,
     );
-    let how_much = if too_loud(expected, statements as f64 - expected, max) {
-        format!(
-            "so about {expected:.0} of the window's {statements} statements are not the \
-             requests' ({}",
-            rest(expected)
-        )
-    } else {
-        format!(
-            "so about {expected:.0} of the window's {statements} statements are not the \
-             requests' ({}), and so short a count leaves up to {bound:.0} possible ({}",
-            rest(expected),
-            rest(bound)
-        )
-    };
+    let mut how_much = format!(
+        "so about {expected:.0} of the window's {statements} statements are not the requests' \
+         ({}",
+        rest(expected)
+    );
+    if !too_loud(expected, statements as f64 - expected, max) {
+        let most = format!("{bound:.0} possible ({}", rest(bound));
+        how_much += &format!("), and so short a count leaves up to {most}");
+    }
     let message = format!(
         "{seen}, {how_much}, more than --max-background {}); measure it and subtract it with \
          --control 10s (give --app-role ROLE too when it runs as another role)",
@@ -494,13 +461,7 @@ pub fn too_uncertain(uncertainty: f64, signal: f64) -> bool {
 }
 
 fn too_uncertain_reason(f: &Correction, control: &Control, requests: u64) -> Invalid {
-    let signal = (f.measured as f64 - f.subtracted).max(0.0);
-    let needed = series::control_seconds_for(
-        f.uncertainty,
-        f.fixed,
-        UNCERTAINTY_TARGET * signal,
-        control.seconds,
-    );
+    let (signal, needed) = (f.signal(), f.control_needed(control.seconds));
     let period = control
         .period_seconds()
         .map(|p| format!(", a period of {p:.1} s"))

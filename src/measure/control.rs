@@ -11,7 +11,7 @@ use super::background::{SAMPLE_EVERY, active_since};
 use super::meter::{Meter, Window};
 use crate::config::AuditConfig;
 use crate::cost::background::sizing::{self, Burst};
-use crate::cost::background::{self, Control, Counts, series};
+use crate::cost::background::{self, Control, series};
 use crate::cost::delta;
 use crate::cost::notes::Note;
 use crate::cost::report::model::figure::PerFigure;
@@ -77,7 +77,7 @@ impl Meter {
         let needed = (windows.iter())
             .filter_map(|w| {
                 let input = w.context.background.as_ref()?;
-                let counts = Counts::of(&w.delta, self.reads_statements());
+                let counts = background::counts(&w.delta, self.reads_statements());
                 Some(background::control_needed(input, counts).unwrap_or(before.seconds))
             })
             .fold(0.0, f64::max);
@@ -129,7 +129,7 @@ impl Meter {
         let mut span = delta::delta(ended, opened?);
         self.watch.split(&mut span);
         let span_seconds = ended_at.elapsed().as_secs_f64();
-        let counts = Counts::of(&span, self.reads_statements());
+        let counts = background::counts(&span, self.reads_statements());
         let c = control.counts;
         let own = |count: i64, background: i64| {
             let rate = background::rate(background, control.seconds);
@@ -142,12 +142,7 @@ impl Meter {
             .saturating_sub(spent + overhead)
             .saturating_sub(Duration::from_secs_f64(control.seconds));
         let burst = Burst {
-            own: PerFigure {
-                transactions: Some(own(counts.transactions, c.transactions)),
-                rows_read: Some(own(counts.rows_read, c.rows_read)),
-                statements: (counts.statements.zip(c.statements)).map(|(s, b)| own(s, b)),
-                ..PerFigure::default()
-            },
+            own: PerFigure::from_fn(|f| Some(own(counts.get(f)?, c.get(f)?))),
             requests_per_second,
             overhead_seconds: overhead.as_secs_f64(),
             flush_interval_seconds: background::flush_interval_seconds(
@@ -182,10 +177,9 @@ impl Meter {
         let (start_at, start) = (Instant::now(), self.source.snapshot().await?);
         let first = self.source.activity().await?;
         let wanted = (length.as_secs_f64() / SUB_WINDOW.as_secs_f64()).ceil() as usize;
-        let (mut pids, mut series, mut subs) = (BTreeSet::new(), Vec::new(), 0);
-        let (mut transactions, mut rows_read) = (Vec::new(), Vec::new());
+        let (mut pids, mut subs, mut statements) = (BTreeSet::new(), Vec::new(), Vec::new());
         let (mut last_at, mut last) = (start_at, start.clone());
-        while subs < series::whole_periods(&series, wanted, 2 * wanted) {
+        while subs.len() < series::whole_periods(&statements, wanted, 2 * wanted) {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -199,11 +193,10 @@ impl Meter {
                 let (at, snapshot) = (Instant::now(), self.source.snapshot().await?);
                 let mut sub = delta::delta(&last, &snapshot);
                 self.watch.split(&mut sub);
-                let counts = Counts::of(&sub, self.reads_statements());
-                series.extend(counts.statements);
-                transactions.push(counts.transactions);
-                rows_read.push(counts.rows_read);
-                (last_at, last, subs) = (at, snapshot, subs + 1);
+                let counts = background::counts(&sub, self.reads_statements());
+                statements.extend(counts.statements);
+                subs.push(counts);
+                (last_at, last) = (at, snapshot);
             }
         }
         spinner.finish_and_clear();
@@ -221,10 +214,8 @@ impl Meter {
         self.watch.others.background_pids.extend(pids);
         let control = Control {
             seconds: last_at.duration_since(start_at).as_secs_f64(),
-            counts: Counts::of(&window, self.reads_statements()),
-            series,
-            transactions_series: transactions,
-            rows_read_series: rows_read,
+            counts: background::counts(&window, self.reads_statements()),
+            subs,
             joins: Vec::new(),
         };
         Ok((control, reasons))

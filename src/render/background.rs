@@ -2,8 +2,8 @@
 //! and how far off the corrected figures may be, or the statements `--app-role` left out.
 
 use super::sections::Grid;
+use crate::cost::background::FIGURES;
 use crate::cost::report::Report;
-use crate::cost::report::model::figure::Figure;
 
 /// Its title and grid; `None` when there is nothing to show.
 pub fn section(report: &Report) -> Option<(String, Grid)> {
@@ -30,8 +30,7 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
             b.rows_read_per_second,
             b.statements_per_second,
         ];
-        let figures = [Figure::Transactions, Figure::RowsRead, Figure::Statements];
-        let rows = (figures.into_iter().zip(rates))
+        let rows = (FIGURES.into_iter().zip(rates))
             .map(|(f, rate)| {
                 vec![
                     f.label().to_string(),
@@ -105,11 +104,18 @@ mod tests {
         let control = Control {
             seconds: 10.0,
             counts: Counts {
-                transactions: 5,
-                rows_read: 5,
+                transactions: Some(5),
+                rows_read: Some(5),
                 statements: Some(0),
+                ..Counts::default()
             },
-            series: vec![0; 10],
+            subs: vec![
+                Counts {
+                    statements: Some(0),
+                    ..Counts::default()
+                };
+                10
+            ],
             ..Control::default()
         };
         let r = report(Some(control));

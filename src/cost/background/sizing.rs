@@ -4,7 +4,7 @@
 //! `--max-duration` allows no more. The edges of a periodic background do not shrink with a
 //! longer control window, only beside a larger signal. The rules are in docs/background.md.
 
-use super::{Control, Counts, Input, UNCERTAINTY_TARGET, figures, rate};
+use super::{Control, Input, UNCERTAINTY_TARGET, figures, rate};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 
 /// The burst is sized for this share of the target: the window's settle waits are only
@@ -37,16 +37,11 @@ impl Burst {
     /// taken), as [`super::assess`] would judge the window.
     fn enough(&self, control: &Control, n: u64) -> bool {
         let window = self.overhead_seconds + n as f64 / self.requests_per_second;
-        let expected = |figure, count: i64| {
-            let own = self.own.get(figure)?;
-            Some((own * n as f64 + rate(count, control.seconds) * window).round() as i64)
-        };
-        let c = control.counts;
-        let measured = Counts {
-            transactions: expected(Figure::Transactions, c.transactions).unwrap_or(0),
-            rows_read: expected(Figure::RowsRead, c.rows_read).unwrap_or(0),
-            statements: c.statements.and_then(|b| expected(Figure::Statements, b)),
-        };
+        // What the window would count of each figure the burst is sized for.
+        let measured = PerFigure::from_fn(|figure| {
+            let (own, background) = (self.own.get(figure)?, control.counts.get(figure)?);
+            Some((own * n as f64 + rate(background, control.seconds) * window).round() as i64)
+        });
         let input = Input {
             control: Some(control.clone()),
             window_seconds: window,
@@ -113,14 +108,20 @@ mod tests {
 
     /// 30 statements every 2 s, read each second for 10 s.
     fn job() -> Control {
+        let statements = |n| Counts {
+            statements: Some(n),
+            ..Counts::default()
+        };
         Control {
             seconds: 10.0,
             counts: Counts {
-                transactions: 5,
-                rows_read: 150,
-                statements: Some(150),
+                transactions: Some(5),
+                rows_read: Some(150),
+                ..statements(150)
             },
-            series: (0..10).map(|i| if i % 2 == 0 { 30 } else { 0 }).collect(),
+            subs: (0..10)
+                .map(|i| statements(if i % 2 == 0 { 30 } else { 0 }))
+                .collect(),
             ..Control::default()
         }
     }

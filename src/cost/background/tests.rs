@@ -52,13 +52,26 @@ fn statements_uncertainty(a: &Assessed) -> f64 {
 fn control(seconds: f64, transactions: i64, rows_read: i64, statements: i64) -> Control {
     Control {
         seconds,
-        counts: Counts {
-            transactions,
-            rows_read,
-            statements: Some(statements),
-        },
+        counts: totals(transactions, rows_read, Some(statements)),
         ..Control::default()
     }
+}
+
+/// A window's counts of transactions, rows read and statements.
+fn totals(transactions: i64, rows_read: i64, statements: Option<i64>) -> Counts {
+    Counts {
+        transactions: Some(transactions),
+        rows_read: Some(rows_read),
+        statements,
+        ..Counts::default()
+    }
+}
+
+/// Sub-windows that counted only `figures`, each `values` of them in turn.
+fn subs(figures: &[Figure], values: impl IntoIterator<Item = i64>) -> Vec<Counts> {
+    (values.into_iter())
+        .map(|v| PerFigure::from_fn(|f| figures.contains(&f).then_some(v)))
+        .collect()
 }
 
 #[test]
@@ -105,10 +118,8 @@ fn counts_read_transactions_rows_and_top_level_statements() {
         statements: vec![stmt(10, 1, 42), nested],
         ..Default::default()
     };
-    let counts = Counts::of(&delta, true);
-    assert_eq!((counts.transactions, counts.rows_read), (42, 900));
-    assert_eq!(counts.statements, Some(42));
-    assert_eq!(Counts::of(&delta, false).statements, None);
+    assert_eq!(counts(&delta, true), totals(42, 900, Some(42)));
+    assert_eq!(counts(&delta, false), totals(42, 900, None));
 }
 
 #[test]
@@ -143,11 +154,7 @@ fn the_control_windows_rates_are_subtracted_over_the_measured_window() {
     // 10 s of control: 20 transactions, 40 rows read, 0 statements of the app's roles.
     // Measured over 20 s: 1040 transactions (1000 from 1000 requests), 50080 rows read.
     let input = input(Some(control(10.0, 20, 40, 0)));
-    let measured = Counts {
-        transactions: 1040,
-        rows_read: 50_080,
-        statements: Some(1000),
-    };
+    let measured = totals(1040, 50_080, Some(1000));
     let a = assess(&input, measured, 1000);
     assert!(a.invalid_reasons.is_empty(), "{:?}", a.invalid_reasons);
     let corrected = a.corrected.unwrap();
@@ -178,11 +185,7 @@ fn a_background_too_uncertain_beside_the_signal_is_not_valid() {
     // sqrt(500) * 2 + 50 * 3 = 284.2, more than 15% of 200. The 50 held at each edge
     // alone is more than 30: only more requests help.
     let input = input(Some(control(10.0, 500, 500, 0)));
-    let measured = Counts {
-        transactions: 1200,
-        rows_read: 101_000,
-        statements: Some(200),
-    };
+    let measured = totals(1200, 101_000, Some(200));
     let a = assess(&input, measured, 200);
     assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
     assert_eq!(
@@ -203,11 +206,7 @@ fn a_background_too_uncertain_beside_the_signal_is_not_valid() {
     );
     // A share far above --max-background is no refusal when the ± is small: 5000
     // requests, the same background.
-    let measured = Counts {
-        transactions: 6000,
-        rows_read: 501_000,
-        statements: Some(5000),
-    };
+    let measured = totals(6000, 501_000, Some(5000));
     let a = assess(&input, measured, 5000);
     assert!(a.invalid_reasons.is_empty(), "{:?}", a.invalid_reasons);
     assert!((a.corrected.unwrap().transactions.unwrap() - 1.0).abs() < 1e-12);
@@ -219,14 +218,13 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
     // requests of 1 statement. Poisson: 3 * 200 / sqrt(200) * 1.3 = 55.2; the bursts: 20
     // at the edges, the rate exact.
     let mut c = control(10.0, 0, 0, 200);
-    c.series = (0..10).map(|i| if i % 2 == 0 { 40 } else { 0 }).collect();
+    c.subs = subs(
+        &[Figure::Statements],
+        (0..10).map(|i| if i % 2 == 0 { 40 } else { 0 }),
+    );
     let mut input = input(Some(c.clone()));
     input.window_seconds = 13.0;
-    let measured = Counts {
-        transactions: 1000,
-        rows_read: 1000,
-        statements: Some(1260),
-    };
+    let measured = totals(1000, 1000, Some(1260));
     let a = assess(&input, measured, 1000);
     let b = a.background.unwrap();
     assert_eq!(b.period_seconds, Some(2.0));
@@ -238,7 +236,10 @@ fn a_periodic_background_is_uncertain_by_its_bursts_and_its_period_is_said() {
     assert!(a.invalid_reasons.is_empty(), "{:?}", a.invalid_reasons);
     // The same bursts of 400: 4 per request in 100 requests. Poisson still says 3 * 2000 /
     // sqrt(2000) * 1.3 = 174; the edges 200, too much beside 100: more requests.
-    c.series = (0..10).map(|i| if i % 2 == 0 { 400 } else { 0 }).collect();
+    c.subs = subs(
+        &[Figure::Statements],
+        (0..10).map(|i| if i % 2 == 0 { 400 } else { 0 }),
+    );
     c.counts.statements = Some(2000);
     input.control = Some(c);
     let measured = Counts {
@@ -262,24 +263,17 @@ fn control_windows_before_and_after_the_burst_keep_their_own_phase() {
     // 400 statements every 2 s: in odd seconds over the 6 s before the burst, in even ones
     // over the 8 s after it (the burst lasted a whole number and a half of periods).
     // Poisson would say 3 * 2800 / sqrt(2800) * 11 / 14 = 124.7; the bursts say more.
-    let bursts = |n: usize, phase: usize| -> Vec<i64> {
-        (0..n)
-            .map(|i| if i % 2 == phase { 400 } else { 0 })
-            .collect()
-    };
     let window = |n: usize, phase: usize| {
         let mut c = control(n as f64, 0, 0, 200 * n as i64);
-        c.series = bursts(n, phase);
+        let bursts = (0..n).map(|i| if i % 2 == phase { 400 } else { 0 });
+        c.subs = subs(&[Figure::Statements], bursts);
         c
     };
     let merged = window(6, 1).merged(&window(8, 0));
     assert_eq!(merged.joins, vec![6]);
-    assert_eq!(merged.segments(&merged.series).len(), 2);
-    let measured = Counts {
-        transactions: 2000,
-        rows_read: 2000,
-        statements: Some(4200),
-    };
+    let statements = merged.series(Figure::Statements);
+    assert_eq!(merged.segments(&statements).len(), 2);
+    let measured = totals(2000, 2000, Some(4200));
     let a = assessed(merged, 11.0, measured, 2000);
     // Half a burst at the edges, as either window alone says, and the rate exact; not the
     // whole burst that the two side by side at the join would make of it.
@@ -288,18 +282,14 @@ fn control_windows_before_and_after_the_burst_keep_their_own_phase() {
     // A third window after another burst: two joins.
     let three = window(6, 1).merged(&window(8, 0)).merged(&window(4, 1));
     assert_eq!(three.joins, vec![6, 14]);
-    assert_eq!(three.segments(&three.series).len(), 3);
+    assert_eq!(three.segments(&three.series(Figure::Statements)).len(), 3);
 }
 
 #[test]
 fn without_control_other_backends_are_warned_about() {
     let mut input = input(None);
     input.other_backends = vec!["pid 7 (role cron)".into()];
-    let measured = Counts {
-        transactions: 10,
-        rows_read: 10,
-        statements: None,
-    };
+    let measured = totals(10, 10, None);
     let a = assess(&input, measured, 10);
     assert_eq!(a.background, None, "no flag, no section");
     assert_eq!(a.corrected, None);
@@ -371,11 +361,7 @@ fn the_control_windows_are_sized_for_an_uncertainty_within_fifteen_percent() {
     // expected, ± 3 * 1000 / sqrt(1000) * 2 = 189.7 beside 1000, 15% is 150. Noise shrinks
     // as one over the root of the control window: (189.7 / 150)^2 * 10 = 16 s.
     let input = input(Some(control(10.0, 0, 0, 1000)));
-    let measured = Counts {
-        transactions: 1000,
-        rows_read: 1000,
-        statements: Some(3000),
-    };
+    let measured = totals(1000, 1000, Some(3000));
     let needed = control_needed(&input, measured).unwrap();
     assert!((needed - 16.0).abs() < 1e-9, "{needed}");
     let a = assess(&input, measured, 1000);
@@ -405,11 +391,7 @@ fn without_control_a_window_whose_background_may_be_above_the_threshold_is_not_v
         seconds: 8.0,
         statements: 24,
     });
-    let measured = Counts {
-        transactions: 1060,
-        rows_read: 1060,
-        statements: Some(1060),
-    };
+    let measured = totals(1060, 1060, Some(1060));
     let a = assess(&input, measured, 1000);
     assert_eq!(a.invalid_reasons.len(), 1, "{:?}", a.invalid_reasons);
     assert_eq!(
@@ -466,13 +448,9 @@ fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() 
     // 90 at the edges (one sub-window of 100 against a mean of 10), and the rate's spread
     // (sd 31.62 of the sub-windows, over sqrt(10), times 3) over 13 sub-windows: 390.
     let mut c = control(10.0, 100, 100, 0);
-    c.transactions_series = [vec![100], vec![0; 9]].concat();
-    c.rows_read_series = c.transactions_series.clone();
-    let measured = Counts {
-        transactions: 10_000,
-        rows_read: 10_000,
-        statements: Some(10_000),
-    };
+    let both = [Figure::Transactions, Figure::RowsRead];
+    c.subs = subs(&both, [vec![100], vec![0; 9]].concat());
+    let measured = totals(10_000, 10_000, Some(10_000));
     let a = assessed(c, 13.0, measured, 10_000);
     let u = a.background.unwrap().uncertainty.unwrap();
     // The held edges: 10 a second for 1 s, at both edges of both windows (1 + 1.3).
@@ -487,7 +465,7 @@ fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() 
     assert!((u.rows_read.unwrap() - u.transactions.unwrap()).abs() < 1e-12);
     // Steady sub-windows: Poisson stands.
     let mut c = control(10.0, 100, 100, 0);
-    c.transactions_series = vec![10; 10];
+    c.subs = subs(&[Figure::Transactions], vec![10; 10]);
     let mut input = super::tests::input(Some(c));
     input.window_seconds = 13.0;
     let u = assess(&input, measured, 10_000).background.unwrap();

@@ -149,7 +149,7 @@ impl Report {
         let mut invalid_reasons = invalid_reasons(delta, load, &context);
         let mut warnings = warnings(delta, load, &context);
         let background = (context.background.as_ref()).map(|input| {
-            let counts = background::Counts::of(delta, available);
+            let counts = background::counts(delta, available);
             let assessed = background::assess(input, counts, n);
             per_request.subtract_background(assessed.corrected);
             invalid_reasons.extend(assessed.invalid_reasons);

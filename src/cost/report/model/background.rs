@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::figure::PerFigure;
 
 /// The report's `background` section (docs/json.md).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Background {
     /// `--app-role`; empty when every role counts.
     pub app_roles: Vec<String>,
