@@ -259,15 +259,33 @@ pub fn nodes(report: &Report) -> Option<Grid> {
 }
 
 /// The columns every view shows for a statement, first.
-pub const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
+const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
 
-/// A statement's cells under `STATEMENT_FIGURES`.
-pub fn statement_figures(s: &StatementRow) -> Vec<String> {
-    vec![
-        format!("{:.2}", s.calls_per_request),
-        format!("{:.1}", s.rows_per_call),
-        format!("{:.2}", s.rows_per_request),
-    ]
+/// The first `shown` statements: `STATEMENT_FIGURES`, then the view's own `columns` and
+/// their `cells`, the last of them the statement; every column before it is a figure.
+/// `None` without statements.
+pub fn statements(
+    report: &Report,
+    shown: usize,
+    columns: &[&str],
+    cells: impl Fn(&StatementRow) -> Vec<String>,
+) -> Option<Grid> {
+    if report.statements.is_empty() {
+        return None;
+    }
+    let header = [STATEMENT_FIGURES.as_slice(), columns].concat();
+    let rows = (report.statements.iter().take(shown))
+        .map(|s| {
+            let mut row = vec![
+                format!("{:.2}", s.calls_per_request),
+                format!("{:.1}", s.rows_per_call),
+                format!("{:.2}", s.rows_per_request),
+            ];
+            row.extend(cells(s));
+            row
+        })
+        .collect();
+    Some(Grid::new(&header, rows, 0..header.len() - 1))
 }
 
 /// The tables the request touched, per request; `None` when it touched none.
