@@ -14,7 +14,7 @@ use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
 use crate::render::sections::Grid;
 use crate::render::text::figure;
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for ScaleReport {
     fn name(&self) -> &'static str {
@@ -25,14 +25,14 @@ impl View for ScaleReport {
         SCALE_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
             Format::Table => table::render(self),
             Format::Json => json::render(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
             Format::Sarif => sarif::render(self),
-            _ => return Err(Unsupported::of(self, format)),
+            _ => return None,
         })
     }
 
