@@ -139,9 +139,8 @@ fn share_chart(r: &Report) -> BarChart {
     let total_blocks: f64 = all_top.clone().map(|s| s.blocks_per_request).sum();
     let total_time: f64 = all_top.map(db_time_per_request).sum();
     let percent = |part: f64, total: f64| (total > 0.0).then(|| 100.0 * part / total);
-    let series = |name: &str, of: &dyn Fn(&StatementRow) -> Option<f64>| Series {
-        name: name.into(),
-        values: top.iter().map(|(_, s)| of(s)).collect(),
+    let series = |name: &str, of: &dyn Fn(&StatementRow) -> Option<f64>| {
+        Series::of(name, &top, |(_, s)| of(s))
     };
     let rows_known = r.per_request.rows_returned.is_some_and(|v| v > 0.0);
     BarChart {
@@ -253,9 +252,8 @@ fn tables(r: &Report) -> Markup {
     let Some(grid) = sections::tables(r) else {
         return html! {};
     };
-    let of = |name: &str, value: fn(&crate::cost::report::TableRow) -> f64| Series {
-        name: name.into(),
-        values: r.tables.iter().map(|t| Some(value(t))).collect(),
+    let of = |name: &str, value: fn(&crate::cost::report::TableRow) -> f64| {
+        Series::of(name, &r.tables, |t| Some(value(t)))
     };
     let chart = BarChart {
         title: "Rows each table gave the request".into(),
@@ -294,14 +292,9 @@ pub fn findings(r: &Report) -> Markup {
             .enumerate()
             .map(|(i, f)| format!("#{} {} ({})", i + 1, f.kind, f.severity))
             .collect(),
-        series: vec![Series {
-            name: "avoidable rows per request".into(),
-            values: r
-                .findings
-                .iter()
-                .map(|f| Some(f.avoidable_rows_per_request))
-                .collect(),
-        }],
+        series: vec![Series::of("avoidable rows per request", &r.findings, |f| {
+            Some(f.avoidable_rows_per_request)
+        })],
         limits: None,
         note: Some("Rows Postgres reads or sends that the suggested change would save.".into()),
         decimals: 2,

@@ -44,6 +44,20 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
 }
 
+impl Series {
+    /// The series `name`: `value` of each of `items`, in order.
+    pub fn of<T>(
+        name: &str,
+        items: impl IntoIterator<Item = T>,
+        value: impl FnMut(T) -> Option<f64>,
+    ) -> Series {
+        Series {
+            name: name.into(),
+            values: items.into_iter().map(value).collect(),
+        }
+    }
+}
+
 /// The legend entries of `series`, each in its palette colour.
 pub(super) fn series_legend(series: &[Series]) -> Vec<(String, String)> {
     (series.iter().zip(PALETTE.iter().cycle()))

@@ -106,20 +106,13 @@ fn position(concurrency: f64) -> f64 {
     concurrency.max(1.0).log2()
 }
 
-fn series(name: &str, steps: &[Step], value: impl Fn(&Step) -> Option<f64>) -> Series {
-    Series {
-        name: name.into(),
-        values: steps.iter().map(value).collect(),
-    }
-}
-
 fn charts(report: &RampReport) -> Vec<LineChart> {
     let steps = &report.steps;
     let axis = Axis::of(steps);
     let mut throughput = axis.chart(
         "Throughput by step",
         "requests per second",
-        vec![series("requests per second", steps, |s| Some(s.rps))],
+        vec![Series::of("requests per second", steps, |s| Some(s.rps))],
     );
     throughput.model = usl_curve(report, &axis);
     throughput.mark = knee_mark(report, &axis);
@@ -132,19 +125,19 @@ fn charts(report: &RampReport) -> Vec<LineChart> {
         "Latency by step",
         "latency (ms)",
         vec![
-            series("p50", steps, |s| Some(s.latency_ms.p50)),
-            series("p95", steps, |s| Some(s.latency_ms.p95)),
-            series("p99", steps, |s| Some(s.latency_ms.p99)),
+            Series::of("p50", steps, |s| Some(s.latency_ms.p50)),
+            Series::of("p95", steps, |s| Some(s.latency_ms.p95)),
+            Series::of("p99", steps, |s| Some(s.latency_ms.p99)),
         ],
     );
     let mut database = axis.chart(
         "Database time per request",
         "milliseconds per request",
         vec![
-            series("db time (pg_stat_statements)", steps, |s| {
+            Series::of("db time (pg_stat_statements)", steps, |s| {
                 Some(s.per_request.db_time_ms)
             }),
-            series("db backends' CPU", steps, |s| s.database.cpu_ms_per_request),
+            Series::of("db backends' CPU", steps, |s| s.database.cpu_ms_per_request),
         ],
     );
     database.note = Some(
@@ -166,16 +159,16 @@ fn backends(axis: &Axis, steps: &[Step]) -> LineChart {
         "Backends of the target database (pg_stat_activity)",
         "backends",
         vec![
-            series("connected (max)", steps, |s| {
+            Series::of("connected (max)", steps, |s| {
                 Some(s.database.activity.connected_backends_max as f64)
             }),
-            series("active (mean)", steps, |s| {
+            Series::of("active (mean)", steps, |s| {
                 Some(s.database.activity.active_backends_mean)
             }),
-            series("active (max)", steps, |s| {
+            Series::of("active (max)", steps, |s| {
                 Some(s.database.activity.active_backends_max as f64)
             }),
-            series("idle in transaction (mean)", steps, |s| {
+            Series::of("idle in transaction (mean)", steps, |s| {
                 Some(s.database.activity.idle_in_transaction_mean)
             }),
         ],
@@ -194,16 +187,16 @@ fn cpu(axis: &Axis, steps: &[Step]) -> LineChart {
         "CPU by step",
         "% of one core",
         vec![
-            series("busiest app thread", steps, |s| {
+            Series::of("busiest app thread", steps, |s| {
                 s.app_cpu.map(|c| percent(c.busiest_thread_share))
             }),
-            series("app processes", steps, |s| {
+            Series::of("app processes", steps, |s| {
                 s.app_cpu.map(|c| percent(c.cores))
             }),
-            series("database backends", steps, |s| {
+            Series::of("database backends", steps, |s| {
                 s.database.cpu_cores.map(percent)
             }),
-            series("pgcost", steps, |s| {
+            Series::of("pgcost", steps, |s| {
                 Some(percent(s.load_generator_cpu.cores))
             }),
         ],
