@@ -320,6 +320,16 @@ pub fn tables(report: &Report) -> Option<Grid> {
     Some(Grid::new(&header, rows, 1..7))
 }
 
+/// What a finding is about: `table: statement`, or the one of them it names.
+pub fn subject(f: &Finding) -> Option<String> {
+    match (&f.table, &f.query) {
+        (Some(t), Some(q)) => Some(format!("{t}: {q}")),
+        (None, Some(q)) => Some(q.clone()),
+        (Some(t), None) => Some(t.clone()),
+        (None, None) => None,
+    }
+}
+
 /// The findings in brief, for a terminal: a few lines each (kind, severity and saving;
 /// the statement on one line; the evidence on one line; the first place in the source,
 /// a tagged line or with `--source`; who sent it when no line was tagged), then the
@@ -338,13 +348,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             f.saves_per_request.describe()
         );
         let _ = writeln!(out, "{}", one_line(&headline, width));
-        let subject = match (&f.table, &f.query) {
-            (Some(t), Some(q)) => Some(format!("{t}: {q}")),
-            (None, Some(q)) => Some(q.clone()),
-            (Some(t), None) => Some(t.clone()),
-            (None, None) => None,
-        }
-        .map(|subject| in_database(&f.database, &subject));
+        let subject = subject(f).map(|subject| in_database(&f.database, &subject));
         if let Some(subject) = subject {
             let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
         }

@@ -5,13 +5,12 @@
 
 use maud::{Markup, html};
 
-use crate::cost::findings::sent_from::sent_by;
 use crate::cost::notes::messages;
 use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 use crate::render::html::chart::{BarChart, Series, latency_curve};
-use crate::render::html::{grid_table, page, strip, verdict};
+use crate::render::html::{grid_table, page, provenance, strip, verdict};
 use crate::render::sections;
 use crate::render::text::{Exporter, figure, status_line};
 
@@ -331,14 +330,7 @@ fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
             table {
                 tbody { @for (name, value) in &f.evidence { tr { td { (name) } td.num { (format!("{value:.2}")) } } } }
             }
-            @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
-                p.tags { (sent_by) }
-            }
-            @if !f.locations.is_empty() {
-                ul.locations {
-                    @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
-                }
-            }
+            (provenance(f))
             pre { (f.suggestion) }
         }
     }

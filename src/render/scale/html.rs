@@ -5,7 +5,6 @@
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
-use crate::cost::findings::sent_from::sent_by;
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
@@ -13,7 +12,7 @@ use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
-use crate::render::html::{grid_table, page, verdict};
+use crate::render::html::{grid_table, page, provenance, verdict};
 
 /// Statements drawn one chart each, steepest first.
 const CHARTED_STATEMENTS: usize = 4;
@@ -48,14 +47,7 @@ fn body(report: &ScaleReport) -> Markup {
                     @if let Some(q) = &f.query { code { (q) } }
                     @if let Some(t) = &f.table { code { (t) } }
                     p { (f.suggestion) }
-                    @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
-                        p.tags { (sent_by) }
-                    }
-                    @if !f.locations.is_empty() {
-                        ul.locations {
-                            @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
-                        }
-                    }
+                    (provenance(f))
                 }
             }
         }
