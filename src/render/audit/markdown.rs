@@ -65,6 +65,11 @@ pub fn markdown_table(grid: &Grid) -> String {
     table.to_string()
 }
 
+/// Text inside backticks, which it cannot hold.
+pub(crate) fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
+}
+
 /// The endpoint, the verdict, and the load in one sentence.
 fn heading(r: &Report) -> String {
     let mark = if r.valid { "✅" } else { "❌" };

@@ -38,7 +38,7 @@ impl Exporter for TableExporter {
             sections::tables(r).map(|grid| titled("Tables (per request)", &grid)),
             findings(r),
             Some(list("Why the numbers are not valid", reasons(r))),
-            Some(list("Warnings", &later_warnings(r))),
+            Some(list("Warnings", later_warnings(r))),
         ]
         .into_iter()
         .flatten()
@@ -65,11 +65,14 @@ fn titled(title: &str, grid: &Grid) -> String {
 }
 
 /// A blank line, the title, then one item a line; nothing without items.
-fn list(title: &str, items: &[impl std::fmt::Display]) -> String {
+pub(crate) fn list(title: &str, items: impl IntoIterator<Item = impl std::fmt::Display>) -> String {
+    let items: String = items
+        .into_iter()
+        .map(|item| format!("- {item}\n"))
+        .collect();
     if items.is_empty() {
         return String::new();
     }
-    let items: String = items.iter().map(|item| format!("- {item}\n")).collect();
     format!("\n{title}\n{items}")
 }
 
@@ -131,11 +134,10 @@ fn header_wrap() -> textwrap::Options<'static> {
 }
 
 /// The warnings shown after the findings: all but the ones the header shows.
-fn later_warnings(r: &Report) -> Vec<String> {
+fn later_warnings(r: &Report) -> impl Iterator<Item = String> {
     (r.notes.iter())
         .filter(|w| !w.in_header())
         .map(Note::message)
-        .collect()
 }
 
 fn baseline(r: &Report) -> Option<String> {

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{headline, sections};
 use crate::cost::findings::sent_from::sent_by;
 use crate::cost::scale::ScaleReport;
-use crate::render::audit::markdown::markdown_table;
+use crate::render::audit::markdown::{code, markdown_table};
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!(
@@ -31,10 +31,10 @@ pub(super) fn render(report: &ScaleReport) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "- **{}** ({}): `{}`; {}.\n\n  {}\n",
+                "- **{}** ({}): {}; {}.\n\n  {}\n",
                 f.kind,
                 f.severity,
-                subject.replace('`', "'"),
+                code(subject),
                 evidence.join(", "),
                 f.suggestion.replace('\n', "\n  ")
             );
