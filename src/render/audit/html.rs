@@ -11,8 +11,8 @@ use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 use crate::render::html::chart::{BarChart, Series, latency_curve};
 use crate::render::html::{grid_table, page, provenance, strip, verdict};
-use crate::render::sections;
 use crate::render::text::{Exporter, figure, status_line};
+use crate::render::{background, pgbouncer, sections};
 
 /// Statements in the share chart; the table below it has them all.
 const STATEMENTS_CHARTED: usize = 12;
@@ -49,26 +49,20 @@ fn audit_body(r: &Report) -> Markup {
 /// The same tables as the terminal view: per database or replica, the background,
 /// PgBouncer's figures and the statements that wrote; each only when the run had it.
 fn fleet(r: &Report) -> Markup {
-    let nodes = sections::nodes(r);
-    let background = crate::render::background::section(r);
-    let pgbouncer = crate::render::pgbouncer::grid(r);
-    let writes = sections::statement_writes(r, 120);
-    let setup = sections::setup(r, 120);
+    let titled = |title: &str, grid| (title.to_string(), grid);
+    let grids = [
+        sections::nodes(r).map(|grid| titled("Per database (per request)", grid)),
+        background::section(r),
+        pgbouncer::grid(r).map(|grid| titled("PgBouncer", grid)),
+        (sections::statement_writes(r, 120))
+            .map(|grid| titled("Statements that wrote (per request)", grid)),
+    ];
     html! {
-        @if let Some((title, detail, grid)) = setup {
+        @if let Some((title, detail, grid)) = sections::setup(r, 120) {
             section { h2 { (title) } p { (detail) } (grid_table(&grid)) }
         }
-        @if let Some(grid) = nodes {
-            section { h2 { "Per database (per request)" } (grid_table(&grid)) }
-        }
-        @if let Some((title, grid)) = background {
+        @for (title, grid) in grids.into_iter().flatten() {
             section { h2 { (title) } (grid_table(&grid)) }
-        }
-        @if let Some(grid) = pgbouncer {
-            section { h2 { "PgBouncer" } (grid_table(&grid)) }
-        }
-        @if let Some(grid) = writes {
-            section { h2 { "Statements that wrote (per request)" } (grid_table(&grid)) }
         }
     }
 }
