@@ -15,11 +15,7 @@ pub(super) fn render(report: &ScaleReport) -> String {
         report.url,
         headline(report)
     );
-    let sections = sections(report, 120);
-    for (title, grid) in sections {
-        if grid.rows.is_empty() {
-            continue;
-        }
+    for (title, grid) in sections(report, 120) {
         let _ = write!(out, "\n#### {title}\n\n{}\n", markdown_table(&grid));
     }
     if !report.findings.is_empty() {

@@ -137,14 +137,17 @@ fn with_label_last(header: Vec<String>, rows: Vec<Vec<String>>) -> Grid {
     }
 }
 
-/// The sections the table and Markdown show, titled, statements cut to `width`.
-pub(crate) fn sections(report: &ScaleReport, width: usize) -> [(&'static str, Grid); 4] {
+/// The sections the table and Markdown show, titled, statements cut to `width`; those
+/// without rows are left out.
+pub(crate) fn sections(report: &ScaleReport, width: usize) -> impl Iterator<Item = (&str, Grid)> {
     [
         ("Points", points(report)),
         ("Per request, over the page size", growth(report)),
         ("Statements, steepest first", statements(report, width)),
         ("Tables: rows read", tables(report)),
     ]
+    .into_iter()
+    .filter(|(_, grid)| !grid.rows.is_empty())
 }
 
 /// One row per table: the slope of its rows read.
