@@ -237,12 +237,10 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         ]
     };
     let mut rows: Vec<Vec<String>> = (report.nodes.iter())
-        .map(|n| match n.role.as_str() {
-            REPLICA => row(
-                format!("{} (replica)", one_line(&n.name, 30)),
-                &n.per_request,
-            ),
-            _ => row(one_line(&n.name, 30), &n.per_request),
+        .map(|n| {
+            let replica = if n.role == REPLICA { " (replica)" } else { "" };
+            let name = format!("{}{replica}", one_line(&n.name, 30));
+            row(name, &n.per_request)
         })
         .collect();
     rows.push(row("sum".into(), &report.per_request));
