@@ -36,24 +36,12 @@ pub const REPORT_FORMATS: &[Format] = &[
 ];
 /// What `pgcost ramp` writes: a ramp has no findings to put in SARIF.
 pub const RAMP_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
-/// What `pgcost demo` writes.
-pub const DEMO_FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
-/// What `pgcost scale` writes.
-pub const SCALE_FORMATS: &[Format] = &[
-    Format::Table,
-    Format::Json,
-    Format::Markdown,
-    Format::Html,
-    Format::Sarif,
-];
-/// What `pgcost survey` writes.
-pub const SURVEY_FORMATS: &[Format] = &[
-    Format::Table,
-    Format::Json,
-    Format::Markdown,
-    Format::Html,
-    Format::Sarif,
-];
+/// What `pgcost demo` writes: what a ramp writes.
+pub const DEMO_FORMATS: &[Format] = RAMP_FORMATS;
+/// What `pgcost scale` writes: what an audit writes.
+pub const SCALE_FORMATS: &[Format] = REPORT_FORMATS;
+/// What `pgcost survey` writes: what an audit writes.
+pub const SURVEY_FORMATS: &[Format] = REPORT_FORMATS;
 /// What `pgcost check` writes.
 pub const CHECK_FORMATS: &[Format] = &[
     Format::Table,

@@ -324,6 +324,17 @@ fn finding_rule(kind: FindingKind) -> Rule {
     }
 }
 
+/// The log of the audit's, scale's and survey's SARIF: each endpoint's findings as results
+/// at it, and a rule per finding kind.
+pub fn findings_log<'a>(
+    endpoints: impl IntoIterator<Item = (Endpoint<'a>, &'a [Finding])>,
+) -> String {
+    let results = (endpoints.into_iter())
+        .flat_map(|(endpoint, findings)| findings.iter().map(move |f| finding_result(&endpoint, f)))
+        .collect();
+    Log::of(finding_rules(), results).render()
+}
+
 /// A finding as a result at `endpoint`: its kind, its level, and a message that names
 /// the statement (or table) and what fixing it saves.
 pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {

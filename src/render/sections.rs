@@ -237,12 +237,10 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         ]
     };
     let mut rows: Vec<Vec<String>> = (report.nodes.iter())
-        .map(|n| match n.role.as_str() {
-            REPLICA => row(
-                format!("{} (replica)", one_line(&n.name, 30)),
-                &n.per_request,
-            ),
-            _ => row(one_line(&n.name, 30), &n.per_request),
+        .map(|n| {
+            let replica = if n.role == REPLICA { " (replica)" } else { "" };
+            let name = format!("{}{replica}", one_line(&n.name, 30));
+            row(name, &n.per_request)
         })
         .collect();
     rows.push(row("sum".into(), &report.per_request));
@@ -259,15 +257,33 @@ pub fn nodes(report: &Report) -> Option<Grid> {
 }
 
 /// The columns every view shows for a statement, first.
-pub const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
+const STATEMENT_FIGURES: [&str; 3] = ["calls/req", "rows/call", "rows/req"];
 
-/// A statement's cells under `STATEMENT_FIGURES`.
-pub fn statement_figures(s: &StatementRow) -> Vec<String> {
-    vec![
-        format!("{:.2}", s.calls_per_request),
-        format!("{:.1}", s.rows_per_call),
-        format!("{:.2}", s.rows_per_request),
-    ]
+/// The first `shown` statements: `STATEMENT_FIGURES`, then the view's own `columns` and
+/// their `cells`, the last of them the statement; every column before it is a figure.
+/// `None` without statements.
+pub fn statements(
+    report: &Report,
+    shown: usize,
+    columns: &[&str],
+    cells: impl Fn(&StatementRow) -> Vec<String>,
+) -> Option<Grid> {
+    if report.statements.is_empty() {
+        return None;
+    }
+    let header = [STATEMENT_FIGURES.as_slice(), columns].concat();
+    let rows = (report.statements.iter().take(shown))
+        .map(|s| {
+            let mut row = vec![
+                format!("{:.2}", s.calls_per_request),
+                format!("{:.1}", s.rows_per_call),
+                format!("{:.2}", s.rows_per_request),
+            ];
+            row.extend(cells(s));
+            row
+        })
+        .collect();
+    Some(Grid::new(&header, rows, 0..header.len() - 1))
 }
 
 /// The tables the request touched, per request; `None` when it touched none.
@@ -302,6 +318,16 @@ pub fn tables(report: &Report) -> Option<Grid> {
     Some(Grid::new(&header, rows, 1..7))
 }
 
+/// What a finding is about: `table: statement`, or the one of them it names.
+pub fn subject(f: &Finding) -> Option<String> {
+    match (&f.table, &f.query) {
+        (Some(t), Some(q)) => Some(format!("{t}: {q}")),
+        (None, Some(q)) => Some(q.clone()),
+        (Some(t), None) => Some(t.clone()),
+        (None, None) => None,
+    }
+}
+
 /// The findings in brief, for a terminal: a few lines each (kind, severity and saving;
 /// the statement on one line; the evidence on one line; the first place in the source,
 /// a tagged line or with `--source`; who sent it when no line was tagged), then the
@@ -320,13 +346,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             f.saves_per_request.describe()
         );
         let _ = writeln!(out, "{}", one_line(&headline, width));
-        let subject = match (&f.table, &f.query) {
-            (Some(t), Some(q)) => Some(format!("{t}: {q}")),
-            (None, Some(q)) => Some(q.clone()),
-            (Some(t), None) => Some(t.clone()),
-            (None, None) => None,
-        }
-        .map(|subject| in_database(&f.database, &subject));
+        let subject = subject(f).map(|subject| in_database(&f.database, &subject));
         if let Some(subject) = subject {
             let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
         }

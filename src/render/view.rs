@@ -11,8 +11,13 @@ pub trait View {
     fn name(&self) -> &'static str;
     /// The formats it has a view in; the command's `--format` and `--export` offer these.
     fn formats(&self) -> &'static [Format];
+    /// The document in `format`, or `None` for a format it has no view in.
+    fn view(&self, format: Format) -> Option<String>;
     /// The document in `format`, or `Unsupported` for a format it has no view in.
-    fn render(&self, format: Format) -> Result<String, Unsupported>;
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        self.view(format)
+            .ok_or_else(|| Unsupported::of(self, format))
+    }
     /// One line that says how the run came out, for stderr when the document went to a
     /// file.
     fn headline(&self) -> Option<String> {

@@ -5,15 +5,14 @@
 
 use maud::{Markup, html};
 
-use crate::cost::findings::sent_from::sent_by;
 use crate::cost::notes::messages;
 use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
 use crate::render::html::chart::{BarChart, Series, latency_curve};
-use crate::render::html::{grid_table, page, strip, verdict};
-use crate::render::sections;
+use crate::render::html::{grid_table, page, provenance, strip, verdict};
 use crate::render::text::{Exporter, figure, status_line};
+use crate::render::{background, pgbouncer, sections};
 
 /// Statements in the share chart; the table below it has them all.
 const STATEMENTS_CHARTED: usize = 12;
@@ -50,26 +49,20 @@ fn audit_body(r: &Report) -> Markup {
 /// The same tables as the terminal view: per database or replica, the background,
 /// PgBouncer's figures and the statements that wrote; each only when the run had it.
 fn fleet(r: &Report) -> Markup {
-    let nodes = sections::nodes(r);
-    let background = crate::render::background::section(r);
-    let pgbouncer = crate::render::pgbouncer::grid(r);
-    let writes = sections::statement_writes(r, 120);
-    let setup = sections::setup(r, 120);
+    let titled = |title: &str, grid| (title.to_string(), grid);
+    let grids = [
+        sections::nodes(r).map(|grid| titled("Per database (per request)", grid)),
+        background::section(r),
+        pgbouncer::grid(r).map(|grid| titled("PgBouncer", grid)),
+        (sections::statement_writes(r, 120))
+            .map(|grid| titled("Statements that wrote (per request)", grid)),
+    ];
     html! {
-        @if let Some((title, detail, grid)) = setup {
+        @if let Some((title, detail, grid)) = sections::setup(r, 120) {
             section { h2 { (title) } p { (detail) } (grid_table(&grid)) }
         }
-        @if let Some(grid) = nodes {
-            section { h2 { "Per database (per request)" } (grid_table(&grid)) }
-        }
-        @if let Some((title, grid)) = background {
+        @for (title, grid) in grids.into_iter().flatten() {
             section { h2 { (title) } (grid_table(&grid)) }
-        }
-        @if let Some(grid) = pgbouncer {
-            section { h2 { "PgBouncer" } (grid_table(&grid)) }
-        }
-        @if let Some(grid) = writes {
-            section { h2 { "Statements that wrote (per request)" } (grid_table(&grid)) }
         }
     }
 }
@@ -139,9 +132,8 @@ fn share_chart(r: &Report) -> BarChart {
     let total_blocks: f64 = all_top.clone().map(|s| s.blocks_per_request).sum();
     let total_time: f64 = all_top.map(db_time_per_request).sum();
     let percent = |part: f64, total: f64| (total > 0.0).then(|| 100.0 * part / total);
-    let series = |name: &str, of: &dyn Fn(&StatementRow) -> Option<f64>| Series {
-        name: name.into(),
-        values: top.iter().map(|(_, s)| of(s)).collect(),
+    let series = |name: &str, of: &dyn Fn(&StatementRow) -> Option<f64>| {
+        Series::of(name, &top, |(_, s)| of(s))
     };
     let rows_known = r.per_request.rows_returned.is_some_and(|v| v > 0.0);
     BarChart {
@@ -253,9 +245,8 @@ fn tables(r: &Report) -> Markup {
     let Some(grid) = sections::tables(r) else {
         return html! {};
     };
-    let of = |name: &str, value: fn(&crate::cost::report::TableRow) -> f64| Series {
-        name: name.into(),
-        values: r.tables.iter().map(|t| Some(value(t))).collect(),
+    let of = |name: &str, value: fn(&crate::cost::report::TableRow) -> f64| {
+        Series::of(name, &r.tables, |t| Some(value(t)))
     };
     let chart = BarChart {
         title: "Rows each table gave the request".into(),
@@ -294,14 +285,9 @@ pub fn findings(r: &Report) -> Markup {
             .enumerate()
             .map(|(i, f)| format!("#{} {} ({})", i + 1, f.kind, f.severity))
             .collect(),
-        series: vec![Series {
-            name: "avoidable rows per request".into(),
-            values: r
-                .findings
-                .iter()
-                .map(|f| Some(f.avoidable_rows_per_request))
-                .collect(),
-        }],
+        series: vec![Series::of("avoidable rows per request", &r.findings, |f| {
+            Some(f.avoidable_rows_per_request)
+        })],
         limits: None,
         note: Some("Rows Postgres reads or sends that the suggested change would save.".into()),
         decimals: 2,
@@ -338,14 +324,7 @@ fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
             table {
                 tbody { @for (name, value) in &f.evidence { tr { td { (name) } td.num { (format!("{value:.2}")) } } } }
             }
-            @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
-                p.tags { (sent_by) }
-            }
-            @if !f.locations.is_empty() {
-                ul.locations {
-                    @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
-                }
-            }
+            (provenance(f))
             pre { (f.suggestion) }
         }
     }

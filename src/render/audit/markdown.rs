@@ -5,8 +5,9 @@ use tabled::settings::Style;
 
 use crate::cost::report::Report;
 use crate::cost::text::one_line;
-use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use crate::render::sections::{self, Grid};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
+use crate::render::{background, pgbouncer, tags};
 
 /// The statements shown; a comment stays short, and JSON has them all.
 const STATEMENTS_SHOWN: usize = 10;
@@ -16,40 +17,40 @@ pub struct MarkdownExporter;
 impl Exporter for MarkdownExporter {
     fn render(&self, r: &Report) -> String {
         [
-            heading(r),
-            per_request(r),
-            nodes(r),
-            background(r),
-            crate::render::pgbouncer::grid(r)
-                .map(|grid| format!("{}\n\n", markdown_table(&grid)))
-                .unwrap_or_default(),
+            Some(heading(r)),
+            Some(per_request(r)),
+            sections::nodes(r).map(|grid| untitled(&grid)),
+            background::section(r).map(|(title, grid)| titled(&title, &grid)),
+            pgbouncer::grid(r).map(|grid| untitled(&grid)),
             credentials(r),
             baseline(r),
-            sections::setup(r, 80)
-                .map(|(title, detail, grid)| {
-                    format!("**{title}**\n\n{detail}\n\n{}\n\n", markdown_table(&grid))
-                })
-                .unwrap_or_default(),
+            sections::setup(r, 80).map(|(title, detail, grid)| {
+                format!("**{title}**\n\n{detail}\n\n{}", untitled(&grid))
+            }),
             statements(r),
-            crate::render::tags::section(r, (80, 160))
-                .map(|(title, grid)| match grid {
-                    Some(grid) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
-                    None => format!("{title}\n\n"),
-                })
-                .unwrap_or_default(),
-            sections::statement_writes(r, 60)
-                .map(|grid| {
-                    format!(
-                        "**Statements that wrote (per request)**\n\n{}\n\n",
-                        markdown_table(&grid)
-                    )
-                })
-                .unwrap_or_default(),
+            tags::section(r, (80, 160)).map(|(title, grid)| match grid {
+                Some(grid) => titled(&title, &grid),
+                None => format!("{title}\n\n"),
+            }),
+            (sections::statement_writes(r, 60))
+                .map(|grid| titled("Statements that wrote (per request)", &grid)),
             findings(r),
-            notes(r),
+            Some(notes(r)),
         ]
-        .concat()
+        .into_iter()
+        .flatten()
+        .collect()
     }
+}
+
+/// The title in bold, then the grid.
+fn titled(title: &str, grid: &Grid) -> String {
+    format!("**{title}**\n\n{}", untitled(grid))
+}
+
+/// The grid alone, its corner or the text before it naming it.
+fn untitled(grid: &Grid) -> String {
+    format!("{}\n\n", markdown_table(grid))
 }
 
 /// A grid as a Markdown table; a `|` in a cell is escaped so it cannot split the cell.
@@ -62,6 +63,11 @@ pub fn markdown_table(grid: &Grid) -> String {
     let mut table = builder.build();
     table.with(Style::markdown());
     table.to_string()
+}
+
+/// Text inside backticks, which it cannot hold.
+pub(crate) fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
 }
 
 /// The endpoint, the verdict, and the load in one sentence.
@@ -97,73 +103,43 @@ fn per_request(r: &Report) -> String {
     let mut grid = sections::per_request(r);
     // No heading above this table: its corner names it.
     grid.header[0] = "per request".into();
-    format!("{}\n\n", markdown_table(&grid))
+    untitled(&grid)
 }
 
-fn nodes(r: &Report) -> String {
-    match sections::nodes(r) {
-        Some(grid) => format!("{}\n\n", markdown_table(&grid)),
-        None => String::new(),
-    }
+fn credentials(r: &Report) -> Option<String> {
+    let credentials = &r.target.credentials;
+    (!credentials.is_empty()).then(|| format!("Credentials: {}.\n\n", credentials.join("; ")))
 }
 
-fn background(r: &Report) -> String {
-    match crate::render::background::section(r) {
-        Some((title, grid)) => format!("**{title}**\n\n{}\n\n", markdown_table(&grid)),
-        None => String::new(),
-    }
-}
-
-fn credentials(r: &Report) -> String {
-    if r.target.credentials.is_empty() {
-        return String::new();
-    }
-    format!("Credentials: {}.\n\n", r.target.credentials.join("; "))
-}
-
-fn baseline(r: &Report) -> String {
-    let Some(b) = sections::baseline(r) else {
-        return String::new();
-    };
-    format!(
+fn baseline(r: &Report) -> Option<String> {
+    let b = sections::baseline(r)?;
+    Some(format!(
         "**Unauthenticated baseline**: the same burst without credentials (status {}). \
          *After authentication* is with minus without: what everything past the credential \
-         check costs.\n\n{}\n\n",
+         check costs.\n\n{}",
         b.status,
-        markdown_table(&b.grid)
-    )
+        untitled(&b.grid)
+    ))
 }
 
-fn statements(r: &Report) -> String {
-    if r.statements.is_empty() {
-        return String::new();
-    }
-    let mut header = STATEMENT_FIGURES.to_vec();
-    header.push("statement");
-    let rows = r
-        .statements
-        .iter()
-        .take(STATEMENTS_SHOWN)
-        .map(|s| {
-            let mut row = statement_figures(s);
-            let query = format!("`{}`", one_line(&s.query, 80));
-            row.push(sections::in_database(&s.database, &query));
-            row
-        })
-        .collect();
-    format!("{}\n\n", markdown_table(&Grid::new(&header, rows, 0..3)))
+fn statements(r: &Report) -> Option<String> {
+    let grid = sections::statements(r, STATEMENTS_SHOWN, &["statement"], |s| {
+        let query = format!("`{}`", one_line(&s.query, 80));
+        vec![sections::in_database(&s.database, &query)]
+    })?;
+    Some(untitled(&grid))
 }
 
 /// The findings folded away, as preformatted text.
-fn findings(r: &Report) -> String {
+fn findings(r: &Report) -> Option<String> {
     if r.findings.is_empty() {
-        return String::new();
+        return None;
     }
-    format!(
+    Some(format!(
         "<details><summary>{} finding(s)</summary>\n\n```text\n{}```\n</details>\n\n",
         r.findings.len(),
         sections::findings_text(r, 98)
-    )
+    ))
 }
 
 /// The reasons past the one the verdict names, then the warnings.

@@ -18,7 +18,7 @@ pub use table::{TableExporter, terminal_table};
 use crate::cost::report::Report;
 use crate::render::format::{Format, REPORT_FORMATS};
 use crate::render::text::{Exporter, verdict_line};
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for Report {
     fn name(&self) -> &'static str {
@@ -29,16 +29,16 @@ impl View for Report {
         REPORT_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
+    fn view(&self, format: Format) -> Option<String> {
         let exporter: &dyn Exporter = match format {
             Format::Table => &TableExporter,
             Format::Json => &JsonExporter,
             Format::Markdown => &MarkdownExporter,
             Format::Html => &HtmlExporter,
             Format::Sarif => &SarifExporter,
-            Format::Junit | Format::Github => return Err(Unsupported::of(self, format)),
+            Format::Junit | Format::Github => return None,
         };
-        Ok(exporter.render(self))
+        Some(exporter.render(self))
     }
 
     fn headline(&self) -> Option<String> {

@@ -2,7 +2,7 @@
 //! the audited endpoint.
 
 use crate::cost::report::Report;
-use crate::render::sarif::{Endpoint, Log, finding_result, finding_rules};
+use crate::render::sarif::{Endpoint, findings_log};
 use crate::render::text::Exporter;
 
 pub struct SarifExporter;
@@ -14,9 +14,6 @@ impl Exporter for SarifExporter {
             name: &request,
             request: request.clone(),
         };
-        let results = (report.findings.iter())
-            .map(|f| finding_result(&endpoint, f))
-            .collect();
-        Log::of(finding_rules(), results).render()
+        findings_log([(endpoint, report.findings.as_slice())])
     }
 }

@@ -8,8 +8,9 @@ use crate::cost::notes::Note;
 use crate::cost::report::Report;
 use crate::cost::report::model::invalid::Invalid;
 use crate::cost::text::one_line;
-use crate::render::sections::{self, Grid, STATEMENT_FIGURES, statement_figures};
+use crate::render::sections::{self, Grid};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
+use crate::render::{background, pgbouncer, tags};
 
 /// The statements shown; JSON has them all.
 const STATEMENTS_SHOWN: usize = 20;
@@ -19,39 +20,29 @@ pub struct TableExporter;
 impl Exporter for TableExporter {
     fn render(&self, r: &Report) -> String {
         [
-            summary(r),
-            titled("Per request", &sections::per_request(r)),
-            sections::nodes(r)
-                .map(|grid| titled("Per database (per request)", &grid))
-                .unwrap_or_default(),
-            crate::render::background::section(r)
-                .map(|(title, grid)| titled(&title, &grid))
-                .unwrap_or_default(),
-            crate::render::pgbouncer::grid(r)
-                .map(|grid| titled("PgBouncer", &grid))
-                .unwrap_or_default(),
+            Some(summary(r)),
+            Some(titled("Per request", &sections::per_request(r))),
+            sections::nodes(r).map(|grid| titled("Per database (per request)", &grid)),
+            background::section(r).map(|(title, grid)| titled(&title, &grid)),
+            pgbouncer::grid(r).map(|grid| titled("PgBouncer", &grid)),
             baseline(r),
             sections::setup(r, 48)
-                .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid))
-                .unwrap_or_default(),
+                .map(|(title, detail, grid)| titled(&format!("{title}\n{detail}"), &grid)),
             statements(r),
-            crate::render::tags::section(r, (34, 58))
-                .map(|(title, grid)| match grid {
-                    Some(grid) => titled(&title, &grid),
-                    None => format!("\n{title}\n"),
-                })
-                .unwrap_or_default(),
-            sections::statement_writes(r, 40)
-                .map(|grid| titled("Statements that wrote (per request)", &grid))
-                .unwrap_or_default(),
-            sections::tables(r)
-                .map(|grid| titled("Tables (per request)", &grid))
-                .unwrap_or_default(),
+            tags::section(r, (34, 58)).map(|(title, grid)| match grid {
+                Some(grid) => titled(&title, &grid),
+                None => format!("\n{title}\n"),
+            }),
+            (sections::statement_writes(r, 40))
+                .map(|grid| titled("Statements that wrote (per request)", &grid)),
+            sections::tables(r).map(|grid| titled("Tables (per request)", &grid)),
             findings(r),
-            list("Why the numbers are not valid", reasons(r)),
-            list("Warnings", &later_warnings(r)),
+            Some(list("Why the numbers are not valid", reasons(r))),
+            Some(list("Warnings", later_warnings(r))),
         ]
-        .concat()
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 
@@ -74,11 +65,14 @@ fn titled(title: &str, grid: &Grid) -> String {
 }
 
 /// A blank line, the title, then one item a line; nothing without items.
-fn list(title: &str, items: &[impl std::fmt::Display]) -> String {
+pub(crate) fn list(title: &str, items: impl IntoIterator<Item = impl std::fmt::Display>) -> String {
+    let items: String = items
+        .into_iter()
+        .map(|item| format!("- {item}\n"))
+        .collect();
     if items.is_empty() {
         return String::new();
     }
-    let items: String = items.iter().map(|item| format!("- {item}\n")).collect();
     format!("\n{title}\n{items}")
 }
 
@@ -140,62 +134,46 @@ fn header_wrap() -> textwrap::Options<'static> {
 }
 
 /// The warnings shown after the findings: all but the ones the header shows.
-fn later_warnings(r: &Report) -> Vec<String> {
+fn later_warnings(r: &Report) -> impl Iterator<Item = String> {
     (r.notes.iter())
         .filter(|w| !w.in_header())
         .map(Note::message)
-        .collect()
 }
 
-fn baseline(r: &Report) -> String {
-    let Some(b) = sections::baseline(r) else {
-        return String::new();
-    };
-    format!(
+fn baseline(r: &Report) -> Option<String> {
+    let b = sections::baseline(r)?;
+    Some(format!(
         "\nUnauthenticated baseline: the same burst without credentials ({})\n{}\nafter \
          authentication: with minus without, the cost past the credential check\n",
         b.status,
         terminal_table(&b.grid)
-    )
+    ))
 }
 
-fn statements(r: &Report) -> String {
-    if r.statements.is_empty() {
-        return String::new();
-    }
-    let mut header = STATEMENT_FIGURES.to_vec();
-    header.extend(["mean ms", "rows%", "query"]);
-    let rows = r
-        .statements
-        .iter()
-        .take(STATEMENTS_SHOWN)
-        .map(|s| {
-            let mut row = statement_figures(s);
-            row.extend([
-                format!("{:.3}", s.mean_exec_ms),
-                format!("{:.0}%", s.share_of_rows_returned * 100.0),
-                one_line(&sections::in_database(&s.database, &s.query), 40),
-            ]);
-            row
-        })
-        .collect();
-    let grid = Grid::new(&header, rows, 0..5);
+fn statements(r: &Report) -> Option<String> {
+    let columns = ["mean ms", "rows%", "query"];
+    let grid = sections::statements(r, STATEMENTS_SHOWN, &columns, |s| {
+        vec![
+            format!("{:.3}", s.mean_exec_ms),
+            format!("{:.0}%", s.share_of_rows_returned * 100.0),
+            one_line(&sections::in_database(&s.database, &s.query), 40),
+        ]
+    })?;
     let mut out = titled("Statements (per request, most buffers first)", &grid);
     if r.statements.len() > STATEMENTS_SHOWN {
         let more = r.statements.len() - STATEMENTS_SHOWN;
         out.push_str(&format!("({more} more statements in --format json)\n"));
     }
-    out
+    Some(out)
 }
 
-fn findings(r: &Report) -> String {
-    if r.findings.is_empty() {
-        return String::new();
-    }
-    format!(
-        "\nFindings (most severe first, then by round trips, db time and rows saved)\n{}",
-        sections::findings_brief(r, 98)
-    )
+fn findings(r: &Report) -> Option<String> {
+    (!r.findings.is_empty()).then(|| {
+        format!(
+            "\nFindings (most severe first, then by round trips, db time and rows saved)\n{}",
+            sections::findings_brief(r, 98)
+        )
+    })
 }
 
 /// Every reason, when there is more than the verdict line names.

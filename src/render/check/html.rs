@@ -85,38 +85,22 @@ fn status_row(e: &EndpointResult) -> Markup {
 /// One figure across the endpoints: this run, the baseline when there is one, and each
 /// endpoint's budget. `None` when no endpoint has the figure.
 fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
-    let actual: Vec<Option<f64>> = report
-        .endpoints
-        .iter()
-        .map(|e| metric.of(&Figures::of(&e.report)))
-        .collect();
-    if actual.iter().all(Option::is_none) {
+    let endpoints = &report.endpoints;
+    let actual = Series::of("this run", endpoints, |e| {
+        metric.of(&Figures::of(&e.report))
+    });
+    if actual.values.iter().all(Option::is_none) {
         return None;
     }
-    let baseline: Vec<Option<f64>> = report
-        .endpoints
-        .iter()
-        .map(|e| {
-            e.deltas
-                .iter()
-                .find(|d| d.metric == metric.key())
-                .map(|d| d.baseline)
-        })
-        .collect();
-    let budgets: Vec<Option<f64>> = report
-        .endpoints
-        .iter()
-        .map(|e| e.budget.limit(metric))
-        .collect();
-    let mut series = vec![Series {
-        name: "this run".into(),
-        values: actual,
-    }];
-    if baseline.iter().any(Option::is_some) {
-        series.push(Series {
-            name: "baseline".into(),
-            values: baseline,
-        });
+    let baseline = Series::of("baseline", endpoints, |e| {
+        (e.deltas.iter())
+            .find(|d| d.metric == metric.key())
+            .map(|d| d.baseline)
+    });
+    let budgets = Series::of("budget", endpoints, |e| e.budget.limit(metric));
+    let mut series = vec![actual];
+    if baseline.values.iter().any(Option::is_some) {
+        series.push(baseline);
     }
     let (name, unit) = match metric {
         Figure::P95Ms => ("p95 latency", "ms"),
@@ -127,10 +111,7 @@ fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
         axis: format!("{name} ({unit})"),
         categories: report.endpoints.iter().map(|e| e.name.clone()).collect(),
         series,
-        limits: budgets.iter().any(Option::is_some).then(|| Series {
-            name: "budget".into(),
-            values: budgets,
-        }),
+        limits: (budgets.values.iter().any(Option::is_some)).then_some(budgets),
         note: Some("A bar past its endpoint's budget line is over budget.".into()),
         decimals: 2,
     })

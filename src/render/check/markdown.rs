@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::{cell, diff, endpoints_grid, findings, headline, limit, measured_nothing, problems};
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::report::model::figure::Figure;
-use crate::render::audit::markdown::markdown_table;
+use crate::render::audit::markdown::{code, markdown_table};
 use crate::render::sections::Grid;
 
 pub(super) fn render(report: &CheckReport) -> String {
@@ -41,7 +41,6 @@ fn markdown_mark(status: Status) -> &'static str {
 
 /// The problems, worst endpoint first.
 fn markdown_problems(report: &CheckReport) -> String {
-    let code = |sql: &str| format!("`{}`", sql.replace('`', "'"));
     let lines: Vec<String> = problems(worst_first(report), code)
         .into_iter()
         .map(|p| {
@@ -105,7 +104,6 @@ fn markdown_note(report: &CheckReport) -> String {
 
 /// Acknowledged findings and acknowledgements that match nothing.
 fn markdown_acknowledgements(report: &CheckReport) -> String {
-    let code = |sql: &str| format!("`{}`", sql.replace('`', "'"));
     let lines: Vec<String> = (report.endpoints.iter())
         .flat_map(|e| diff::acknowledgements(e, code))
         .map(|line| format!("- {line}"))

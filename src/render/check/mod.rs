@@ -22,7 +22,7 @@ use crate::cost::text::one_line;
 use crate::render::format::{CHECK_FORMATS, Format};
 use crate::render::sections::Grid;
 use crate::render::text::json;
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for CheckReport {
     fn name(&self) -> &'static str {
@@ -33,8 +33,8 @@ impl View for CheckReport {
         CHECK_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
             Format::Table => table::render(self),
             Format::Markdown => markdown::render(self),
             Format::Json => json(self),

@@ -8,7 +8,7 @@ use super::{
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::report::model::figure::Figure;
 use crate::cost::text::one_line;
-use crate::render::audit::table::terminal_table;
+use crate::render::audit::table::{list, terminal_table};
 use crate::render::sections::Grid;
 
 pub(super) fn render(report: &CheckReport) -> String {
@@ -27,23 +27,23 @@ pub(super) fn render(report: &CheckReport) -> String {
             .iter()
             .filter(|p| p.status == status)
             .map(|p| format!("{}: {}", p.endpoint, p.text));
-        out.push_str(&table_list(title, lines));
+        out.push_str(&list(title, lines));
     }
     let nothing = measured_nothing(report).into_iter();
     let nothing = nothing.map(|(name, line)| format!("{name}: {line}"));
-    out.push_str(&table_list("Measured nothing", nothing));
+    out.push_str(&list("Measured nothing", nothing));
     let findings = findings(report)
         .into_iter()
         .map(|(name, summary)| format!("{name}: {summary}"));
-    out.push_str(&table_list("Findings", findings));
+    out.push_str(&list("Findings", findings));
     if let Some(baseline) = &report.baseline {
         let title = format!("Against the baseline {baseline}");
-        out.push_str(&table_list(&title, report.endpoints.iter().map(against)));
+        out.push_str(&list(&title, report.endpoints.iter().map(against)));
         let title = format!("Statements against the baseline {baseline}");
-        out.push_str(&table_list(&title, diff::table(report).into_iter()));
+        out.push_str(&list(&title, diff::table(report)));
     }
     let acks = (report.endpoints.iter()).flat_map(|e| diff::acknowledgements(e, plain));
-    out.push_str(&table_list("Acknowledgements", acks));
+    out.push_str(&list("Acknowledgements", acks));
     out
 }
 
@@ -65,16 +65,6 @@ fn table_endpoints(report: &CheckReport) -> Grid {
         })
         .collect();
     endpoints_grid("result", rows)
-}
-
-/// A blank line, the title, then one line an item; nothing without items.
-fn table_list(title: &str, lines: impl Iterator<Item = String>) -> String {
-    let items: String = lines.map(|line| format!("- {line}\n")).collect();
-    if items.is_empty() {
-        String::new()
-    } else {
-        format!("\n{title}\n{items}")
-    }
 }
 
 /// What changed for an endpoint against the baseline.

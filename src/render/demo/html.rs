@@ -44,10 +44,7 @@ pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
         title: title.to_string(),
         axis: title.to_string(),
         categories: categories.clone(),
-        series: vec![Series {
-            name: title.to_string(),
-            values: pipelines.iter().map(|(_, r)| of(r)).collect(),
-        }],
+        series: vec![Series::of(title, &pipelines, |(_, r)| of(r))],
         limits: None,
         note: None,
         decimals: 2,

@@ -6,12 +6,11 @@ use std::fmt::Write;
 use super::table::comparison;
 use crate::cost::demo::{DemoReport, Ramps};
 use crate::render::audit::markdown::markdown_table;
-use crate::render::format::Format;
+use crate::render::ramp;
 use crate::render::sections;
-use crate::render::view::{Unsupported, View};
 
 /// The comparison as Markdown, for a pull-request comment or a page of notes.
-pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> Result<String, Unsupported> {
+pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
     let mark = if demo.valid() { "✅" } else { "❌" };
     let mut out = format!(
         "### {mark} pgcost demo: what one request costs Postgres, per permission pipeline\n\n{}\n\n",
@@ -32,8 +31,8 @@ pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> Result<String, Unsupp
     }
     out.push_str(&naive_findings(demo));
     if let Some(ramps) = ramps {
-        for (name, ramp) in [("naive", &ramps.naive), ("cached", &ramps.cached)] {
-            let view = ramp.render(Format::Markdown)?;
+        for (name, report) in [("naive", &ramps.naive), ("cached", &ramps.cached)] {
+            let view = ramp::markdown(report);
             let _ = write!(
                 out,
                 "\n#### Ramp of the {name} pipeline\n\nThe demo API runs inside pgcost: its \
@@ -41,7 +40,7 @@ pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> Result<String, Unsupp
             );
         }
     }
-    Ok(out)
+    out
 }
 
 /// The naive run's findings, folded away, and the first in full with its rewrite.
@@ -64,7 +63,8 @@ fn naive_findings(demo: &DemoReport) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::cost::demo::{Demo, Pipelines};
-    use crate::render::format::DEMO_FORMATS;
+    use crate::render::View;
+    use crate::render::format::{DEMO_FORMATS, Format};
 
     pub(crate) fn demo() -> DemoReport {
         let naive = crate::render::tests::sample();

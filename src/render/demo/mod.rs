@@ -11,7 +11,7 @@ pub use table::render_comparison;
 
 use crate::cost::demo::Demo;
 use crate::render::format::{DEMO_FORMATS, Format};
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for Demo<'_> {
     fn name(&self) -> &'static str {
@@ -22,15 +22,13 @@ impl View for Demo<'_> {
         DEMO_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
             Format::Json => json::render(self),
             Format::Html => html::render_with_ramps(self.report, self.ramps),
-            Format::Markdown => markdown::render(self.report, self.ramps)?,
-            Format::Table => render_comparison(self.report) + &table::ramp_tables(self.ramps)?,
-            Format::Junit | Format::Sarif | Format::Github => {
-                return Err(Unsupported::of(self, format));
-            }
+            Format::Markdown => markdown::render(self.report, self.ramps),
+            Format::Table => render_comparison(self.report) + &table::ramp_tables(self.ramps),
+            Format::Junit | Format::Sarif | Format::Github => return None,
         })
     }
 }

@@ -7,9 +7,8 @@ use crate::cost::demo::{DemoReport, Ramps};
 use crate::cost::ramp::RampReport;
 use crate::cost::report::Report;
 use crate::render::audit::table;
-use crate::render::format::Format;
+use crate::render::ramp;
 use crate::render::sections::Grid;
-use crate::render::view::{Unsupported, View};
 use crate::render::{sections, text};
 
 /// A row of the comparison table: its label and how to read it off a report.
@@ -83,16 +82,16 @@ pub(super) fn comparison(demo: &DemoReport) -> Grid {
 }
 
 /// The ramps as tables, after the comparison; nothing without them.
-pub(super) fn ramp_tables(ramps: Option<&Ramps>) -> Result<String, Unsupported> {
+pub(super) fn ramp_tables(ramps: Option<&Ramps>) -> String {
     let Some(ramps) = ramps else {
-        return Ok(String::new());
+        return String::new();
     };
-    let table = |name: &str, report: &RampReport| -> Result<String, Unsupported> {
-        Ok(format!(
+    let table = |name: &str, report: &RampReport| {
+        format!(
             "\nRamp of the {name} pipeline (the API runs inside pgcost: its CPU counts as \
              pgcost's own)\n{}",
-            report.render(Format::Table)?
-        ))
+            ramp::table(report)
+        )
     };
-    Ok(table("naive", &ramps.naive)? + &table("cached", &ramps.cached)?)
+    table("naive", &ramps.naive) + &table("cached", &ramps.cached)
 }

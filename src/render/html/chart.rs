@@ -9,6 +9,7 @@
 use maud::{Markup, PreEscaped, html};
 use std::ops::Range;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
@@ -43,6 +44,77 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
 }
 
+impl Series {
+    /// The series `name`: `value` of each of `items`, in order.
+    pub fn of<T>(
+        name: &str,
+        items: impl IntoIterator<Item = T>,
+        value: impl FnMut(T) -> Option<f64>,
+    ) -> Series {
+        Series {
+            name: name.into(),
+            values: items.into_iter().map(value).collect(),
+        }
+    }
+}
+
+/// The legend entries of `series`, each in its palette colour.
+pub(super) fn series_legend(series: &[Series]) -> Vec<(String, String)> {
+    (series.iter().zip(PALETTE.iter().cycle()))
+        .map(|(s, c)| (s.name.clone(), hex(*c)))
+        .collect()
+}
+
+/// A chart's `<figure>`: its title, its legend, the drawing (`svg`), a sentence on how to
+/// read it, then `numbers`, the table of the numbers behind it, folded away.
+pub(super) fn figure(
+    title: &str,
+    legend: &[(String, String)],
+    svg: String,
+    note: Option<&str>,
+    numbers: Markup,
+) -> Markup {
+    html! {
+        figure.chart {
+            figcaption { (title) }
+            (legend_markup(legend))
+            div.plot { (PreEscaped(svg)) }
+            @if let Some(note) = note { p.note { (note) } }
+            details {
+                summary { "The numbers behind this chart" }
+                (numbers)
+            }
+        }
+    }
+}
+
+/// The numbers behind a chart as a sortable table: a row per label (under `corner`), a
+/// column per series, `decimals` places each (`n/a` where a value is missing).
+pub(super) fn numbers(
+    corner: &str,
+    labels: &[String],
+    columns: &[&Series],
+    decimals: usize,
+) -> Markup {
+    let cell = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.decimals$}"));
+    html! {
+        table.sortable {
+            thead { tr {
+                th { (corner) }
+                @for s in columns { th.num { (s.name) } }
+            } }
+            tbody {
+                @for (i, label) in labels.iter().enumerate() {
+                    tr {
+                        td { (label) }
+                        @for s in columns { td.num { (cell(s.values.get(i).copied().flatten())) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A horizontal bar chart: one row per category, one bar per series in each row, and
 /// optional limit marks (a vertical line across the row, e.g. a budget).
 pub struct BarChart {
@@ -62,48 +134,17 @@ pub struct BarChart {
 impl BarChart {
     /// The figure: title, legend, chart and the table of its numbers.
     pub fn render(&self) -> Markup {
-        let svg = self.svg();
-        let mut legend: Vec<(String, String)> = self
-            .series
-            .iter()
-            .zip(PALETTE.iter().cycle())
-            .map(|(s, c)| (s.name.clone(), hex(*c)))
-            .collect();
-        if let Some(limits) = &self.limits {
-            legend.push((limits.name.clone(), hex(LIMIT)));
-        }
+        let mut legend = series_legend(&self.series);
+        legend.extend((self.limits.iter()).map(|l| (l.name.clone(), hex(LIMIT))));
         let columns: Vec<&Series> = self.series.iter().chain(self.limits.as_ref()).collect();
-        let cell = |v: Option<f64>| match v {
-            Some(v) => format!("{v:.*}", self.decimals),
-            None => "n/a".to_string(),
-        };
-        html! {
-            figure.chart {
-                figcaption { (self.title) }
-                (legend_markup(&legend))
-                div.plot { (PreEscaped(svg)) }
-                @if let Some(note) = &self.note { p.note { (note) } }
-                details {
-                    summary { "The numbers behind this chart" }
-                    table.sortable {
-                        thead { tr {
-                            th { "" }
-                            @for s in &columns { th.num { (s.name) } }
-                        } }
-                        tbody {
-                            @for (i, category) in self.categories.iter().enumerate() {
-                                tr {
-                                    td { (category) }
-                                    @for s in &columns {
-                                        td.num { (cell(s.values.get(i).copied().flatten())) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let numbers = numbers("", &self.categories, &columns, self.decimals);
+        figure(
+            &self.title,
+            &legend,
+            self.svg(),
+            self.note.as_deref(),
+            numbers,
+        )
     }
 
     fn svg(&self) -> String {
@@ -132,27 +173,16 @@ impl BarChart {
                 let row = rows.saturating_sub(1 + v.floor().max(0.0) as usize);
                 categories.get(row).cloned().unwrap_or_default()
             };
-            let mut chart = ChartBuilder::on(root)
-                .margin(8)
-                .margin_right(24)
-                .x_label_area_size(44)
-                .y_label_area_size(label_width)
-                .build_cartesian_2d(
-                    0f64..top,
-                    TickedAxis {
-                        range: 0f64..n,
-                        ticks: keys,
-                    },
-                )?;
-            chart
-                .configure_mesh()
+            let mut chart = builder(root, label_width).build_cartesian_2d(
+                0f64..top,
+                TickedAxis {
+                    range: 0f64..n,
+                    ticks: keys,
+                },
+            )?;
+            styled(&mut chart.configure_mesh())
                 .disable_y_mesh()
-                .light_line_style(TRANSPARENT)
                 .x_label_formatter(&|v| axis_number(*v))
-                .bold_line_style(GRID)
-                .axis_style(INK)
-                .label_style(FONT)
-                .axis_desc_style(FONT)
                 .x_desc(self.axis.as_str())
                 .y_label_formatter(&label)
                 .draw()?;
@@ -181,6 +211,31 @@ impl BarChart {
             Ok(())
         })
     }
+}
+
+/// A chart on `root` within the page's margins, `y_labels` pixels wide for the labels at
+/// its left.
+pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    y_labels: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    (builder.margin(8).margin_right(24))
+        .x_label_area_size(44)
+        .y_label_area_size(y_labels);
+    builder
+}
+
+/// The mesh in the page's style: no light lines, grid lines in `GRID`, text and axes in
+/// `INK`.
+pub(super) fn styled<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
+        .axis_style(INK)
+        .label_style(FONT)
+        .axis_desc_style(FONT)
 }
 
 /// A linear axis whose labelled ticks sit exactly at `ticks` (one per bar row, or at
@@ -243,26 +298,15 @@ pub fn latency_curve(title: &str, points: &[CurvePoint], requests: u64, note: &s
         .filter(|x| *x <= x_max + 1e-9)
         .collect();
     let svg = draw(380, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(8)
-            .margin_right(24)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                TickedAxis {
-                    range: 0f64..x_max * 1.02,
-                    ticks: ticks.clone(),
-                },
-                0f64..y_max,
-            )?;
-        chart
-            .configure_mesh()
-            .light_line_style(TRANSPARENT)
+        let mut chart = builder(root, 70).build_cartesian_2d(
+            TickedAxis {
+                range: 0f64..x_max * 1.02,
+                ticks: ticks.clone(),
+            },
+            0f64..y_max,
+        )?;
+        styled(&mut chart.configure_mesh())
             .y_label_formatter(&|v| axis_number(*v))
-            .bold_line_style(GRID)
-            .axis_style(INK)
-            .label_style(FONT)
-            .axis_desc_style(FONT)
             .x_desc("percentile of requests (log scale toward the tail)")
             .y_desc("latency (ms)")
             .x_label_formatter(&|x| percentile_label(100.0 * (1.0 - 10f64.powf(-*x))))
@@ -279,24 +323,17 @@ pub fn latency_curve(title: &str, points: &[CurvePoint], requests: u64, note: &s
         )?;
         Ok(())
     });
-    html! {
-        figure.chart {
-            figcaption { (title) }
-            div.plot { (PreEscaped(svg)) }
-            p.note { (note) }
-            details {
-                summary { "The numbers behind this chart" }
-                table {
-                    thead { tr { th { "percentile" } th.num { "latency (ms)" } } }
-                    tbody {
-                        @for (percentile, ms) in points {
-                            tr { td { (percentile_label(*percentile)) } td.num { (format!("{ms:.3}")) } }
-                        }
-                    }
+    let numbers = html! {
+        table {
+            thead { tr { th { "percentile" } th.num { "latency (ms)" } } }
+            tbody {
+                @for (percentile, ms) in points {
+                    tr { td { (percentile_label(*percentile)) } td.num { (format!("{ms:.3}")) } }
                 }
             }
         }
-    }
+    };
+    figure(title, &[], svg, Some(note), numbers)
 }
 
 /// `p50`, `p99.9`, `min` for 0 and `max` for 100.

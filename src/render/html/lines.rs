@@ -2,12 +2,12 @@
 //! x positions, an optional model curve drawn without points, and an optional vertical
 //! mark (the knee), each in a `<figure>` with its legend and the table of its numbers.
 
-use maud::{Markup, PreEscaped, html};
+use maud::Markup;
 use plotters::prelude::*;
 
 use super::chart::{
-    FONT, GRID, INK, LIMIT, PALETTE, Series, TickedAxis, axis_number, draw, hex, legend_markup,
-    nice_top,
+    LIMIT, PALETTE, Series, TickedAxis, axis_number, builder, draw, figure, hex, nice_top, numbers,
+    series_legend, styled,
 };
 
 /// A curve drawn thin and without points, e.g. a model fitted to the series.
@@ -35,47 +35,13 @@ impl LineChart {
     /// The figure: title, legend, chart, note and the table of its numbers.
     pub fn render(&self) -> Markup {
         let model_color = PALETTE[self.series.len() % PALETTE.len()];
-        let mut legend: Vec<(String, String)> = self
-            .series
-            .iter()
-            .zip(PALETTE.iter().cycle())
-            .map(|(s, c)| (s.name.clone(), hex(*c)))
-            .collect();
-        legend.extend(
-            self.model
-                .iter()
-                .map(|m| (m.name.clone(), hex(model_color))),
-        );
+        let mut legend = series_legend(&self.series);
+        legend.extend((self.model.iter()).map(|m| (m.name.clone(), hex(model_color))));
         legend.extend(self.mark.iter().map(|(name, _)| (name.clone(), hex(LIMIT))));
-        let cell =
-            |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.*}", self.decimals));
-        html! {
-            figure.chart {
-                figcaption { (self.title) }
-                (legend_markup(&legend))
-                div.plot { (PreEscaped(self.svg(model_color))) }
-                @if let Some(note) = &self.note { p.note { (note) } }
-                details {
-                    summary { "The numbers behind this chart" }
-                    table.sortable {
-                        thead { tr {
-                            th { (self.x_desc) }
-                            @for s in &self.series { th.num { (s.name) } }
-                        } }
-                        tbody {
-                            @for (j, label) in self.x_labels.iter().enumerate() {
-                                tr {
-                                    td { (label) }
-                                    @for s in &self.series {
-                                        td.num { (cell(s.values.get(j).copied().flatten())) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let columns: Vec<&Series> = self.series.iter().collect();
+        let numbers = numbers(&self.x_desc, &self.x_labels, &columns, self.decimals);
+        let svg = self.svg(model_color);
+        figure(&self.title, &legend, svg, self.note.as_deref(), numbers)
     }
 
     /// The x range, padded so that the first and last points are not on the frame.
@@ -109,21 +75,10 @@ impl LineChart {
                 range: lo..hi,
                 ticks: self.xs.clone(),
             };
-            let mut chart = ChartBuilder::on(root)
-                .margin(8)
-                .margin_right(24)
-                .x_label_area_size(44)
-                .y_label_area_size(70)
-                .build_cartesian_2d(axis, 0f64..top)?;
-            chart
-                .configure_mesh()
-                .light_line_style(TRANSPARENT)
+            let mut chart = builder(root, 70).build_cartesian_2d(axis, 0f64..top)?;
+            styled(&mut chart.configure_mesh())
                 .y_label_formatter(&|v| axis_number(*v))
                 .x_label_formatter(&label)
-                .bold_line_style(GRID)
-                .axis_style(INK)
-                .label_style(FONT)
-                .axis_desc_style(FONT)
                 .x_desc(self.x_desc.as_str())
                 .y_desc(self.y_desc.as_str())
                 .draw()?;

@@ -8,6 +8,8 @@ pub mod lines;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::sections::Grid;
+use crate::cost::findings::Finding;
+use crate::cost::findings::sent_from::sent_by;
 
 const STYLE: &str = include_str!("style.css");
 /// Sorting a table by a click on its heading: the only script, and nothing needs it.
@@ -62,6 +64,21 @@ pub fn strip(cards: &[(String, String)]) -> Markup {
         div.strip {
             @for (label, value) in cards {
                 div.card { div.value { (value) } div.label { (label) } }
+            }
+        }
+    }
+}
+
+/// Where a finding's statement came from: who sent it, and the places in the source to
+/// look; nothing of what is not known.
+pub fn provenance(f: &Finding) -> Markup {
+    html! {
+        @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
+            p.tags { (sent_by) }
+        }
+        @if !f.locations.is_empty() {
+            ul.locations {
+                @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
             }
         }
     }

@@ -86,7 +86,8 @@ impl Axis {
         }
     }
 
-    fn chart(&self, title: &str, y_desc: &str, series: Vec<Series>) -> LineChart {
+    /// A chart over the steps, with `note` under it (none when it is empty).
+    fn chart(&self, title: &str, y_desc: &str, note: &str, series: Vec<Series>) -> LineChart {
         LineChart {
             title: title.into(),
             x_desc: self.desc.into(),
@@ -96,7 +97,7 @@ impl Axis {
             series,
             model: None,
             mark: None,
-            note: None,
+            note: (!note.is_empty()).then(|| note.into()),
             decimals: 2,
         }
     }
@@ -106,51 +107,39 @@ fn position(concurrency: f64) -> f64 {
     concurrency.max(1.0).log2()
 }
 
-fn series(name: &str, steps: &[Step], value: impl Fn(&Step) -> Option<f64>) -> Series {
-    Series {
-        name: name.into(),
-        values: steps.iter().map(value).collect(),
-    }
-}
-
 fn charts(report: &RampReport) -> Vec<LineChart> {
     let steps = &report.steps;
     let axis = Axis::of(steps);
     let mut throughput = axis.chart(
         "Throughput by step",
         "requests per second",
-        vec![series("requests per second", steps, |s| Some(s.rps))],
+        "Throughput should grow with the load; where it stops growing is the knee, and the \
+         verdict names what saturated there.",
+        vec![Series::of("requests per second", steps, |s| Some(s.rps))],
     );
     throughput.model = usl_curve(report, &axis);
     throughput.mark = knee_mark(report, &axis);
-    throughput.note = Some(
-        "Throughput should grow with the load; where it stops growing is the knee, and the \
-         verdict names what saturated there."
-            .into(),
-    );
     let latency = axis.chart(
         "Latency by step",
         "latency (ms)",
+        "",
         vec![
-            series("p50", steps, |s| Some(s.latency_ms.p50)),
-            series("p95", steps, |s| Some(s.latency_ms.p95)),
-            series("p99", steps, |s| Some(s.latency_ms.p99)),
+            Series::of("p50", steps, |s| Some(s.latency_ms.p50)),
+            Series::of("p95", steps, |s| Some(s.latency_ms.p95)),
+            Series::of("p99", steps, |s| Some(s.latency_ms.p99)),
         ],
     );
-    let mut database = axis.chart(
+    let database = axis.chart(
         "Database time per request",
         "milliseconds per request",
+        "Flat while throughput stalls: the wall is in front of the database. Rising: the \
+         database is the wall.",
         vec![
-            series("db time (pg_stat_statements)", steps, |s| {
+            Series::of("db time (pg_stat_statements)", steps, |s| {
                 Some(s.per_request.db_time_ms)
             }),
-            series("db backends' CPU", steps, |s| s.database.cpu_ms_per_request),
+            Series::of("db backends' CPU", steps, |s| s.database.cpu_ms_per_request),
         ],
-    );
-    database.note = Some(
-        "Flat while throughput stalls: the wall is in front of the database. Rising: the \
-         database is the wall."
-            .into(),
     );
     vec![
         throughput,
@@ -162,30 +151,26 @@ fn charts(report: &RampReport) -> Vec<LineChart> {
 }
 
 fn backends(axis: &Axis, steps: &[Step]) -> LineChart {
-    let mut chart = axis.chart(
+    axis.chart(
         "Backends of the target database (pg_stat_activity)",
         "backends",
+        "Active reaching connected means every pooled connection was busy: requests queue \
+         in the app for one.",
         vec![
-            series("connected (max)", steps, |s| {
+            Series::of("connected (max)", steps, |s| {
                 Some(s.database.activity.connected_backends_max as f64)
             }),
-            series("active (mean)", steps, |s| {
+            Series::of("active (mean)", steps, |s| {
                 Some(s.database.activity.active_backends_mean)
             }),
-            series("active (max)", steps, |s| {
+            Series::of("active (max)", steps, |s| {
                 Some(s.database.activity.active_backends_max as f64)
             }),
-            series("idle in transaction (mean)", steps, |s| {
+            Series::of("idle in transaction (mean)", steps, |s| {
                 Some(s.database.activity.idle_in_transaction_mean)
             }),
         ],
-    );
-    chart.note = Some(
-        "Active reaching connected means every pooled connection was busy: requests queue \
-         in the app for one."
-            .into(),
-    );
-    chart
+    )
 }
 
 fn cpu(axis: &Axis, steps: &[Step]) -> LineChart {
@@ -193,27 +178,24 @@ fn cpu(axis: &Axis, steps: &[Step]) -> LineChart {
     let mut chart = axis.chart(
         "CPU by step",
         "% of one core",
+        "An app thread near 100% is the app's wall; the app processes need --pid, and the \
+         database backends' CPU is read when Postgres runs on this host.",
         vec![
-            series("busiest app thread", steps, |s| {
+            Series::of("busiest app thread", steps, |s| {
                 s.app_cpu.map(|c| percent(c.busiest_thread_share))
             }),
-            series("app processes", steps, |s| {
+            Series::of("app processes", steps, |s| {
                 s.app_cpu.map(|c| percent(c.cores))
             }),
-            series("database backends", steps, |s| {
+            Series::of("database backends", steps, |s| {
                 s.database.cpu_cores.map(percent)
             }),
-            series("pgcost", steps, |s| {
+            Series::of("pgcost", steps, |s| {
                 Some(percent(s.load_generator_cpu.cores))
             }),
         ],
     );
     chart.decimals = 0;
-    chart.note = Some(
-        "An app thread near 100% is the app's wall; the app processes need --pid, and the \
-         database backends' CPU is read when Postgres runs on this host."
-            .into(),
-    );
     chart
 }
 

@@ -11,7 +11,7 @@ use crate::render::audit::markdown::markdown_table;
 use crate::render::audit::table::terminal_table;
 use crate::render::sections::Grid;
 use crate::render::text::json;
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 pub mod html;
 
@@ -24,15 +24,13 @@ impl View for RampReport {
         RAMP_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
             Format::Json => json(self),
             Format::Markdown => markdown(self),
             Format::Html => html::render(self),
             Format::Table => table(self),
-            Format::Junit | Format::Sarif | Format::Github => {
-                return Err(Unsupported::of(self, format));
-            }
+            Format::Junit | Format::Sarif | Format::Github => return None,
         })
     }
 
@@ -204,7 +202,8 @@ fn bullets(lines: &[String], bullet: &str) -> String {
         .collect()
 }
 
-fn table(report: &RampReport) -> String {
+/// The ramp as a terminal table; the demo draws its ramps with it too.
+pub(crate) fn table(report: &RampReport) -> String {
     let (method, url) = (&report.target.method, &report.target.url);
     format!(
         "pgcost ramp {method} {url}\n{}\n{}\n{}\n{}",
@@ -215,7 +214,8 @@ fn table(report: &RampReport) -> String {
     )
 }
 
-fn markdown(report: &RampReport) -> String {
+/// The ramp as Markdown; the demo draws its ramps with it too.
+pub(crate) fn markdown(report: &RampReport) -> String {
     let (method, url) = (&report.target.method, &report.target.url);
     format!(
         "### pgcost ramp `{method} {url}`\n\n{}\n\n**{}**\n\n{}\n{}",

@@ -5,7 +5,6 @@
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
-use crate::cost::findings::sent_from::sent_by;
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
@@ -13,7 +12,7 @@ use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
-use crate::render::html::{grid_table, page, verdict};
+use crate::render::html::{grid_table, page, provenance, verdict};
 
 /// Statements drawn one chart each, steepest first.
 const CHARTED_STATEMENTS: usize = 4;
@@ -48,14 +47,7 @@ fn body(report: &ScaleReport) -> Markup {
                     @if let Some(q) = &f.query { code { (q) } }
                     @if let Some(t) = &f.table { code { (t) } }
                     p { (f.suggestion) }
-                    @if let Some(sent_by) = f.tags.as_ref().and_then(sent_by) {
-                        p.tags { (sent_by) }
-                    }
-                    @if !f.locations.is_empty() {
-                        ul.locations {
-                            @for at in &f.locations { li { code { (at.at()) } ", " (at.describe()) } }
-                        }
-                    }
+                    (provenance(f))
                 }
             }
         }
@@ -70,28 +62,22 @@ fn charts(report: &ScaleReport) -> Vec<LineChart> {
         let Some(fit) = report.per_request.get(figure) else {
             continue;
         };
-        let values = (report.points.iter())
-            .map(|p| figure.read(&Figures::per_request(&p.per_request), None))
-            .collect();
+        let measured = Series::of("measured", &report.points, |p| {
+            figure.read(&Figures::per_request(&p.per_request), None)
+        });
         let mut title = format!("{} per request", figure.label());
         title[..1].make_ascii_uppercase();
-        charts.push(chart(report, &title, "measured", values, fit));
+        charts.push(chart(report, &title, measured, fit));
     }
     for s in report.statements.iter().take(CHARTED_STATEMENTS) {
         let title = format!("Calls per request: {}", one_line(&s.query, 80));
-        let values = s.calls_per_request.iter().map(|c| Some(*c)).collect();
-        charts.push(chart(report, &title, "calls per request", values, s.fit));
+        let calls = Series::of("calls per request", &s.calls_per_request, |c| Some(*c));
+        charts.push(chart(report, &title, calls, s.fit));
     }
     charts
 }
 
-fn chart(
-    report: &ScaleReport,
-    title: &str,
-    name: &str,
-    values: Vec<Option<f64>>,
-    fit: Fit,
-) -> LineChart {
+fn chart(report: &ScaleReport, title: &str, series: Series, fit: Fit) -> LineChart {
     let xs = report.sizes();
     let (first, last) = (xs.first().copied(), xs.last().copied());
     let line = [first, last]
@@ -105,10 +91,7 @@ fn chart(
         y_desc: "per request".into(),
         x_labels: xs.iter().map(|x| format!("{x}")).collect(),
         xs,
-        series: vec![Series {
-            name: name.into(),
-            values,
-        }],
+        series: vec![series],
         model: Some(Model {
             name: format!(
                 "fit: {:.2} + {:.2}·{} (r² {:.3})",

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{headline, sections};
 use crate::cost::findings::sent_from::sent_by;
 use crate::cost::scale::ScaleReport;
-use crate::render::audit::markdown::markdown_table;
+use crate::render::audit::markdown::{code, markdown_table};
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!(
@@ -15,11 +15,7 @@ pub(super) fn render(report: &ScaleReport) -> String {
         report.url,
         headline(report)
     );
-    let sections = sections(report, 120);
-    for (title, grid) in sections {
-        if grid.rows.is_empty() {
-            continue;
-        }
+    for (title, grid) in sections(report, 120) {
         let _ = write!(out, "\n#### {title}\n\n{}\n", markdown_table(&grid));
     }
     if !report.findings.is_empty() {
@@ -31,10 +27,10 @@ pub(super) fn render(report: &ScaleReport) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "- **{}** ({}): `{}`; {}.\n\n  {}\n",
+                "- **{}** ({}): {}; {}.\n\n  {}\n",
                 f.kind,
                 f.severity,
-                subject.replace('`', "'"),
+                code(subject),
                 evidence.join(", "),
                 f.suggestion.replace('\n', "\n  ")
             );

@@ -14,7 +14,7 @@ use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
 use crate::render::sections::Grid;
 use crate::render::text::figure;
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for ScaleReport {
     fn name(&self) -> &'static str {
@@ -25,14 +25,14 @@ impl View for ScaleReport {
         SCALE_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        Ok(match format {
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
             Format::Table => table::render(self),
             Format::Json => json::render(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
             Format::Sarif => sarif::render(self),
-            _ => return Err(Unsupported::of(self, format)),
+            _ => return None,
         })
     }
 
@@ -137,14 +137,17 @@ fn with_label_last(header: Vec<String>, rows: Vec<Vec<String>>) -> Grid {
     }
 }
 
-/// The sections the table and Markdown show, titled, statements cut to `width`.
-pub(crate) fn sections(report: &ScaleReport, width: usize) -> [(&'static str, Grid); 4] {
+/// The sections the table and Markdown show, titled, statements cut to `width`; those
+/// without rows are left out.
+pub(crate) fn sections(report: &ScaleReport, width: usize) -> impl Iterator<Item = (&str, Grid)> {
     [
         ("Points", points(report)),
         ("Per request, over the page size", growth(report)),
         ("Statements, steepest first", statements(report, width)),
         ("Tables: rows read", tables(report)),
     ]
+    .into_iter()
+    .filter(|(_, grid)| !grid.rows.is_empty())
 }
 
 /// One row per table: the slope of its rows read.

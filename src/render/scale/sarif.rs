@@ -2,15 +2,12 @@
 //! URL template, with the slope in the result's evidence; a rule per finding kind.
 
 use crate::cost::scale::ScaleReport;
-use crate::render::sarif::{Endpoint, Log, finding_result, finding_rules};
+use crate::render::sarif::{Endpoint, findings_log};
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let endpoint = Endpoint {
         name: &report.url,
         request: format!("{} {}", report.method, report.url),
     };
-    let results = (report.findings.iter())
-        .map(|f| finding_result(&endpoint, f))
-        .collect();
-    Log::of(finding_rules(), results).render()
+    findings_log([(endpoint, report.findings.as_slice())])
 }

@@ -12,11 +12,7 @@ const WIDTH: usize = 100;
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!("pgcost scale {}\n", headline(report));
-    let sections = sections(report, 60);
-    for (title, grid) in sections {
-        if grid.rows.is_empty() {
-            continue;
-        }
+    for (title, grid) in sections(report, 60) {
         let _ = write!(out, "\n{title}\n{}\n", terminal_table(&grid));
     }
     if !report.findings.is_empty() {

@@ -70,15 +70,12 @@ fn shares(report: &SurveyReport) -> Option<BarChart> {
     if ranked.is_empty() {
         return None;
     }
-    let series = |name: &str, pick: fn(&crate::cost::survey::Shares) -> Option<f64>| Series {
-        name: name.into(),
-        values: (ranked.iter())
-            .map(|r| {
-                (r.share_of_total.as_ref())
-                    .and_then(pick)
-                    .map(|s| s * 100.0)
-            })
-            .collect(),
+    let series = |name: &str, pick: fn(&crate::cost::survey::Shares) -> Option<f64>| {
+        Series::of(name, &ranked, |r| {
+            (r.share_of_total.as_ref())
+                .and_then(pick)
+                .map(|s| s * 100.0)
+        })
     };
     Some(BarChart {
         title: "Share of the database's work, by route".into(),

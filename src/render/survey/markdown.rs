@@ -8,12 +8,7 @@ use super::sections::{counts, finding_line, not_valid, ranking, skipped, with_fi
 use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::cost::text::one_line;
-use crate::render::audit::markdown::markdown_table;
-
-/// Text inside backticks, which it cannot hold.
-fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
-}
+use crate::render::audit::markdown::{code, markdown_table};
 
 pub(super) fn render(report: &SurveyReport) -> String {
     let mark = if report.valid { "✅" } else { "❌" };
@@ -65,14 +60,8 @@ fn findings(report: &SurveyReport, out: &mut String) {
         );
         for f in &r.findings {
             let (head, subject) = finding_line(f);
-            match subject {
-                Some(subject) => {
-                    let _ = writeln!(out, "- **{head}**: {}", code(&one_line(&subject, 200)));
-                }
-                None => {
-                    let _ = writeln!(out, "- **{head}**");
-                }
-            }
+            let subject = subject.map(|s| format!(": {}", code(&one_line(&s, 200))));
+            let _ = writeln!(out, "- **{head}**{}", subject.unwrap_or_default());
         }
     }
 }

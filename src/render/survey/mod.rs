@@ -14,7 +14,7 @@ pub(crate) mod tests;
 
 use crate::cost::survey::SurveyReport;
 use crate::render::format::{Format, SURVEY_FORMATS};
-use crate::render::view::{Unsupported, View};
+use crate::render::view::View;
 
 impl View for SurveyReport {
     fn name(&self) -> &'static str {
@@ -25,15 +25,15 @@ impl View for SurveyReport {
         SURVEY_FORMATS
     }
 
-    fn render(&self, format: Format) -> Result<String, Unsupported> {
-        match format {
-            Format::Table => Ok(table::render(self)),
-            Format::Json => Ok(json::render(self)),
-            Format::Sarif => Ok(sarif::render(self)),
-            Format::Markdown => Ok(markdown::render(self)),
-            Format::Html => Ok(html::render(self)),
-            _ => Err(Unsupported::of(self, format)),
-        }
+    fn view(&self, format: Format) -> Option<String> {
+        Some(match format {
+            Format::Table => table::render(self),
+            Format::Json => json::render(self),
+            Format::Sarif => sarif::render(self),
+            Format::Markdown => markdown::render(self),
+            Format::Html => html::render(self),
+            _ => return None,
+        })
     }
 
     fn headline(&self) -> Option<String> {

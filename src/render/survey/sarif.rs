@@ -2,19 +2,14 @@
 //! template (`GET /items/{id}`); a rule per finding kind.
 
 use crate::cost::survey::SurveyReport;
-use crate::render::sarif::{Endpoint, Log, finding_result, finding_rules};
+use crate::render::sarif::{Endpoint, findings_log};
 
 pub(super) fn render(report: &SurveyReport) -> String {
-    let results = (report.routes.iter())
-        .flat_map(|route| {
-            let endpoint = Endpoint {
-                name: &route.route,
-                request: format!("{} {}", route.method, route.route),
-            };
-            (route.findings.iter())
-                .map(|f| finding_result(&endpoint, f))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    Log::of(finding_rules(), results).render()
+    findings_log(report.routes.iter().map(|route| {
+        let endpoint = Endpoint {
+            name: &route.route,
+            request: format!("{} {}", route.method, route.route),
+        };
+        (endpoint, route.findings.as_slice())
+    }))
 }

@@ -3,7 +3,7 @@
 
 use crate::cost::findings::Finding;
 use crate::cost::survey::{RouteResult, SurveyReport};
-use crate::render::sections::Grid;
+use crate::render::sections::{Grid, subject};
 use crate::render::text::figure;
 
 /// Routes charted in HTML; the table below the chart has them all.
@@ -102,13 +102,7 @@ pub(super) fn finding_line(f: &Finding) -> (String, Option<String>) {
         f.severity,
         f.saves_per_request.describe()
     );
-    let subject = match (&f.table, &f.query) {
-        (Some(t), Some(q)) => Some(format!("{t}: {q}")),
-        (None, Some(q)) => Some(q.clone()),
-        (Some(t), None) => Some(t.clone()),
-        (None, None) => None,
-    };
-    (head, subject)
+    (head, subject(f))
 }
 
 /// The routes that have findings, in rank order.
