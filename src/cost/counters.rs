@@ -158,11 +158,6 @@ macro_rules! counter_set {
                 let mut backwards = Vec::new();
                 (self.grown(before, stringify!($name), &mut backwards), backwards)
             }
-
-            /// Field-wise sum.
-            pub fn plus(&self, other: &$name) -> $name {
-                Counter::plus(self, other)
-            }
         }
 
         impl Counter for $name {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cost::counters::Counter;
 use crate::cost::delta::{WindowDelta, per_request, share};
 use crate::cost::findings;
 use crate::cost::notes::Note;

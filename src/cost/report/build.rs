@@ -3,7 +3,7 @@
 //! on the model's parts. Nothing changes the report afterwards.
 
 use crate::cost::background;
-use crate::cost::counters::{DatabaseCounters, WriteCounters};
+use crate::cost::counters::{Counter, DatabaseCounters, WriteCounters};
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
 use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
