@@ -57,7 +57,7 @@ async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
             "json",
             "-q",
         ])
-        .args(["-n", "40", "-c", "4", "--warmup", "40"])
+        .args(["-n", "40", "-c", "4", "--warmup", "40", "--exact", "all"])
         .arg(format!(
             "--export=sarif={}",
             dir.path().join("survey.sarif").display()
@@ -191,4 +191,77 @@ fn bad_inputs_are_usage_errors_before_any_wait() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(message), "{message}: {stderr}");
     }
+}
+
+/// Screening: every route's burst read from pg_stat_statements with no settle wait, and
+/// `--exact 1` measuring the top one by screened db time in an exact window. The screened
+/// statements and rows returned of both routes equal the fixture's truth, and the exact
+/// route's figures equal it too, rows read included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_is_screened_and_the_top_one_measured_exactly() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    std::fs::write(&log, mixed_log()).unwrap();
+    let mut cmd = pgcost();
+    cmd.args(["survey", "--access-log"])
+        .arg(&log)
+        .args(["--base-url", &app.url(""), "--db", &db.url()])
+        .args(["--format", "json", "-q", "-n", "40", "-c", "4"])
+        .args(["--warmup", "40", "--exact", "1"]);
+    let started = Instant::now();
+    let out = run_blocking(cmd).get_output().clone();
+    eprintln!(
+        "screening survey took {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    support::assert_schema("survey", &String::from_utf8_lossy(&out.stdout));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let routes = json["routes"].as_array().unwrap();
+    let route = |name: &str| routes.iter().find(|r| r["route"] == name).unwrap();
+    // (statements, rows returned, rows read) per request, by construction.
+    let truth = [
+        (
+            "/items/{id}",
+            2.0,
+            (1 + SMALL) as f64,
+            (ITEMS + SMALL) as f64,
+        ),
+        ("/scan", 1.0, ITEMS as f64, ITEMS as f64),
+    ];
+    let mut exact = 0;
+    for (name, statements, rows_returned, rows_read) in truth {
+        let r = route(name);
+        assert_eq!(r["valid"], true, "{r}");
+        assert_eq!(r["screened"]["statements"], statements, "{r}");
+        assert_eq!(r["screened"]["rows_returned"], rows_returned, "{r}");
+        assert!(r["screened"]["db_time_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["screened"]["blocks"].as_f64().unwrap() > 0.0, "{r}");
+        match r["measurement"].as_str().unwrap() {
+            "exact" => {
+                exact += 1;
+                assert_eq!(r["per_request"]["statements"], statements, "{r}");
+                assert_eq!(r["per_request"]["rows_returned"], rows_returned, "{r}");
+                assert_eq!(r["per_request"]["rows_read"], rows_read, "{r}");
+            }
+            "screened" => assert_eq!(r["per_request"], serde_json::Value::Null, "{r}"),
+            other => panic!("{other} in {r}"),
+        }
+        // A screened route has no rows read, so no route has a share of them.
+        assert_eq!(r["share_of_total"]["rows_read"], serde_json::Value::Null);
+    }
+    assert_eq!(exact, 1, "--exact 1: {routes:#?}");
+    // The exact route is the one with the larger screened db time (each logged 6 and 3
+    // times): it ranks first among the two.
+    let work = |r: &serde_json::Value| {
+        r["screened"]["db_time_ms"].as_f64().unwrap() * r["log_requests"].as_f64().unwrap()
+    };
+    let (a, b) = (route("/items/{id}"), route("/scan"));
+    let top = if work(a) >= work(b) { a } else { b };
+    assert_eq!(top["measurement"], "exact", "{top}");
+    let denied = route("/forbidden");
+    assert_eq!(denied["measurement"], serde_json::Value::Null, "{denied}");
 }

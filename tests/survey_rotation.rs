@@ -120,7 +120,14 @@ async fn a_route_costs_the_sample_weighted_mix_of_its_urls() {
     assert_eq!(first["share_of_total"]["rows_read"], 1.0);
     // The route that ran no statement: valid, static, unranked, its traffic static.
     let fixed = route("/static");
-    assert_eq!(fixed["per_request"]["statements"], 0.0, "{fixed}");
+    // Screened (`--exact auto` chooses only routes that ran statements): its screening
+    // burst ran none.
+    assert_eq!(fixed["measurement"], "screened", "{fixed}");
+    assert_eq!(fixed["screened"]["statements"], 0.0, "{fixed}");
+    assert_eq!(fixed["per_request"], serde_json::Value::Null, "{fixed}");
+    assert_eq!(first["measurement"], "exact", "{first}");
+    assert_eq!(first["screened"]["statements"], 1.0, "{first}");
+    assert_eq!(first["screened"]["rows_returned"], truth, "{first}");
     assert_eq!(
         (
             &fixed["valid"],

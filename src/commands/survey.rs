@@ -1,6 +1,6 @@
 //! `pgcost survey`: reads the traffic record, groups it into routes (`cost/survey`),
-//! probes each route, measures the accepted ones in one sequence of shared settle waits
-//! (as `check` does), and writes the ranking (`render/survey`).
+//! probes each route, screens the accepted ones and measures the top ones exactly
+//! (`survey_measure`), and writes the ranking (`render/survey`).
 
 use std::io::Read;
 use std::path::Path;
@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::ProgressBar;
 
 use crate::auth::{self, Redactor};
-use crate::commands::survey_config;
+use crate::commands::{survey_config, survey_measure};
 use crate::config::{AuditConfig, outputs_from_args};
-use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::survey::input::{self, Parsed};
 use crate::cost::survey::openapi::{self, OpenApi};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
+use crate::cost::survey::screen::Exact;
 use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, budget, rank};
 use crate::error::{Error, Result, exit};
 use crate::flags::{AuditArgs, Spelling, SurveyArgs};
@@ -53,24 +53,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     let overrides = (args.routes.iter().chain(&from_openapi.templates))
         .map(|r| Override::parse(r).map_err(Error::usage))
         .collect::<Result<Vec<_>>>()?;
-    let allowed: Vec<String> = args
-        .allow_methods
-        .iter()
-        .map(|m| m.to_ascii_uppercase())
-        .collect();
-    let mut warnings = Vec::new();
-    for method in allowed
-        .iter()
-        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
-    {
-        warnings.push(format!(
-            "--allow-method {method}: a replayed {method} changes the app's data"
-        ));
-    }
-    if !args.openapi.is_empty() {
-        warnings.push(OPENAPI_COUNTS.to_string());
-    }
-    warnings.iter().for_each(|w| progress::warning(w));
+    let (allowed, warnings) = allowed_methods(args);
     let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
     grouping.skipped.extend(from_openapi.skipped);
     if grouping.routes.is_empty() {
@@ -101,7 +84,8 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         warnings,
         production,
     };
-    let mut report = survey(&configs, &grouping, traffic, &progress, stop.clone())
+    let exact = survey_config::exact(args, &settings);
+    let mut report = survey(&configs, &grouping, traffic, exact, &progress, stop.clone())
         .await
         .map_err(|e| output::scrubbed(e, &redactor))?;
     report.budget_failures = budget::check(&report, &settings.budget);
@@ -116,6 +100,25 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     } else {
         exit::INVALID
     })
+}
+
+/// The methods replayed beyond GET and HEAD (upper case), and the warnings the inputs
+/// call for, shown as they are found: a replayed write, an OpenAPI input's counts.
+fn allowed_methods(args: &SurveyArgs) -> (Vec<String>, Vec<String>) {
+    let allowed: Vec<String> = (args.allow_methods.iter())
+        .map(|m| m.to_ascii_uppercase())
+        .collect();
+    let mut warnings: Vec<String> = (allowed.iter())
+        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
+        .map(|method| {
+            format!("--allow-method {method}: a replayed {method} changes the app's data")
+        })
+        .collect();
+    if !args.openapi.is_empty() {
+        warnings.push(OPENAPI_COUNTS.to_string());
+    }
+    warnings.iter().for_each(|w| progress::warning(w));
+    (allowed, warnings)
 }
 
 /// Every input parsed, with what the OpenAPI documents add (their templates and the
@@ -224,12 +227,13 @@ fn route_config(
     Ok(config)
 }
 
-/// Probes every route (before any settle wait), measures the accepted ones in one
-/// sequence, and ranks them.
+/// Probes every route (before any settle wait), measures the accepted ones (screened,
+/// then the top ones exactly: `survey_measure`), and ranks them.
 async fn survey(
     configs: &[AuditConfig],
     grouping: &Grouping,
     traffic: Traffic,
+    exact: Exact,
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<SurveyReport> {
@@ -237,37 +241,19 @@ async fn survey(
     for config in configs {
         outcomes.push(probe(config, &stop).await?);
     }
-    let accepted: Vec<usize> = (0..configs.len())
-        .filter(|&i| outcomes[i].is_none())
-        .collect();
-    let to_measure: Vec<AuditConfig> = accepted.iter().map(|&i| configs[i].clone()).collect();
-    let total = to_measure.len();
-    progress.status(&format!(
-        "{} route(s): measuring {total} between shared settle waits",
-        configs.len()
-    ));
-    let reports = measure::measure_sequence(&to_measure, progress, stop, |k| {
-        let route = &grouping.routes[accepted[k]];
-        progress.status(&format!(
-            "measuring {}/{total}: {} {}",
-            k + 1,
-            route.method,
-            route.template
-        ));
-    })
-    .await?;
-    for (&i, report) in accepted.iter().zip(reports) {
-        outcomes[i] = Some(Measured::of(report));
-    }
-    let routes = (grouping.routes.iter().zip(configs).zip(outcomes))
-        .map(|((route, config), outcome)| RouteInput {
+    let routes = survey_measure::Routes {
+        configs,
+        routes: &grouping.routes,
+        outcomes,
+    };
+    let measured = survey_measure::measure(routes, exact, progress, stop).await?;
+    let routes = (grouping.routes.iter().zip(configs).zip(measured))
+        .map(|((route, config), measured)| RouteInput {
             method: route.method.clone(),
             route: route.template.clone(),
             urls: route.urls.clone(),
             sample: routes::apportion(&route.urls, config.requests),
-            measured: outcome.unwrap_or_else(|| {
-                Measured::not_measured(Invalid::new(Code::Interrupted, "not measured: interrupted"))
-            }),
+            measured,
         })
         .collect();
     Ok(rank::rank(routes, traffic))

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::survey::routes::{Grouping, Skipped};
+use crate::cost::survey::screen::Exact;
 use crate::error::{Error, Result};
 use crate::flags::{DEFAULT_CONCURRENCY, DEFAULT_CONFIG, DEFAULT_REQUESTS, SurveyArgs};
 
@@ -31,6 +32,8 @@ pub struct SurveyTable {
     pub concurrency: Option<u32>,
     /// Only the N most logged routes are replayed.
     pub top: Option<usize>,
+    /// The routes measured exactly after the screening: `"auto"`, `"all"` or a number.
+    pub exact: Option<Exact>,
     /// `[survey.budget]`: limits per request, for every ranked route, keyed as a
     /// budget's figures are.
     pub budget: PerFigure<f64>,
@@ -40,6 +43,7 @@ pub struct SurveyTable {
 #[derive(Debug, Default, PartialEq)]
 pub struct Settings {
     pub top: Option<usize>,
+    pub exact: Option<Exact>,
     pub budget: PerFigure<f64>,
 }
 
@@ -148,8 +152,16 @@ pub fn merge(args: &mut SurveyArgs, table: SurveyTable, base_dir: &Path) -> Sett
     }
     Settings {
         top: table.top,
+        exact: table.exact,
         budget: table.budget,
     }
+}
+
+/// The routes measured exactly: `--exact`, else `exact` of the file, else `auto`, or `all`
+/// with a `[survey.budget]` (its limits hold every figure, rows read need exact windows).
+pub fn exact(args: &SurveyArgs, settings: &Settings) -> Exact {
+    let budgeted = (Figure::ALL.into_iter()).any(|f| settings.budget.get(f).is_some());
+    (args.exact.or(settings.exact)).unwrap_or(if budgeted { Exact::All } else { Exact::Auto })
 }
 
 /// Only the `top` most logged routes stay to be replayed; the others are listed in
@@ -200,6 +212,7 @@ routes = ["/items/{id}"]
 requests = 40
 concurrency = 2
 top = 5
+exact = 2
 
 [survey.budget]
 rows_read = 100
@@ -231,6 +244,7 @@ rows_returned = 50
             settings,
             Settings {
                 top: Some(5),
+                exact: Some(Exact::Top(2)),
                 budget: PerFigure {
                     rows_read: Some(100.0),
                     statements: Some(3.0),
@@ -239,6 +253,17 @@ rows_returned = 50
                 }
             }
         );
+    }
+
+    #[test]
+    fn exact_is_the_flag_else_the_file_else_all_with_a_budget() {
+        let mut settings = Settings::default();
+        assert_eq!(exact(&args(&[]), &settings), Exact::Auto);
+        settings.budget.rows_read = Some(10.0);
+        assert_eq!(exact(&args(&[]), &settings), Exact::All);
+        settings.exact = Some(Exact::Top(2));
+        assert_eq!(exact(&args(&[]), &settings), Exact::Top(2));
+        assert_eq!(exact(&args(&["--exact", "auto"]), &settings), Exact::Auto);
     }
 
     #[test]

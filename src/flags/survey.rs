@@ -1,6 +1,6 @@
 //! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`, `--openapi`),
 //! the `[survey]` file (`--config`), the grouping (`--route`), the methods replayed
-//! (`--allow-method`) and production's statements (`--production-stats`); the rest are
+//! (`--allow-method`), the routes measured exactly (`--exact`) and production's statements (`--production-stats`); the rest are
 //! `audit`'s groups.
 
 use std::path::PathBuf;
@@ -11,6 +11,7 @@ use super::{
     AuthArgs, BackgroundArgs, BaseUrlArgs, ConfigFileArgs, DEFAULT_REQUESTS_TEXT, EXIT_CODES,
     FindingsArgs, LoadArgs, OutputArgs, TargetArgs, output,
 };
+use crate::cost::survey::screen::Exact;
 use crate::render::format::SURVEY_FORMATS;
 
 /// Which routes of real traffic cost the database most: group a log into routes, replay
@@ -57,6 +58,13 @@ pub struct SurveyArgs {
     /// default: a replayed write changes the app's data.
     #[arg(long = "allow-method", value_name = "METHOD")]
     pub allow_methods: Vec<String>,
+
+    /// Which routes are measured in exact windows after every route is screened:
+    /// `auto` (the routes that make up 80% of the screened db time or blocks, at most 5),
+    /// N (the top N by screened db time; 0 screens only) or `all` (no screening). Default
+    /// `auto`, `all` with a [survey.budget] (its limits need every figure)
+    #[arg(long = "exact", value_name = "N|auto|all")]
+    pub exact: Option<Exact>,
 
     /// Production's pg_stat_statements to attribute to the routes: a CSV or JSON export
     /// (queryid, query, calls; rows, total_exec_time, shared_blks_hit optional) or a

@@ -5,7 +5,8 @@
 //! boundary that closes one endpoint's window opens the next one's (`run_sequence`).
 //! `credentials` proves the credentials count before the warm-up; `retry` measures a
 //! window again when app connections opened or closed in it; `background` measures the
-//! control window (`--control`) before anything is sent.
+//! control window (`--control`) before anything is sent. `screen` reads a route's burst
+//! from pg_stat_statements alone, with no settle wait (`pgcost survey`).
 //!
 //! After the last window has closed, the plans of the statements the reports name are
 //! fetched (`postgres::plans`), and each report is built again, from the same inputs,
@@ -21,6 +22,7 @@ mod nodes;
 pub mod pgbouncer;
 pub mod ramp;
 pub mod retry;
+pub mod screen;
 mod steady;
 mod tags;
 
@@ -194,12 +196,22 @@ pub async fn measure_sequence(
     stop: Arc<AtomicBool>,
     before_burst: impl FnMut(usize),
 ) -> Result<Vec<Report>> {
+    let ready = authenticate_all(configs, progress).await?;
+    run_sequence(&ready, progress, stop, before_burst).await
+}
+
+/// Every endpoint authenticated (see [`authenticate`]): a token must outlive the runs of
+/// them all.
+pub async fn authenticate_all(
+    configs: &[AuditConfig],
+    progress: &Progress,
+) -> Result<Vec<AuditConfig>> {
     let total: Duration = configs.iter().map(|c| run_length(c, 1)).sum();
     let mut ready = Vec::with_capacity(configs.len());
     for config in configs {
         ready.push(authenticate(config, progress, total).await?);
     }
-    run_sequence(&ready, progress, stop, before_burst).await
+    Ok(ready)
 }
 
 /// Builds the reports of the measured windows; when `config` asks for plans and the run

@@ -81,6 +81,11 @@ impl Meters {
         &self.meters[0]
     }
 
+    /// The first database's meter, to read (`measure::screen`).
+    pub fn first_mut(&mut self) -> &mut Meter {
+        &mut self.meters[0]
+    }
+
     /// PgBouncer, when `--pgbouncer` names its console.
     pub fn bouncer(&self) -> Option<&Bouncer> {
         self.bouncer.as_ref()

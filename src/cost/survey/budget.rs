@@ -53,6 +53,7 @@ mod tests {
             per_request: Some(per_request),
             findings: Vec::new(),
             statements: Vec::new(),
+            screened: None,
         }
     }
 

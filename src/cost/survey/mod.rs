@@ -1,7 +1,8 @@
 //! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`), grouped into
-//! routes (`routes`), the measured routes ranked by their share of the database's work
-//! (`rank`), held to `[survey.budget]` (`budget`), and production's statements mapped onto
-//! them (`production`). No I/O: the command reads the files and measures.
+//! routes (`routes`), screened and chosen for exact windows (`screen`), ranked by their
+//! share of the database's work (`rank`), held to `[survey.budget]` (`budget`), and
+//! production's statements mapped onto them (`production`). No I/O: the command reads the
+//! files and measures.
 
 pub mod budget;
 pub mod input;
@@ -9,5 +10,8 @@ pub mod openapi;
 pub mod production;
 pub mod rank;
 pub mod routes;
+pub mod screen;
 
-pub use rank::{BudgetFailure, Measured, RouteInput, RouteResult, Shares, SurveyReport, Traffic};
+pub use rank::{
+    BudgetFailure, Measured, Measurement, RouteInput, RouteResult, Shares, SurveyReport, Traffic,
+};

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::input::Unparsed;
 use super::production::{self, Production, ProductionStats, RouteRun, RouteStatement};
 use super::routes::{Skipped, UrlCount};
+use super::screen::{self, Screened};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
 use crate::cost::report::model::PerRequest;
@@ -24,6 +25,8 @@ pub struct Measured {
     pub findings: Vec<Finding>,
     /// The statements the replay ran, for `--production-stats`.
     pub statements: Vec<RouteStatement>,
+    /// The figures of its screening burst, when it was screened.
+    pub screened: Option<Screened>,
 }
 
 impl Measured {
@@ -34,14 +37,27 @@ impl Measured {
             invalid_reasons: report.invalid_reasons,
             per_request: Some(report.per_request),
             findings: report.findings,
-            statements: (report.statements.into_iter())
-                .map(|s| RouteStatement {
-                    queryid: s.queryid,
-                    query: s.query,
-                    calls_per_request: s.calls_per_request,
-                })
-                .collect(),
+            statements: route_statements(report.statements),
+            screened: None,
         }
+    }
+
+    /// What the ranking reads of a screening's report (`measure::screen`): its statement
+    /// figures, and the findings a screening can judge.
+    pub fn screened(report: Report) -> Measured {
+        Measured {
+            screened: Screened::of(&report),
+            valid: report.valid,
+            invalid_reasons: report.invalid_reasons,
+            per_request: None,
+            findings: screen::screened_findings(report.findings),
+            statements: route_statements(report.statements),
+        }
+    }
+
+    /// This exact measurement with the figures its screening gave before.
+    pub fn with_screened(self, screened: Option<Screened>) -> Measured {
+        Measured { screened, ..self }
     }
 
     /// Every probe response was a rejection (401, 403, 5xx), e.g. "403 x2": never
@@ -64,8 +80,33 @@ impl Measured {
             per_request: None,
             findings: Vec::new(),
             statements: Vec::new(),
+            screened: None,
         }
     }
+}
+
+/// The statements of a report, as `--production-stats` reads them.
+fn route_statements(
+    statements: Vec<crate::cost::report::model::StatementRow>,
+) -> Vec<RouteStatement> {
+    (statements.into_iter())
+        .map(|s| RouteStatement {
+            queryid: s.queryid,
+            query: s.query,
+            calls_per_request: s.calls_per_request,
+        })
+        .collect()
+}
+
+/// Where a route's figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Measurement {
+    /// A window between two settle waits, as `audit` measures: every figure.
+    Exact,
+    /// Its screening burst alone: pg_stat_statements' figures (`screened`), no rows read,
+    /// transactions or table figures.
+    Screened,
 }
 
 /// One route as it goes into the ranking.
@@ -106,14 +147,40 @@ pub struct RouteResult {
     pub sample: Vec<UrlCount>,
     pub valid: bool,
     pub invalid_reasons: Vec<Invalid>,
+    /// `exact` when `per_request` has the figures of an exact window, `screened` when only
+    /// `screened` has figures; null when the route was not measured.
+    pub measurement: Option<Measurement>,
     /// Its replay ran no statement: a static file without a known extension, or a cached
     /// page. Not ranked, no share of the total; its traffic counts as static.
     pub static_by_statements: bool,
-    /// The audit's figures; null when the route was not measured.
+    /// The audit's figures, from an exact window; null when the route was not measured
+    /// exactly.
     pub per_request: Option<PerRequest>,
+    /// The figures of its screening burst (pg_stat_statements alone, read without a
+    /// settle wait); null when it was not screened.
+    pub screened: Option<Screened>,
     /// Null when not valid.
     pub share_of_total: Option<Shares>,
     pub findings: Vec<Finding>,
+}
+
+impl RouteResult {
+    /// Statements per request: the exact window's, else the screening's.
+    pub fn statements(&self) -> Option<f64> {
+        (self.per_request.as_ref().and_then(|p| p.statements))
+            .or(self.screened.as_ref().map(|s| s.statements))
+    }
+
+    /// Db time per request (ms): the exact window's, else the screening's.
+    pub fn db_time_ms(&self) -> Option<f64> {
+        (self.per_request.as_ref().and_then(|p| p.db_time_ms))
+            .or(self.screened.as_ref().map(|s| s.db_time_ms))
+    }
+
+    /// Rows read per request: an exact window's alone.
+    pub fn rows_read(&self) -> Option<f64> {
+        self.per_request.as_ref().map(|p| p.rows_read)
+    }
 }
 
 /// The survey's document, every view reads it.
@@ -165,15 +232,26 @@ pub struct Traffic {
     pub production: Option<ProductionStats>,
 }
 
-/// The figures a share is taken of, per request.
-fn figures(p: &PerRequest) -> [Option<f64>; 5] {
-    [
-        p.statements,
-        Some(p.rows_read),
-        p.rows_returned,
-        p.db_time_ms,
-        Some(p.blocks_hit + p.blocks_read),
-    ]
+/// The figures a share is taken of, per request: the exact window's, else the
+/// screening's (which has no rows read).
+fn figures(r: &RouteResult) -> [Option<f64>; 5] {
+    match (&r.per_request, &r.screened) {
+        (Some(p), _) => [
+            p.statements,
+            Some(p.rows_read),
+            p.rows_returned,
+            p.db_time_ms,
+            Some(p.blocks_hit + p.blocks_read),
+        ],
+        (None, Some(s)) => [
+            Some(s.statements),
+            None,
+            Some(s.rows_returned),
+            Some(s.db_time_ms),
+            Some(s.blocks),
+        ],
+        (None, None) => [None; 5],
+    }
 }
 
 /// Ranks the routes: valid ones by share of db time, then of rows read (most first),
@@ -187,35 +265,11 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         .map(|r| r.log_requests)
         .sum();
     let ranked = |r: &RouteResult| r.valid && !r.static_by_statements;
-    let weight = |r: &RouteResult| r.log_requests as f64;
-    let mut sums = [None::<f64>; 5];
-    for r in results.iter().filter(|r| ranked(r)) {
-        let p = r.per_request.as_ref().expect("a valid route was measured");
-        for (sum, x) in sums.iter_mut().zip(figures(p)) {
-            if let Some(x) = x {
-                *sum = Some(sum.unwrap_or(0.0) + x * weight(r));
-            }
-        }
-    }
-    for r in results.iter_mut().filter(|r| ranked(r)) {
-        let p = r.per_request.as_ref().expect("a valid route was measured");
-        let share: Vec<Option<f64>> = (figures(p).into_iter().zip(sums))
-            .map(|(x, sum)| match (x, sum) {
-                (Some(x), Some(sum)) if sum > 0.0 => Some(x * r.log_requests as f64 / sum),
-                _ => None,
-            })
-            .collect();
-        r.share_of_total = Some(Shares {
-            statements: share[0],
-            rows_read: share[1],
-            rows_returned: share[2],
-            db_time: share[3],
-            blocks: share[4],
-        });
-    }
+    shares(&mut results, ranked);
     let key = |r: &RouteResult| {
         let s = r.share_of_total.clone().unwrap_or_default();
-        (s.db_time.unwrap_or(0.0), s.rows_read.unwrap_or(0.0))
+        let then = s.rows_read.or(s.blocks);
+        (s.db_time.unwrap_or(0.0), then.unwrap_or(0.0))
     };
     // Ranked routes first, then the static ones, then those that are not valid.
     let group = |r: &RouteResult| (!ranked(r), !r.valid);
@@ -248,6 +302,32 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
     }
 }
 
+/// Each ranked route's share of the total of each figure, at the logged traffic mix. A
+/// figure that some ranked route lacks (rows read, when it was only screened) has no share.
+fn shares(results: &mut [RouteResult], ranked: impl Fn(&RouteResult) -> bool) {
+    let mut sums = [Some(0.0); 5];
+    for r in results.iter().filter(|r| ranked(r)) {
+        for (sum, x) in sums.iter_mut().zip(figures(r)) {
+            *sum = sum.zip(x).map(|(sum, x)| sum + x * r.log_requests as f64);
+        }
+    }
+    for r in results.iter_mut().filter(|r| ranked(r)) {
+        let share: Vec<Option<f64>> = (figures(r).into_iter().zip(sums))
+            .map(|(x, sum)| match (x, sum) {
+                (Some(x), Some(sum)) if sum > 0.0 => Some(x * r.log_requests as f64 / sum),
+                _ => None,
+            })
+            .collect();
+        r.share_of_total = Some(Shares {
+            statements: share[0],
+            rows_read: share[1],
+            rows_returned: share[2],
+            db_time: share[3],
+            blocks: share[4],
+        });
+    }
+}
+
 fn attribution(stats: &ProductionStats, routes: &[RouteInput]) -> Production {
     let runs: Vec<RouteRun> = (routes.iter())
         .map(|r| RouteRun {
@@ -268,10 +348,17 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         invalid_reasons,
         per_request,
         findings,
+        screened,
         ..
     } = r.measured;
-    let static_by_statements =
-        valid && per_request.as_ref().and_then(|p| p.statements) == Some(0.0);
+    let statements = (per_request.as_ref().and_then(|p| p.statements))
+        .or(screened.as_ref().map(|s| s.statements));
+    let static_by_statements = valid && statements == Some(0.0);
+    let measurement = match (&per_request, &screened) {
+        (Some(_), _) => Some(Measurement::Exact),
+        (None, Some(_)) => Some(Measurement::Screened),
+        (None, None) => None,
+    };
     RouteResult {
         rank: None,
         method: r.method,
@@ -282,8 +369,10 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         sample: r.sample,
         valid,
         invalid_reasons,
+        measurement,
         static_by_statements,
         per_request,
+        screened,
         share_of_total: None,
         findings,
     }
@@ -331,6 +420,7 @@ mod tests {
             per_request: Some(p),
             findings: Vec::new(),
             statements: Vec::new(),
+            screened: None,
         }
     }
 

@@ -1,10 +1,13 @@
 //! The survey as one HTML page: the verdict, the counts, a chart of each ranked route's
-//! share of db time and of rows read (the shared chart module), the ranking table, what
+//! share of db time, rows read and blocks (the shared chart module), the ranking table, what
 //! was not ranked, and each route's findings.
 
 use maud::{Markup, html};
 
-use super::sections::{CHARTED, counts, finding_line, not_valid, ranking, skipped, with_findings};
+use super::sections::{
+    CHARTED, SCREENED_NOTE, any_screened, counts, finding_line, not_valid, ranking, skipped,
+    with_findings,
+};
 use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::render::html::chart::{BarChart, Series};
@@ -33,6 +36,7 @@ fn body(report: &SurveyReport) -> Markup {
         @if let Some(chart) = shares(report) { (chart.render()) }
         h2 { "Routes" }
         (grid_table(&ranking(report)))
+        @if any_screened(report) { p { (SCREENED_NOTE) "." } }
         @if !report.skipped.is_empty() {
             h2 { "Skipped" }
             (grid_table(&skipped(report)))
@@ -60,7 +64,7 @@ fn body(report: &SurveyReport) -> Markup {
     }
 }
 
-/// Each ranked route's share of db time and of rows read, in percent; none when no route
+/// Each ranked route's share of db time, rows read and blocks, in percent; none when no route
 /// is ranked.
 fn shares(report: &SurveyReport) -> Option<BarChart> {
     let ranked: Vec<_> = (report.routes.iter())
@@ -86,6 +90,7 @@ fn shares(report: &SurveyReport) -> Option<BarChart> {
         series: vec![
             series("db time", |s| s.db_time),
             series("rows read", |s| s.rows_read),
+            series("blocks", |s| s.blocks),
         ],
         limits: None,
         note: Some(

@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
-use super::sections::{counts, finding_line, not_valid, ranking, skipped, with_findings};
+use super::sections::{
+    SCREENED_NOTE, any_screened, counts, finding_line, not_valid, ranking, skipped, with_findings,
+};
 use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::cost::text::one_line;
@@ -18,6 +20,9 @@ pub(super) fn render(report: &SurveyReport) -> String {
         .collect();
     let _ = writeln!(out, "{}.\n", facts.join(", "));
     let _ = writeln!(out, "{}", markdown_table(&ranking(report)));
+    if any_screened(report) {
+        let _ = writeln!(out, "_{SCREENED_NOTE}._");
+    }
     let bad: Vec<_> = not_valid(report).collect();
     if !bad.is_empty() {
         out.push_str("\n#### Not valid\n\n");

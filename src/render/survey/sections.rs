@@ -2,7 +2,7 @@
 //! what was not ranked, and each route's findings as lines.
 
 use crate::cost::findings::Finding;
-use crate::cost::survey::{RouteResult, SurveyReport};
+use crate::cost::survey::{Measurement, RouteResult, SurveyReport};
 use crate::render::sections::{Grid, subject};
 use crate::render::text::figure;
 
@@ -11,6 +11,25 @@ pub(super) const CHARTED: usize = 15;
 
 fn percent(share: Option<f64>) -> String {
     share.map_or("n/a".into(), |s| format!("{:.1}%", s * 100.0))
+}
+
+/// What a view says under the ranking when some route's figures are screened.
+pub(crate) const SCREENED_NOTE: &str = "screened: the figures of the route's burst read from \
+    pg_stat_statements right after it, with no settle wait; they also count other traffic of \
+    the app's role in that time, and have no rows read (an exact window has, see --exact)";
+
+/// `exact`, `screened`, or `-` when the route was not measured.
+pub(crate) fn measurement(r: &RouteResult) -> &'static str {
+    match r.measurement {
+        Some(Measurement::Exact) => "exact",
+        Some(Measurement::Screened) => "screened",
+        None => "-",
+    }
+}
+
+/// Whether any route's figures are screened only, so that the view says what that means.
+pub(crate) fn any_screened(report: &SurveyReport) -> bool {
+    (report.routes.iter()).any(|r| r.measurement == Some(Measurement::Screened))
 }
 
 /// `yes`, `static (no statement)`, or `no`: the reasons are listed apart.
@@ -26,7 +45,6 @@ fn validity(r: &RouteResult) -> &'static str {
 pub(super) fn ranking(report: &SurveyReport) -> Grid {
     let rows = (report.routes.iter())
         .map(|r| {
-            let per = r.per_request.as_ref();
             let shares = r.share_of_total.clone().unwrap_or_default();
             vec![
                 r.rank.map_or("-".into(), |n| n.to_string()),
@@ -34,11 +52,13 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
                 r.route.clone(),
                 r.log_requests.to_string(),
                 percent(Some(r.traffic_share)),
-                figure(per.and_then(|p| p.statements)),
-                figure(per.map(|p| p.rows_read)),
-                figure(per.and_then(|p| p.db_time_ms)),
+                measurement(r).to_string(),
+                figure(r.statements()),
+                figure(r.rows_read()),
+                figure(r.db_time_ms()),
                 percent(shares.db_time),
                 percent(shares.rows_read),
+                percent(shares.blocks),
                 r.findings.len().to_string(),
                 validity(r).to_string(),
             ]
@@ -50,15 +70,17 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
         "route",
         "log requests",
         "traffic",
+        "measured",
         "stmts/req",
         "rows read/req",
         "db ms/req",
         "share of db time",
         "share of rows read",
+        "share of blocks",
         "findings",
         "valid",
     ];
-    Grid::new(&header, rows, 3..11)
+    Grid::new(&header, rows, 3..13)
 }
 
 /// The counts of the record: parsed, routes, static, skipped and unparsed.

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::sections::{SCREENED_NOTE, any_screened, measurement};
 use crate::cost::report::model::invalid;
 use crate::cost::survey::{RouteResult, SurveyReport};
 
@@ -16,9 +17,10 @@ fn figure(value: Option<f64>) -> String {
     value.map_or("-".into(), |v| format!("{v:.1}"))
 }
 
-fn row(r: &RouteResult) -> String {
+/// One route's line; the second share is of blocks when some route is screened only (it
+/// has no rows read).
+fn row(r: &RouteResult, blocks: bool) -> String {
     let shares = r.share_of_total.clone().unwrap_or_default();
-    let per = r.per_request.as_ref();
     let status = if r.static_by_statements {
         "  static: no statement".to_string()
     } else if r.valid {
@@ -27,15 +29,20 @@ fn row(r: &RouteResult) -> String {
         format!("  NOT VALID: {}", invalid::joined(&r.invalid_reasons, "; "))
     };
     format!(
-        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}{status}",
+        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}{status}",
         r.rank.map_or("-".into(), |n| n.to_string()),
         format!("{} {}", r.method, r.route),
         r.log_requests,
         percent(Some(r.traffic_share)),
+        measurement(r),
         percent(shares.db_time),
-        percent(shares.rows_read),
-        figure(per.and_then(|p| p.statements)),
-        figure(per.map(|p| p.rows_read)),
+        percent(if blocks {
+            shares.blocks
+        } else {
+            shares.rows_read
+        }),
+        figure(r.statements()),
+        figure(r.rows_read()),
     )
 }
 
@@ -52,11 +59,26 @@ pub fn render(report: &SurveyReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9}",
-        "rank", "route", "logged", "traffic", "db time", "rows rd", "stmts/req", "rows/req"
+        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "rank",
+        "route",
+        "logged",
+        "traffic",
+        "measured",
+        "db time",
+        if any_screened(report) {
+            "blocks"
+        } else {
+            "rows rd"
+        },
+        "stmts/req",
+        "rows/req"
     );
     for r in report.routes.iter().take(TOP) {
-        let _ = writeln!(out, "{}", row(r));
+        let _ = writeln!(out, "{}", row(r, any_screened(report)));
+    }
+    if any_screened(report) {
+        let _ = writeln!(out, "  {SCREENED_NOTE}");
     }
     if report.routes.len() > TOP {
         let _ = writeln!(

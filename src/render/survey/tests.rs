@@ -28,6 +28,24 @@ fn measured(statements: f64, rows_read: f64, db_time_ms: f64) -> Measured {
         per_request: Some(per_request),
         findings: Vec::new(),
         statements: Vec::new(),
+        screened: None,
+    }
+}
+
+/// A route screened only: pg_stat_statements' figures, no exact window.
+fn screened(statements: f64, blocks: f64, db_time_ms: f64) -> Measured {
+    Measured {
+        valid: true,
+        invalid_reasons: Vec::new(),
+        per_request: None,
+        findings: Vec::new(),
+        statements: Vec::new(),
+        screened: Some(crate::cost::survey::screen::Screened {
+            statements,
+            rows_returned: 1.0,
+            blocks,
+            db_time_ms,
+        }),
     }
 }
 
@@ -122,4 +140,27 @@ fn html_charts_the_shares_of_the_ranked_routes() {
     assert!(!chart.contains("/health") && !chart.contains("/forbidden"));
     assert!(html.contains("NOT VALID"), "the rejected route");
     insta::assert_snapshot!("survey_html_outline", outline(&html));
+}
+
+#[test]
+fn a_screened_route_is_marked_and_its_figures_explained() {
+    let routes = vec![
+        route("/items/{id}", &[("/items/7", 4)], measured(2.0, 60.0, 2.0)),
+        route("/search", &[("/search", 4)], screened(3.0, 12.0, 0.5)),
+    ];
+    let report = rank::rank(routes, Traffic::default());
+    let text = report.render(Format::Markdown).unwrap();
+    let search = (text.lines())
+        .find(|l| l.contains("/search") && l.starts_with('|'))
+        .unwrap();
+    // Db time 4 × 0.5 of 4 × 2.5; no rows read, so no share of them for any route.
+    for cell in ["| screened ", "| 3.00 ", "| n/a ", "| 20.0% ", "| yes "] {
+        assert!(search.contains(cell), "{cell} in {search}");
+    }
+    let items = (text.lines()).find(|l| l.contains("/items/")).unwrap();
+    assert!(items.contains("| exact "), "{items}");
+    assert!(text.contains(super::sections::SCREENED_NOTE), "{text}");
+    let table = report.render(Format::Table).unwrap();
+    assert!(table.contains("screened"), "{table}");
+    assert!(table.contains("no settle wait"), "{table}");
 }

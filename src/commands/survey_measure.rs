@@ -1,0 +1,123 @@
+//! How `pgcost survey` measures the routes its probes accepted: each screened from
+//! pg_stat_statements with no settle wait (`measure::screen`), then the top ones, as
+//! `--exact` chooses (`cost::survey::screen`), in one sequence of exact windows with shared
+//! settle waits, as `check`'s endpoints are.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::config::AuditConfig;
+use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::survey::Measured;
+use crate::cost::survey::routes::Route;
+use crate::cost::survey::screen::{self, Candidate, Exact};
+use crate::error::Result;
+use crate::measure::{self, screen::Screen};
+use crate::progress::Progress;
+
+/// The routes to measure: each one's audit and its route, and `None` where the probe
+/// already decided (a rejected route).
+pub struct Routes<'a> {
+    pub configs: &'a [AuditConfig],
+    pub routes: &'a [Route],
+    pub outcomes: Vec<Option<Measured>>,
+}
+
+/// Measures every route the probes accepted: screened unless `exact` is `all` (or the
+/// database cannot be screened), then the chosen ones exactly. A route left unmeasured by
+/// an interruption says so.
+pub async fn measure(
+    routes: Routes<'_>,
+    exact: Exact,
+    progress: &Progress,
+    stop: Arc<AtomicBool>,
+) -> Result<Vec<Measured>> {
+    let Routes {
+        configs,
+        routes,
+        mut outcomes,
+    } = routes;
+    let accepted: Vec<usize> = (0..configs.len())
+        .filter(|&i| outcomes[i].is_none())
+        .collect();
+    let wanted: Vec<AuditConfig> = accepted.iter().map(|&i| configs[i].clone()).collect();
+    let ready = measure::authenticate_all(&wanted, progress).await?;
+    let mut screened: Vec<Option<Measured>> = vec![None; ready.len()];
+    if exact != Exact::All
+        && let Some(first) = ready.first()
+        && let Some(mut screen) = Screen::open(first, progress).await?
+    {
+        for (k, config) in ready.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let route = &routes[accepted[k]];
+            progress.status(&format!(
+                "screening {}/{}: {} {}",
+                k + 1,
+                ready.len(),
+                route.method,
+                route.template
+            ));
+            let report = screen.route(config, progress, &stop).await?;
+            screened[k] = Some(Measured::screened(report));
+        }
+    }
+    let chosen = exact_routes(&screened, &accepted, routes, exact);
+    let to_measure: Vec<AuditConfig> = chosen.iter().map(|&k| ready[k].clone()).collect();
+    if !to_measure.is_empty() && !stop.load(Ordering::Relaxed) {
+        progress.status(&format!(
+            "{} route(s) screened: measuring {} in exact windows between shared settle waits",
+            screened.iter().flatten().count(),
+            to_measure.len()
+        ));
+        let reports = measure::run_sequence(&to_measure, progress, stop, |j| {
+            let route = &routes[accepted[chosen[j]]];
+            progress.status(&format!(
+                "measuring {}/{}: {} {}",
+                j + 1,
+                chosen.len(),
+                route.method,
+                route.template
+            ));
+        })
+        .await?;
+        for (&k, report) in chosen.iter().zip(reports) {
+            let before = screened[k].take().and_then(|m| m.screened);
+            screened[k] = Some(Measured::of(report).with_screened(before));
+        }
+    }
+    for (&i, measured) in accepted.iter().zip(screened) {
+        outcomes[i] = measured;
+    }
+    Ok((outcomes.into_iter())
+        .map(|outcome| {
+            outcome.unwrap_or_else(|| {
+                Measured::not_measured(Invalid::new(Code::Interrupted, "not measured: interrupted"))
+            })
+        })
+        .collect())
+}
+
+/// The indices (into the accepted routes) to measure exactly: every one when nothing was
+/// screened, else those `exact` chooses from the screened figures, most db time first.
+fn exact_routes(
+    screened: &[Option<Measured>],
+    accepted: &[usize],
+    routes: &[Route],
+    exact: Exact,
+) -> Vec<usize> {
+    if screened.iter().all(Option::is_none) {
+        return (0..screened.len()).collect();
+    }
+    let candidates: Vec<Candidate> = (screened.iter().zip(accepted))
+        .map(|(m, &i)| Candidate {
+            screened: m
+                .as_ref()
+                .filter(|m| m.valid)
+                .and_then(|m| m.screened.as_ref()),
+            log_requests: routes[i].requests(),
+        })
+        .collect();
+    screen::choose(&candidates, exact)
+}
