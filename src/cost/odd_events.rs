@@ -115,6 +115,12 @@ pub struct RareWork {
     pub rows_read_per_request: f64,
     /// How far apart the last two windows' figures were, per request.
     pub spread: Spread,
+    /// How often it came, per minute of the windows that had it (the most events of one
+    /// counter in each, over their seconds): a clock-driven event (a token touched once a
+    /// minute, a heartbeat) comes back at its own rate in any window long enough. Null
+    /// where the windows' lengths are not known.
+    #[serde(default)]
+    pub per_minute: Option<f64>,
 }
 
 impl RareWork {
@@ -138,10 +144,14 @@ impl RareWork {
                 spread.rows_read
             ),
         };
+        let rate = match self.per_minute {
+            Some(rate) => format!(", about {rate:.1} a minute"),
+            None => String::new(),
+        };
         format!(
             "in each of the last 2 of {} windows, a few requests did what the others did not, \
-             in the same counters ({}): the app's own rare work, kept in the figures{rows}; \
-             {apart}",
+             in the same counters ({}{rate}): the app's own rare work (work on a clock comes \
+             back in any window long enough), kept in the figures{rows}; {apart}",
             self.windows,
             describe(&self.events, self.requests)
         )

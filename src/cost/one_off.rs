@@ -168,6 +168,17 @@ pub fn same_counters(a: &[OddEvents], b: &[OddEvents]) -> bool {
     counters(a) == counters(b)
 }
 
+/// How often rare work came, per minute, over `windows` (each window's events and its
+/// seconds): the most events of one counter in each window, summed, over their seconds.
+/// `None` without a window or without time.
+pub fn per_minute(windows: &[(&[OddEvents], f64)]) -> Option<f64> {
+    let seconds: f64 = windows.iter().map(|(_, s)| s).sum();
+    let events: i64 = (windows.iter())
+        .map(|(odd, _)| odd.iter().map(|o| o.events.abs()).max().unwrap_or(0))
+        .sum();
+    (seconds > 0.0).then(|| events as f64 * 60.0 / seconds)
+}
+
 /// Rows the odd scans read per request, where known: the part of the rows read figure that
 /// the one-offs account for.
 pub fn rows_per_request(odd: &[OddEvents], requests: u64) -> f64 {
@@ -180,6 +191,27 @@ mod tests {
     use super::*;
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::TableDelta;
+
+    #[test]
+    fn rare_work_comes_at_its_rate_per_minute_of_the_windows() {
+        let touch = |events| OddEvents {
+            kind: EventKind::RowsUpdated,
+            of: "public.authtoken_token".into(),
+            whole_per_request: 0,
+            events,
+            rows: None,
+        };
+        let calls = OddEvents {
+            kind: EventKind::Calls,
+            events: 1,
+            ..touch(1)
+        };
+        // One touch in a 20 s window (its UPDATE's call and row), two racing in a 40 s one:
+        // the most events of one counter, 1 + 2, over 60 s.
+        let (one, two) = ([touch(1), calls.clone()], [touch(2), calls]);
+        assert_eq!(per_minute(&[(&one, 20.0), (&two, 40.0)]), Some(3.0));
+        assert_eq!(per_minute(&[]), None);
+    }
 
     #[test]
     fn a_rare_remainder_is_a_one_off_and_a_mix_is_not() {

@@ -67,7 +67,7 @@ pub async fn measure(
     let mut base = endpoint.notes.clone();
     // The one-offs of each window so far, while every window had some: the app's own rare
     // work shows in every window, in the same counters; a one-off does not.
-    let mut odd_windows: Vec<(Vec<OddEvents>, Figures)> = Vec::new();
+    let mut odd_windows: Vec<OddWindow> = Vec::new();
     loop {
         let burst = meter.burst(config, endpoint.driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
@@ -83,10 +83,16 @@ pub async fn measure(
         let Some(discard) = discard_of(meter, config, (&opened, &burst, &closed), &first) else {
             return Ok(measured(first, closed, burst.ended));
         };
+        let odd_window = |odd: &[OddEvents]| OddWindow::of(odd, &first, edges);
+        // A one-off does not come back in the next window; the app's rare work does (a
+        // token touched once a minute, a heartbeat): measuring again cannot remove it.
+        let recurs = matches!(&discard, Discard::OneOffs(odd)
+            if odd_windows.last().is_some_and(|w| one_off::same_counters(&w.odd, odd)));
         // Plans are not fetched yet: they do not decide validity.
         let retry = first.report(&Plans::default()).valid
             && !interrupted
             && !stop.load(Ordering::Relaxed)
+            && !recurs
             && base.windows.discarded < config.retries;
         if !retry {
             let notes = match &discard {
@@ -95,8 +101,8 @@ pub async fn measure(
                     steady::with_plan_warning(base, changes, edges, config.retries)
                 }
                 Discard::OneOffs(odd) => {
-                    odd_windows.push((odd.clone(), figures(&first)));
-                    with_one_offs(base, &odd_windows, config)
+                    odd_windows.push(odd_window(odd));
+                    with_one_offs(base, &odd_windows, config, recurs)
                 }
             };
             return Ok(measured(report(notes), closed, burst.ended));
@@ -105,7 +111,7 @@ pub async fn measure(
         // After a one-off, the next warm-up compares more slices before it trusts them.
         let min_slices = match discard {
             Discard::OneOffs(odd) => {
-                odd_windows.push((odd, figures(&first)));
+                odd_windows.push(odd_window(&odd));
                 steady::MIN_SLICES_AFTER_ONE_OFF
             }
             _ => {
@@ -157,32 +163,64 @@ fn one_offs(
     odd
 }
 
+/// A window with one-offs: the events, the window's headline figures and its length.
+struct OddWindow {
+    odd: Vec<OddEvents>,
+    figures: Figures,
+    seconds: Option<f64>,
+}
+
+impl OddWindow {
+    fn of(
+        odd: &[OddEvents],
+        window: &Window,
+        (opened, closed): (&Boundaries, &Boundaries),
+    ) -> Self {
+        let start = opened.first().and_then(|b| b.start_at);
+        let end = closed.first().and_then(|b| b.end_at);
+        OddWindow {
+            odd: odd.to_vec(),
+            figures: figures(window),
+            seconds: start
+                .zip(end)
+                .map(|(s, e)| e.saturating_duration_since(s).as_secs_f64()),
+        }
+    }
+}
+
 /// `notes` once the last window had one-offs and is kept: when the last two windows had
 /// them in the same counters, they are the app's own rare work, kept in the figures with a
-/// note (the spread is theirs); when they disagree, the figures cannot be trusted. Not
-/// retried for another reason (an invalid report, Ctrl-C): that reason stands.
+/// note (the spread and the rate are theirs); when they disagree, the figures cannot be
+/// trusted. Kept as soon as they `recur`; else not retried for another reason (an invalid
+/// report, Ctrl-C): that reason stands.
 fn with_one_offs(
     mut notes: Notes,
-    windows: &[(Vec<OddEvents>, Figures)],
+    windows: &[OddWindow],
     config: &AuditConfig,
+    recur: bool,
 ) -> Notes {
-    let Some((last, _)) = windows.last() else {
+    let Some(last) = windows.last().map(|w| &w.odd) else {
         return notes;
     };
-    if notes.windows.discarded < config.retries {
+    if !recur && notes.windows.discarded < config.retries {
         return notes;
     }
     let requests = config.requests;
     let rows = one_off::rows_per_request(last, requests);
-    let odd: Vec<Vec<OddEvents>> = windows.iter().map(|(odd, _)| odd.clone()).collect();
+    let odd: Vec<Vec<OddEvents>> = windows.iter().map(|w| w.odd.clone()).collect();
     if one_off::apps_own(&odd) {
-        let figures: Vec<Figures> = windows.iter().rev().take(2).map(|(_, f)| *f).collect();
+        let figures: Vec<Figures> = windows.iter().rev().take(2).map(|w| w.figures).collect();
+        let timed: Vec<(&[OddEvents], f64)> = (windows.iter().rev().take(2))
+            .map(|w| w.seconds.map(|s| (&w.odd[..], s)))
+            .collect::<Option<_>>()
+            .unwrap_or_default();
         notes.warnings.push(Note::RareEvents(one_off::RareWork {
             windows: windows.len() as u32,
             requests,
             rows_read_per_request: rows,
             events: last.clone(),
             spread: one_off::spread(&figures),
+            per_minute: one_off::per_minute(&timed),
         }));
         return notes;
     }
