@@ -95,16 +95,10 @@ pub async fn measure(
             && !recurs
             && base.windows.discarded < config.retries;
         if !retry {
-            let notes = match &discard {
-                Discard::Churn(c) => with_unclean_warning(meter, config, edges, base, *c),
-                Discard::Plans(changes) => {
-                    steady::with_plan_warning(base, changes, edges, config.retries)
-                }
-                Discard::OneOffs(odd) => {
-                    odd_windows.push(odd_window(odd));
-                    with_one_offs(base, &odd_windows, config, recurs)
-                }
-            };
+            if let Discard::OneOffs(odd) = &discard {
+                odd_windows.push(odd_window(odd));
+            }
+            let notes = kept(meter, config, edges, base, (&discard, &odd_windows, recurs));
             return Ok(measured(report(notes), closed, burst.ended));
         }
         let reason = discard.reason(config.requests);
@@ -136,6 +130,23 @@ pub async fn measure(
         opened = meter
             .boundary((false, true, false), progress, stop, Instant::now())
             .await?;
+    }
+}
+
+/// The notes of a window kept though it would be measured again: what its churn added,
+/// the statements whose plans changed, or its one-offs (the windows that had them, the
+/// last included, and whether they `recur`).
+fn kept(
+    meter: &Meters,
+    config: &AuditConfig,
+    edges: (&Boundaries, &Boundaries),
+    base: Notes,
+    (discard, odd_windows, recur): (&Discard, &[OddWindow], bool),
+) -> Notes {
+    match discard {
+        Discard::Churn(c) => with_unclean_warning(meter, config, edges, base, *c),
+        Discard::Plans(changes) => steady::with_plan_warning(base, changes, edges, config.retries),
+        Discard::OneOffs(_) => with_one_offs(base, odd_windows, config, recur),
     }
 }
 
