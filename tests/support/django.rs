@@ -1,9 +1,10 @@
 //! A real Django site for the tests that measure one (tests/django_tags.rs,
-//! tests/django_drf.rs): its Python packages checked, with a loud failure when one is
-//! missing; its database created on the test's cluster and migrated with `manage.py
-//! migrate`; and gunicorn serving it (sync workers, one persistent connection each) in a
-//! process group of its own, which dropping the server stops, also when the test panics;
-//! with its access log when a test needs the traffic it served as a log.
+//! tests/django_drf.rs, the survey fixture of tests/support/survey_app.rs): its Python
+//! packages checked, with a loud failure when one is missing; its database created on the
+//! test's cluster and migrated with `manage.py migrate`; and gunicorn serving it (sync
+//! workers, one persistent connection each) in a process group of its own, which dropping
+//! the server stops, also when the test panics; with its access log when a test needs the
+//! traffic it served as a log.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
