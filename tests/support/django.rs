@@ -1,8 +1,10 @@
 //! A real Django site for the tests that measure one (tests/django_tags.rs,
-//! tests/django_drf.rs): its Python packages checked, with a loud failure when one is
-//! missing; its database created on the test's cluster and migrated with `manage.py
-//! migrate`; and gunicorn serving it (sync workers, one persistent connection each) in a
-//! process group of its own, which dropping the server stops, also when the test panics.
+//! tests/django_drf.rs, the survey fixture of tests/support/survey_app.rs): its Python
+//! packages checked, with a loud failure when one is missing; its database created on the
+//! test's cluster and migrated with `manage.py migrate`; and gunicorn serving it (sync
+//! workers, one persistent connection each) in a process group of its own, which dropping
+//! the server stops, also when the test panics; with its access log when a test needs the
+//! traffic it served as a log.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -97,9 +99,28 @@ impl Gunicorn {
         probe: &str,
         headers: &[(&str, &str)],
     ) -> Gunicorn {
+        Gunicorn::start_logging(site, db, log, None, probe, headers).await
+    }
+
+    /// As [`Gunicorn::start`], and with `access_log`, gunicorn's own access log written
+    /// there (`--access-logfile`, its default format: Apache's combined, the status after
+    /// the quoted request line). The probe's requests are not traffic: the access log is
+    /// emptied once their lines are in, before this returns.
+    pub async fn start_logging(
+        site: &Site,
+        db: &TestDb,
+        log: PathBuf,
+        access_log: Option<&Path>,
+        probe: &str,
+        headers: &[(&str, &str)],
+    ) -> Gunicorn {
         let port = super::closed_port();
-        let child = (site.python(db))
-            .args(["-m", "gunicorn", "--workers", "2", "--worker-class", "sync"])
+        let mut command = site.python(db);
+        command.args(["-m", "gunicorn", "--workers", "2", "--worker-class", "sync"]);
+        if let Some(access_log) = access_log {
+            command.arg("--access-logfile").arg(access_log);
+        }
+        let child = command
             .args(["--bind", &format!("127.0.0.1:{port}")])
             .arg(site.wsgi)
             .process_group(0)
@@ -115,8 +136,26 @@ impl Gunicorn {
             port,
             log,
         };
-        server.wait_until_it_answers(probe, headers).await;
+        let answered = server.wait_until_it_answers(probe, headers).await;
+        if let Some(access_log) = access_log {
+            server.forget_probes(access_log, answered).await;
+        }
         server
+    }
+
+    /// Waits for the `answered` probes' lines (gunicorn writes a line once its response is
+    /// sent), then empties the access log; the workers append (`O_APPEND`), so the next
+    /// line starts the file.
+    async fn forget_probes(&self, access_log: &Path, answered: usize) {
+        let started = Instant::now();
+        let lines = || std::fs::read_to_string(access_log).map_or(0, |t| t.lines().count());
+        while lines() < answered {
+            if started.elapsed() > Duration::from_secs(10) {
+                panic!("gunicorn logged no access line for its {answered} probes");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        std::fs::File::create(access_log).unwrap();
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -127,19 +166,22 @@ impl Gunicorn {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    async fn wait_until_it_answers(&mut self, probe: &str, headers: &[(&str, &str)]) {
+    /// Returns how many probes got an answer (each is a line of the access log).
+    async fn wait_until_it_answers(&mut self, probe: &str, headers: &[(&str, &str)]) -> usize {
         let started = Instant::now();
         let client = reqwest::Client::new();
         let page = self.url(probe);
+        let mut answered = 0;
         loop {
             let mut request = client.get(&page);
             for (name, value) in headers {
                 request = request.header(*name, *value);
             }
-            if let Ok(response) = request.send().await
-                && response.status().is_success()
-            {
-                return;
+            if let Ok(response) = request.send().await {
+                answered += 1;
+                if response.status().is_success() {
+                    return answered;
+                }
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("gunicorn exited ({status}):\n{}", self.log());

@@ -1,6 +1,8 @@
 //! Test support: a throwaway cluster with a seeded database, and a fixture app whose
 //! per-request SQL is known by construction; a CPU-bound app, and the stress lane's CPU
-//! hogs; how a ramp's verdict is read; a real Django site served by gunicorn.
+//! hogs; how a ramp's verdict is read; a real Django site served by gunicorn, the issue
+//! tracker's rows, and the survey fixture (the tracker as a whole web app, its traffic as a
+//! log).
 #![allow(dead_code)]
 
 pub mod busy_app;
@@ -8,6 +10,8 @@ pub mod django;
 pub mod fixture;
 pub mod github_sarif;
 pub mod stress;
+pub mod survey_app;
+pub mod tracker;
 pub mod verdict;
 
 /// Runs the SARIF 2.1.0 schema validator (`tests/support/validate_sarif.py`, Python's

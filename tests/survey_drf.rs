@@ -1,0 +1,152 @@
+//! The survey fixture of issue 41 (tests/support/survey_app.rs): the tracker of
+//! tests/fixtures/django_drf as a whole web app (UI pages behind a session cookie, a REST
+//! API by token, GraphQL, 404s on the ids of others, static files), its gunicorn access log
+//! and the HAR of its GraphQL reads, written by real traffic. For now this checks the
+//! fixture itself, so that it passes before the survey's features do:
+//!
+//! - the log has exactly the traffic's lines, each with its status;
+//! - the HAR parses, and holds the GraphQL reads with their bodies, without a credential;
+//! - each credential opens its own routes only (the token gets the UI's login redirect);
+//! - each request's statements, counted by construction, are what pg_stat_statements
+//!   measures beside it, and so do the routes' at their logged mix.
+//!
+//! The Python packages come from `.ci/run`'s install step; without them the test fails,
+//! saying so.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use support::TestDb;
+use support::survey_app::{Credential, Kind, SurveyApp, expected_log, routes};
+
+/// Method, target and status of an access log line (combined format).
+fn parse_line(line: &str) -> (String, String, u16) {
+    let mut quoted = line.split('"');
+    let request = quoted.nth(1).unwrap_or_else(|| panic!("{line}"));
+    let mut words = request.split(' ');
+    let (method, target) = (words.next().unwrap(), words.next().unwrap());
+    let status = quoted.next().unwrap().split_whitespace().next().unwrap();
+    (method.into(), target.into(), status.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fixture_serves_its_traffic_and_knows_its_truth() {
+    let db = TestDb::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = SurveyApp::start(&db, dir.path()).await;
+
+    let log = std::fs::read_to_string(&app.access_log).unwrap();
+    let mut lines: BTreeMap<(String, String, u16), u32> = BTreeMap::new();
+    for line in log.lines() {
+        *lines.entry(parse_line(line)).or_default() += 1;
+    }
+    assert_eq!(lines, expected_log(), "{log}");
+
+    check_har(&app);
+    check_credentials(&app).await;
+    check_truth(&db, &app).await;
+    println!(
+        "Django, DRF and graphene-django {}: {} lines, {} routes",
+        app.versions,
+        log.lines().count(),
+        routes().len()
+    );
+}
+
+/// The HAR has the GraphQL reads the traffic sent, in order of their routes' turns, with
+/// their bodies and statuses, and no credential.
+fn check_har(app: &SurveyApp) {
+    let har: Value = serde_json::from_str(&std::fs::read_to_string(&app.har).unwrap()).unwrap();
+    let entries = har["log"]["entries"].as_array().unwrap();
+    let reads: Vec<_> = (routes().into_iter())
+        .filter(|r| r.kind == Kind::GraphqlRead)
+        .collect();
+    let logged: u32 = reads.iter().map(|r| r.logged()).sum();
+    assert_eq!(entries.len(), logged as usize, "{har:#}");
+    for entry in entries {
+        let request = &entry["request"];
+        assert_eq!(request["method"], "POST");
+        assert_eq!(request["url"], format!("{}/graphql/", app.base_url));
+        assert_eq!(entry["response"]["status"], 200);
+        assert_eq!(request["postData"]["mimeType"], "application/json");
+        let body: Value =
+            serde_json::from_str(request["postData"]["text"].as_str().unwrap()).unwrap();
+        let operation = body["operationName"].as_str().unwrap();
+        assert!(
+            body["query"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("query {operation}"))
+        );
+        assert!(
+            reads.iter().any(|r| r.operation == Some(operation)),
+            "{body}"
+        );
+        let text = request.to_string();
+        assert!(!text.contains(app.token) && !text.contains(&app.session_id));
+    }
+}
+
+/// The token opens the API and GraphQL, not the UI (a login redirect); the session opens
+/// the UI, not GraphQL (401); nothing opens the API (403).
+async fn check_credentials(app: &SurveyApp) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let status = async |method: &str, path: &str, credential: Credential| -> u16 {
+        let mut request = (client
+            .request(method.parse().unwrap(), format!("{}{path}", app.base_url)))
+        .header("Content-Type", "application/json");
+        if method == "POST" {
+            request = request.body(r#"{"query": "{ projects { id } }"}"#);
+        }
+        for (name, value) in app.headers(credential) {
+            request = request.header(name, value);
+        }
+        request.send().await.unwrap().status().as_u16()
+    };
+    assert_eq!(status("GET", "/ui/issues/", Credential::Session).await, 200);
+    assert_eq!(status("GET", "/ui/issues/", Credential::Token).await, 302);
+    assert_eq!(
+        status("GET", "/api/projects/", Credential::Token).await,
+        200
+    );
+    // DRF answers with its first authentication class's header: the session's has none,
+    // so an anonymous call is a 403, not tests/django_drf.rs's 401.
+    let anonymous = status("GET", "/api/projects/", Credential::Anonymous).await;
+    assert_eq!(anonymous, 403);
+    assert_eq!(status("POST", "/graphql/", Credential::Token).await, 200);
+    assert_eq!(status("POST", "/graphql/", Credential::Session).await, 401);
+}
+
+/// Each request of a replayable route runs the statements counted by construction,
+/// measured beside it; each route's truth is a number, and its rows returned per request
+/// (measured beside) too.
+async fn check_truth(db: &TestDb, app: &SurveyApp) {
+    for route in routes() {
+        if matches!(route.kind, Kind::LoginPost | Kind::GraphqlWrite) {
+            continue;
+        }
+        for request in &route.requests {
+            let beside = app.measure(db, &route, request).await;
+            let truth = request.statements.unwrap();
+            let what = format!("{} {} {:?}", route.method, request.target, route.operation);
+            assert_eq!(beside.statements, i64::from(truth), "{what}");
+        }
+        let per_request = route.statements_per_request();
+        let (statements, rows) = app.measure_route(db, &route).await;
+        assert_eq!(statements, per_request, "{}", route.template);
+        println!(
+            "{:<5}{:<32}{:<14}{:>4} logged {:>6.2} statements {:>8.2} rows per request",
+            route.method,
+            route.template,
+            route.operation.unwrap_or(""),
+            route.logged(),
+            per_request,
+            rows
+        );
+    }
+}
