@@ -43,6 +43,8 @@ impl Screen {
         stop: &Arc<AtomicBool>,
     ) -> Result<Report> {
         let driver = super::driver(config)?;
+        // As an exact window's: the credentials must count, checked before the warm-up.
+        let credentials = super::credentials::probe(config).await?;
         let endpoint = (config, &driver);
         let (warmed, tags) =
             super::warm_up_sampled(&self.meters, endpoint, progress, stop, 1).await?;
@@ -58,6 +60,8 @@ impl Screen {
         let notes = Notes {
             warmed,
             tags,
+            invalid_reasons: credentials.invalid_reason.into_iter().collect(),
+            warnings: credentials.warning.into_iter().collect(),
             ..Notes::default()
         };
         let mut window = meter.measured(config, &opened, &burst, &closed, interrupted, None, notes);
