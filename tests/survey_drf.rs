@@ -16,10 +16,12 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
 
 use serde_json::Value;
-use support::TestDb;
-use support::survey_app::{Credential, Kind, SurveyApp, expected_log, routes};
+use support::survey_app::{AUTH_TOML, Credential, Kind, SurveyApp, expected_log, routes};
+use support::{TestDb, pgcost, run_blocking};
 
 /// Method, target and status of an access log line (combined format).
 fn parse_line(line: &str) -> (String, String, u16) {
@@ -148,5 +150,108 @@ async fn check_truth(db: &TestDb, app: &SurveyApp) {
             per_request,
             rows
         );
+    }
+}
+
+/// The survey of the fixture's log and HAR, each route with its own credential
+/// ([`AUTH_TOML`] in a pgcost.toml), `extra` added: its JSON document and how long it took.
+fn survey(app: &SurveyApp, dir: &Path, extra: &[&str]) -> (Value, f64) {
+    let config = dir.join("pgcost.toml");
+    std::fs::write(&config, AUTH_TOML).unwrap();
+    let mut cmd = pgcost();
+    cmd.args(["survey", "--config"])
+        .arg(&config)
+        .arg("--access-log")
+        .arg(&app.access_log)
+        .arg("--har")
+        .arg(&app.har)
+        .args(["--base-url", &app.base_url, "--db", &app.db_url])
+        .args(["--format", "json", "-q"])
+        .args(extra)
+        .envs(app.auth_env());
+    let started = Instant::now();
+    let out = run_blocking(cmd).get_output().clone();
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{:?}: {stderr}",
+        out.status
+    );
+    let json: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (json, seconds)
+}
+
+/// The routes of a survey, ranked first, by a share of the total (`db_time`, `blocks`).
+fn ranked_by(json: &Value, share: &str) -> Vec<String> {
+    let mut ranked: Vec<(f64, String)> = (json["routes"].as_array().unwrap().iter())
+        .filter(|r| r["rank"].is_u64())
+        .map(|r| {
+            let name = format!(
+                "{} {}",
+                r["method"].as_str().unwrap(),
+                r["route"].as_str().unwrap()
+            );
+            (r["share_of_total"][share].as_f64().unwrap_or(0.0), name)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    ranked.into_iter().map(|(_, name)| name).collect()
+}
+
+/// Issue 41's benchmark (`bash benches/survey_screen.sh`): the fixture's whole log and HAR
+/// surveyed with screening (`--exact auto`) and with every route in an exact window
+/// (`--exact all`), one after the other on the same app, at `-n 100 -c 4`; prints each
+/// one's time, its routes (ranked, screened, exact, not valid) and whether the top five by
+/// db time and by blocks agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: bash benches/survey_screen.sh"]
+async fn bench_screening_against_exact_windows() {
+    let db = TestDb::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = SurveyApp::start(&db, dir.path()).await;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average before the runs: {}", load.trim());
+    let burst = ["-n", "100", "-c", "4"];
+    let (screened, screening_s) = survey(
+        &app,
+        dir.path(),
+        &[&burst[..], &["--exact", "auto"]].concat(),
+    );
+    let (full, full_s) = survey(
+        &app,
+        dir.path(),
+        &[&burst[..], &["--exact", "all"]].concat(),
+    );
+    for (name, json, seconds) in [
+        ("screening", &screened, screening_s),
+        ("--exact all", &full, full_s),
+    ] {
+        let routes = json["routes"].as_array().unwrap();
+        let count = |key: &str, value: &str| routes.iter().filter(|r| r[key] == value).count();
+        let invalid: Vec<String> = (routes.iter())
+            .filter(|r| r["valid"] == false)
+            .map(|r| format!("{} {}: {}", r["method"], r["route"], r["invalid_reasons"]))
+            .collect();
+        println!(
+            "{name:>12}: {seconds:7.1} s, {} routes ({} ranked, {} exact, {} screened), {} skipped, {} not valid",
+            routes.len(),
+            routes.iter().filter(|r| r["rank"].is_u64()).count(),
+            count("measurement", "exact"),
+            count("measurement", "screened"),
+            json["skipped"].as_array().unwrap().len(),
+            invalid.len()
+        );
+        for line in invalid {
+            println!("    not valid: {line}");
+        }
+    }
+    println!("screening / --exact all: {:.2}", screening_s / full_s);
+    for share in ["db_time", "blocks"] {
+        let (a, b) = (ranked_by(&screened, share), ranked_by(&full, share));
+        let top = |v: &[String]| v.iter().take(5).cloned().collect::<Vec<_>>();
+        println!("top five by {share}: screening {:?}", top(&a));
+        println!("top five by {share}: exact     {:?}", top(&b));
     }
 }
