@@ -144,3 +144,47 @@ async fn rare_work_of_the_app_in_every_window_is_kept_with_a_note() {
         "{described:?}"
     );
 }
+
+/// Rare work on a clock (a token touched at most once in 3 s, on a request): every window
+/// longer than that has a touch, so measuring again cannot remove it. The second window
+/// that shows it in the same counters is kept, without the retry left; the note gives its
+/// rate, and every figure is the window's exact average with the touches in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rare_work_on_a_clock_is_kept_once_it_comes_back() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 1).await;
+    let requests = 200.0;
+    let r = audit(
+        &db,
+        app.url(rare::TOUCHED),
+        &["-n", "200", "-c", "2", "--retries", "3"],
+    )
+    .await;
+    assert!(r.valid, "{:?} {:?}", r.invalid_reasons, r.windows);
+    assert_valid(&r);
+    // The first window had a touch, the second one too: kept, 2 retries left unused.
+    assert_eq!(r.windows.discarded, 1, "{:?}", r.windows);
+    let work = (r.notes.iter())
+        .find_map(|n| match n {
+            Note::RareEvents(work) => Some(work.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no rare_events note: {:?}", r.notes));
+    assert_eq!(work.windows, 2);
+    let inserted = (work.events.iter())
+        .find(|e| e.of == "public.hits" && e.to_string().contains("inserted"))
+        .unwrap_or_else(|| panic!("no insert into hits: {:?}", work.events));
+    let touches = inserted.events as f64;
+    assert!(touches >= 1.0, "{work:?}");
+    assert!(work.per_minute.is_some_and(|rate| rate > 0.0), "{work:?}");
+    // Each touch is one more statement (and transaction) and one row inserted.
+    let p = &r.per_request;
+    assert_eq!(p.statements, Some(1.0 + touches / requests), "{p:?}");
+    assert_eq!(p.transactions, 1.0 + touches / requests, "{p:?}");
+    assert_eq!(p.rows_read, ITEMS as f64, "{p:?}");
+    assert_eq!(
+        p.rows_returned,
+        Some(ITEMS as f64 + touches / requests),
+        "{p:?}"
+    );
+}
