@@ -218,6 +218,7 @@ fn route_config(
             Ok(Target {
                 url: parse_url(&url)?,
                 requests: u.requests,
+                body: None,
             })
         })
         .collect::<Result<_>>()?;
