@@ -184,7 +184,8 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// The audit of one route: `audit`'s groups with the route's method and its most logged
-/// URL, validated by [`AuditConfig::from_raw`]; the burst rotates over its sample.
+/// URL (and body), validated by [`AuditConfig::from_raw`]; the burst rotates over its
+/// sample, each URL with its body.
 fn route_config(
     args: &SurveyArgs,
     base_url: &str,
@@ -193,6 +194,11 @@ fn route_config(
 ) -> Result<AuditConfig> {
     let mut load = args.load.clone();
     load.method = route.method.clone();
+    if let Some(body) = &route.urls[0].body {
+        // A GraphQL route: each target sends its own body; this one, the most logged, is
+        // the request's (the credentials' probe sends it).
+        (load.body, load.body_file) = (Some(body.clone()), None);
+    }
     let mut output = args.output.clone();
     (output.output, output.exports) = (None, Vec::new());
     output.format = Default::default();
@@ -218,7 +224,7 @@ fn route_config(
             Ok(Target {
                 url: parse_url(&url)?,
                 requests: u.requests,
-                body: None,
+                body: u.body.map(bytes::Bytes::from),
             })
         })
         .collect::<Result<_>>()?;

@@ -305,6 +305,7 @@ rows_returned = 50
             urls: vec![UrlCount {
                 url: template.into(),
                 requests,
+                body: None,
             }],
         };
         let mut grouping = Grouping {

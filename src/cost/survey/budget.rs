@@ -63,10 +63,12 @@ mod tests {
             urls: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                body: None,
             }],
             sample: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                body: None,
             }],
             measured: m,
         }

@@ -276,6 +276,118 @@ pub fn persisted(file: &str, text: &str) -> Result<Vec<(Option<String>, String)>
         .collect()
 }
 
+/// What a logged request is to the survey, as GraphQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Not a GraphQL request: grouped as any other.
+    Not,
+    /// A read, replayed under this label (its operation's).
+    Read(String),
+    /// Not replayed: under this label, if known, for this reason.
+    Skipped(Option<String>, String),
+}
+
+/// The reason an access log's GraphQL POST is skipped: what would let it be measured.
+pub const NO_BODY: &str = "a GraphQL POST without its body (an access log has none): give \
+    the requests as a HAR (--har), or the operations as --graphql-operations FILE (Apollo's \
+    or Relay's persisted-query JSON)";
+
+/// Whether the path's last segment is `graphql`: the endpoint of most servers.
+pub fn is_endpoint(path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or_default();
+    (path.split('/').rev().find(|s| !s.is_empty()))
+        .is_some_and(|s| s.eq_ignore_ascii_case("graphql"))
+}
+
+/// A logged request as GraphQL: a POST whose JSON body has a `query` string, or a GET
+/// whose query string has a `query` document or a persisted query's `extensions` (or an
+/// `operationName` sent to a `graphql` path). A query is a read; a mutation or a
+/// subscription is skipped, and so is a POST to a `graphql` path without a body.
+pub fn classify(method: &str, target: &str, body: Option<&str>) -> Request {
+    let endpoint = is_endpoint(target);
+    match method {
+        "POST" => post(endpoint, body.filter(|b| !b.trim().is_empty())),
+        "GET" | "HEAD" => get(endpoint, target),
+        _ => Request::Not,
+    }
+}
+
+fn post(endpoint: bool, body: Option<&str>) -> Request {
+    let Some(body) = body else {
+        return if endpoint {
+            Request::Skipped(None, NO_BODY.to_string())
+        } else {
+            Request::Not
+        };
+    };
+    let value: Value = match serde_json::from_str(body) {
+        Ok(value) => value,
+        Err(_) => return Request::Not,
+    };
+    let text = |key: &str| value.get(key).and_then(Value::as_str);
+    match (text("query"), value.get("extensions")) {
+        (Some(query), _) => read(query, text("operationName")),
+        (None, Some(_)) if endpoint || text("operationName").is_some() => Request::Skipped(
+            text("operationName").map(str::to_string),
+            "a persisted GraphQL query sent by its hash: give the documents as \
+             --graphql-operations FILE"
+                .to_string(),
+        ),
+        _ if endpoint && value.is_array() => Request::Skipped(
+            None,
+            "a batch of GraphQL operations in one POST: not replayed".to_string(),
+        ),
+        _ => Request::Not,
+    }
+}
+
+fn get(endpoint: bool, target: &str) -> Request {
+    let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
+    let mut params = std::collections::BTreeMap::new();
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        params.entry(key.into_owned()).or_insert(value.into_owned());
+    }
+    let name = params.get("operationName").filter(|n| !n.is_empty());
+    if let Some(document) = params.get("query") {
+        return match (read(document, name.map(String::as_str)), endpoint) {
+            (Request::Skipped(_, _), false) => Request::Not,
+            (request, _) => request,
+        };
+    }
+    let hash = (params.get("extensions"))
+        .and_then(|e| serde_json::from_str::<Value>(e).ok())
+        .and_then(|e| {
+            e.pointer("/persistedQuery/sha256Hash")?
+                .as_str()
+                .map(str::to_string)
+        });
+    match (name, hash) {
+        (Some(name), _) if endpoint || params.contains_key("extensions") => {
+            Request::Read(name.clone())
+        }
+        (None, Some(hash)) => Request::Read(format!(
+            "persisted:{}",
+            hash.chars().take(12).collect::<String>()
+        )),
+        _ => Request::Not,
+    }
+}
+
+/// A document and its `operationName`: a query is a read, the rest is skipped.
+fn read(document: &str, operation_name: Option<&str>) -> Request {
+    match chosen(document, operation_name) {
+        Ok(op) if op.kind == Kind::Query => Request::Read(op.label()),
+        Ok(op) => Request::Skipped(
+            Some(op.label()),
+            format!("a GraphQL {} changes the app's data", op.kind.name()),
+        ),
+        Err(e) => Request::Skipped(
+            operation_name.map(str::to_string),
+            format!("a GraphQL request that cannot be read: {e}"),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,5 +478,52 @@ mod tests {
                 .unwrap_err()
                 .contains("Relay map")
         );
+    }
+
+    #[test]
+    fn requests_are_classified_by_their_operation() {
+        let body = |query: &str, name: &str| {
+            serde_json::json!({"query": query, "operationName": name, "variables": {}}).to_string()
+        };
+        let list = body("query ProjectList { projects { id } }", "ProjectList");
+        let read = Request::Read("ProjectList".into());
+        assert_eq!(classify("POST", "/graphql/", Some(&list)), read);
+        // The body decides, whatever the path.
+        assert_eq!(classify("POST", "/api/gql", Some(&list)), read);
+        let create = body("mutation Create { create { id } }", "");
+        assert_eq!(
+            classify("POST", "/graphql", Some(&create)),
+            Request::Skipped(
+                Some("Create".into()),
+                "a GraphQL mutation changes the app's data".into()
+            )
+        );
+        assert_eq!(
+            classify("POST", "/graphql/", None),
+            Request::Skipped(None, NO_BODY.into())
+        );
+        assert_eq!(classify("POST", "/api/items", None), Request::Not);
+        assert_eq!(
+            classify("POST", "/api/items", Some(r#"{"name":"x"}"#)),
+            Request::Not
+        );
+        let get = "/graphql?query=%7B%20projects%20%7B%20id%20%7D%20%7D&variables=%7B%7D";
+        assert_eq!(
+            classify("GET", get, None),
+            Request::Read("{projects}".into())
+        );
+        let persisted = "/graphql?operationName=Labels&extensions=%7B%22persistedQuery%22%3A%7B%22version%22%3A1%2C%22sha256Hash%22%3A%22ab12%22%7D%7D";
+        assert_eq!(
+            classify("GET", persisted, None),
+            Request::Read("Labels".into())
+        );
+        let hash_only = "/api?extensions=%7B%22persistedQuery%22%3A%7B%22sha256Hash%22%3A%22ab12cd34ef56aa77%22%7D%7D";
+        assert_eq!(
+            classify("GET", hash_only, None),
+            Request::Read("persisted:ab12cd34ef56".into())
+        );
+        // A search box's `query=` is not a GraphQL document.
+        assert_eq!(classify("GET", "/search?query=shoes", None), Request::Not);
+        assert_eq!(classify("GET", "/graphql/", None), Request::Not);
     }
 }
