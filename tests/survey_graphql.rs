@@ -129,3 +129,68 @@ async fn a_har_s_graphql_reads_are_replayed_by_operation_exactly() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_access_log_with_apollo_s_operations_replays_each_read_once() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let line = "10.0.0.1 - - [02/Dec/2026:10:00:00 +0000] \"POST /graphql/ HTTP/1.1\" 200 80 \"-\" \"-\"\n";
+    std::fs::write(&log, line.repeat(3)).unwrap();
+    let manifest = dir.path().join("persisted-queries.json");
+    let operation = |id: &str, name: &str, kind: &str, body: &str| json!({"id": id, "name": name, "type": kind, "body": body});
+    let operations = [
+        operation(
+            "a1",
+            "ProjectList",
+            "query",
+            "query ProjectList($n: Int = 1) { projects(first: $n) { id } }",
+        ),
+        operation(
+            "b2",
+            "Rename",
+            "mutation",
+            "mutation Rename { rename { id } }",
+        ),
+    ];
+    let apollo = json!({"format": "apollo-persisted-query-manifest", "version": 1,
+        "operations": operations});
+    std::fs::write(&manifest, apollo.to_string()).unwrap();
+    let mut cmd = pgcost();
+    cmd.args(["survey", "--access-log"])
+        .arg(&log)
+        .arg("--graphql-operations")
+        .arg(&manifest)
+        .args(["--base-url", &app.url(""), "--db", &db.url()])
+        .args([
+            "--format", "json", "-q", "-n", "20", "-c", "2", "--warmup", "20",
+        ]);
+    let out = run_blocking(cmd).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(MUTATIONS.load(Ordering::SeqCst), 0, "a mutation was sent");
+    let routes = json["routes"].as_array().unwrap();
+    assert_eq!(routes.len(), 1, "{json}");
+    let list = &routes[0];
+    // Posted to the logged endpoint, 1 request, 1 statement that reads its 1 row.
+    assert_eq!(list["route"], "/graphql/ ProjectList");
+    assert_eq!(list["log_requests"], 1);
+    assert_eq!(list["per_request"]["statements"], 1.0);
+    assert_eq!(list["per_request"]["rows_read"], 1.0);
+    let skipped = json["skipped"].as_array().unwrap();
+    let reasons: Vec<(&str, u64)> = (skipped.iter())
+        .map(|s| {
+            (
+                s["route"].as_str().unwrap(),
+                s["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(reasons, [("/graphql/", 3), ("/graphql/ Rename", 1)]);
+    let reason = skipped[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("replayed instead"), "{reason}");
+    let warnings = json["warnings"].to_string();
+    assert!(warnings.contains("--graphql-operations operation counts 1 request"));
+}

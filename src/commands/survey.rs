@@ -58,21 +58,11 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         .iter()
         .map(|m| m.to_ascii_uppercase())
         .collect();
-    let mut warnings = Vec::new();
-    for method in allowed
-        .iter()
-        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
-    {
-        warnings.push(format!(
-            "--allow-method {method}: a replayed {method} changes the app's data"
-        ));
-    }
-    if !args.openapi.is_empty() {
-        warnings.push(OPENAPI_COUNTS.to_string());
-    }
+    let warnings = warnings(args, &allowed);
     warnings.iter().for_each(|w| progress::warning(w));
     let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
     grouping.skipped.extend(from_openapi.skipped);
+    super::survey_graphql::explain_skipped(args, &mut grouping);
     if grouping.routes.is_empty() {
         return Err(Error::usage(format!(
             "no route to replay: {} request(s) parsed, {} static, {} skipped",
@@ -118,13 +108,35 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     })
 }
 
+/// What the survey warns of before it starts: replayed writes, and inputs without
+/// traffic counts.
+fn warnings(args: &SurveyArgs, allowed: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for method in allowed
+        .iter()
+        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
+    {
+        warnings.push(format!(
+            "--allow-method {method}: a replayed {method} changes the app's data"
+        ));
+    }
+    if !args.openapi.is_empty() {
+        warnings.push(OPENAPI_COUNTS.to_string());
+    }
+    if !args.graphql_operations.is_empty() {
+        warnings.push(super::survey_graphql::COUNTS.to_string());
+    }
+    warnings
+}
+
 /// Every input parsed, with what the OpenAPI documents add (their templates and the
 /// operations they cannot replay); an input that cannot be read is a usage error, and so
 /// is a record with no request in it.
 fn read_inputs(args: &SurveyArgs) -> Result<(Parsed, OpenApi)> {
-    if args.access_logs.is_empty() && args.hars.is_empty() && args.openapi.is_empty() {
+    if !args.has_inputs() {
         return Err(Error::usage("no traffic record to survey").with_hint(
-            "pass --access-log, --har or --openapi, or list them under [survey] in pgcost.toml",
+            "pass --access-log, --har, --openapi or --graphql-operations, or list them under \
+             [survey] in pgcost.toml",
         ));
     }
     let mut parsed = Parsed::default();
@@ -144,6 +156,12 @@ fn read_inputs(args: &SurveyArgs) -> Result<(Parsed, OpenApi)> {
         from_openapi.templates.extend(api.templates);
         from_openapi.skipped.extend(api.skipped);
     }
+    let mut operation_files = Vec::new();
+    for path in &args.graphql_operations {
+        operation_files.push((path.display().to_string(), read_text(path)?));
+    }
+    let operations = super::survey_graphql::hits(args, &operation_files, &parsed.hits)?;
+    parsed.hits.extend(operations);
     if parsed.unparsed > 0 {
         let first: Vec<String> = (parsed.first_unparsed.iter())
             .map(|u| format!("{}:{}: {}", u.file, u.line, u.text))
