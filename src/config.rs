@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::HeaderMap;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
 use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
 use crate::cost::background;
@@ -18,7 +18,7 @@ use crate::flags::{
     AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, SourceArgs, Spelling, TargetArgs,
 };
 use crate::http::error_answer::ErrorRule;
-use crate::http::request::RequestSpec;
+use crate::http::request::{RequestSpec, add_guessed_content_type};
 use crate::http::rotation::Target;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
@@ -320,6 +320,12 @@ fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<
         (None, Some(path)) => Some(read_body_file(&spelling.of("body_file"), path)?),
         (None, None) => None,
     };
+    content_type(
+        &mut headers,
+        args.content_type.as_deref(),
+        body.as_deref(),
+        spelling,
+    )?;
     let pointer = (args.error_body_pointer.as_deref())
         .map(|text| parse_json_pointer(&spelling.of("error_body_pointer"), text))
         .transpose()?;
@@ -334,6 +340,37 @@ fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<
         timeout: parse_positive_duration(&spelling.of("timeout"), &args.timeout)?,
         error_rule: ErrorRule::with(&args.error_headers, pointer),
     })
+}
+
+/// The body's Content-Type: `--content-type` when given (a usage error beside a `-H`
+/// Content-Type: two answers to one question), else the guess for the body when no header
+/// names one (`http::request`).
+fn content_type(
+    headers: &mut HeaderMap,
+    given: Option<&str>,
+    body: Option<&[u8]>,
+    spelling: &Spelling,
+) -> Result<()> {
+    let Some(text) = given else {
+        add_guessed_content_type(headers, body.unwrap_or_default());
+        return Ok(());
+    };
+    let what = spelling.of("content_type");
+    if headers.contains_key(CONTENT_TYPE) {
+        return Err(
+            Error::usage(format!("{what} and a Content-Type header are both given"))
+                .with_hint("keep one of them"),
+        );
+    }
+    let value = HeaderValue::from_str(text.trim())
+        .ok()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            Error::usage(format!("{what} {text:?} is not a header value"))
+                .with_hint("e.g. application/x-www-form-urlencoded")
+        })?;
+    headers.insert(CONTENT_TYPE, value);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -474,5 +511,39 @@ mod tests {
     fn a_baseline_needs_credentials() {
         let err = config(&["--compare-unauthenticated"], &[]).unwrap_err();
         assert!(err.message.contains("needs credentials"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_json_body_gets_its_content_type_unless_one_is_named() {
+        let content_type = |extra: &[&str]| {
+            let request = config(extra, &[]).unwrap().request;
+            (request.headers.get(CONTENT_TYPE)).map(|v| v.to_str().unwrap().to_string())
+        };
+        let json = Some("application/json".to_string());
+        assert_eq!(content_type(&["-X", "POST", "--body", r#"{"a":1}"#]), json);
+        assert_eq!(content_type(&["-X", "POST", "--body", "a=1"]), None);
+        assert_eq!(content_type(&[]), None);
+        let form = ["--body", r#"{"a":1}"#, "--content-type", "text/plain"];
+        assert_eq!(content_type(&form), Some("text/plain".into()));
+        let header = [
+            "--body",
+            "{}",
+            "-H",
+            "Content-Type: application/vnd.api+json",
+        ];
+        assert_eq!(
+            content_type(&header),
+            Some("application/vnd.api+json".into())
+        );
+        let both = [
+            "--content-type",
+            "text/plain",
+            "-H",
+            "content-type: text/csv",
+        ];
+        assert_eq!(
+            config(&both, &[]).unwrap_err().message,
+            "--content-type and a Content-Type header are both given"
+        );
     }
 }

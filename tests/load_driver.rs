@@ -10,6 +10,7 @@ use indicatif::ProgressBar;
 use pgcost::http::connection::Driver;
 use pgcost::http::load;
 use pgcost::http::request::RequestSpec;
+use pgcost::http::rotation::Target;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, Url};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -405,6 +406,38 @@ async fn the_request_is_sent_as_specified() {
         received.iter().all(|r| r == first),
         "every request is the same"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_target_sends_its_own_body_with_its_content_type() {
+    let server = serve(Mode::KeepAlive).await;
+    let url = format!("http://127.0.0.1:{}/graphql", server.port);
+    let mut request = spec(&url);
+    request.method = Method::POST;
+    let target = |body: &'static str, requests: u64| Target {
+        url: Url::parse(&url).unwrap(),
+        requests,
+        body: Some(bytes::Bytes::from_static(body.as_bytes())),
+    };
+    let list = r#"{"query":"query List { items { id } }","operationName":"List"}"#;
+    let one = r#"{"query":"{ item(id: 7) { name } }"}"#;
+    let targets = [target(list, 2), target(one, 1)];
+    let driver = Arc::new(Driver::rotating(&request, None, &targets).unwrap());
+    let burst = run(&driver, 3, 1).await;
+    assert_eq!(burst.status.get(&204), Some(&3), "{:?}", burst.first_error);
+    let received = server.requests.lock().unwrap().clone();
+    let bodies: Vec<&str> = (received.iter())
+        .map(|r| r.split_once("\r\n\r\n").unwrap().1)
+        .collect();
+    // The rotation of counts 2:1 (`http::rotation`), each body whole.
+    assert_eq!(bodies, [list, one, list]);
+    for (sent, body) in received.iter().zip(&bodies) {
+        let lines: Vec<&str> = sent.lines().collect();
+        let has = |line: &str| lines.iter().any(|l| l.eq_ignore_ascii_case(line));
+        assert_eq!(lines[0], "POST /graphql HTTP/1.1");
+        assert!(has("content-type: application/json"), "{sent}");
+        assert!(has(&format!("content-length: {}", body.len())), "{sent}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

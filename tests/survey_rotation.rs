@@ -50,6 +50,7 @@ async fn the_driver_sends_each_url_its_count_in_one_rotation() {
         .map(|&(n, requests)| Target {
             url: url(n),
             requests,
+            body: None,
         })
         .collect();
     let driver = Arc::new(Driver::rotating(&spec, None, &targets).unwrap());
@@ -68,6 +69,7 @@ async fn the_driver_sends_each_url_its_count_in_one_rotation() {
     let foreign = [Target {
         url: other,
         requests: 1,
+        body: None,
     }];
     let err = Driver::rotating(&spec, None, &foreign).err().unwrap();
     assert!(err.contains("is not on"), "{err}");

@@ -13,6 +13,7 @@ pub mod ramp;
 pub mod scale;
 pub mod survey;
 pub mod survey_config;
+pub mod survey_graphql;
 pub mod survey_measure;
 pub mod survey_production;
 

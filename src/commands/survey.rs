@@ -56,6 +56,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     let (allowed, warnings) = allowed_methods(args);
     let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
     grouping.skipped.extend(from_openapi.skipped);
+    super::survey_graphql::explain_skipped(args, &mut grouping);
     if grouping.routes.is_empty() {
         return Err(Error::usage(format!(
             "no route to replay: {} request(s) parsed, {} static, {} skipped",
@@ -103,7 +104,8 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
 }
 
 /// The methods replayed beyond GET and HEAD (upper case), and the warnings the inputs
-/// call for, shown as they are found: a replayed write, an OpenAPI input's counts.
+/// call for, shown as they are found: a replayed write, an OpenAPI or GraphQL operations
+/// input's counts.
 fn allowed_methods(args: &SurveyArgs) -> (Vec<String>, Vec<String>) {
     let allowed: Vec<String> = (args.allow_methods.iter())
         .map(|m| m.to_ascii_uppercase())
@@ -117,6 +119,9 @@ fn allowed_methods(args: &SurveyArgs) -> (Vec<String>, Vec<String>) {
     if !args.openapi.is_empty() {
         warnings.push(OPENAPI_COUNTS.to_string());
     }
+    if !args.graphql_operations.is_empty() {
+        warnings.push(super::survey_graphql::COUNTS.to_string());
+    }
     warnings.iter().for_each(|w| progress::warning(w));
     (allowed, warnings)
 }
@@ -125,9 +130,10 @@ fn allowed_methods(args: &SurveyArgs) -> (Vec<String>, Vec<String>) {
 /// operations they cannot replay); an input that cannot be read is a usage error, and so
 /// is a record with no request in it.
 fn read_inputs(args: &SurveyArgs) -> Result<(Parsed, OpenApi)> {
-    if args.access_logs.is_empty() && args.hars.is_empty() && args.openapi.is_empty() {
+    if !args.has_inputs() {
         return Err(Error::usage("no traffic record to survey").with_hint(
-            "pass --access-log, --har or --openapi, or list them under [survey] in pgcost.toml",
+            "pass --access-log, --har, --openapi or --graphql-operations, or list them under \
+             [survey] in pgcost.toml",
         ));
     }
     let mut parsed = Parsed::default();
@@ -147,6 +153,12 @@ fn read_inputs(args: &SurveyArgs) -> Result<(Parsed, OpenApi)> {
         from_openapi.templates.extend(api.templates);
         from_openapi.skipped.extend(api.skipped);
     }
+    let mut operation_files = Vec::new();
+    for path in &args.graphql_operations {
+        operation_files.push((path.display().to_string(), read_text(path)?));
+    }
+    let operations = super::survey_graphql::hits(args, &operation_files, &parsed.hits)?;
+    parsed.hits.extend(operations);
     if parsed.unparsed > 0 {
         let first: Vec<String> = (parsed.first_unparsed.iter())
             .map(|u| format!("{}:{}: {}", u.file, u.line, u.text))
@@ -187,7 +199,8 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// The audit of one route: `audit`'s groups with the route's method and its most logged
-/// URL, validated by [`AuditConfig::from_raw`]; the burst rotates over its sample.
+/// URL (and body), validated by [`AuditConfig::from_raw`]; the burst rotates over its
+/// sample, each URL with its body.
 fn route_config(
     args: &SurveyArgs,
     base_url: &str,
@@ -196,6 +209,11 @@ fn route_config(
 ) -> Result<AuditConfig> {
     let mut load = args.load.clone();
     load.method = route.method.clone();
+    if let Some(body) = &route.urls[0].body {
+        // A GraphQL route: each target sends its own body; this one, the most logged, is
+        // the request's (the credentials' probe sends it).
+        (load.body, load.body_file) = (Some(body.clone()), None);
+    }
     let mut output = args.output.clone();
     (output.output, output.exports) = (None, Vec::new());
     output.format = Default::default();
@@ -221,6 +239,7 @@ fn route_config(
             Ok(Target {
                 url: parse_url(&url)?,
                 requests: u.requests,
+                body: u.body.map(bytes::Bytes::from),
             })
         })
         .collect::<Result<_>>()?;

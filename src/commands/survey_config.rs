@@ -25,6 +25,10 @@ pub struct SurveyTable {
     pub access_logs: Vec<PathBuf>,
     pub hars: Vec<PathBuf>,
     pub openapi: Vec<PathBuf>,
+    /// `--graphql-operations`: persisted-query files.
+    pub graphql_operations: Vec<PathBuf>,
+    /// `--graphql-path`.
+    pub graphql_path: Option<String>,
     pub base_url: Option<String>,
     pub routes: Vec<String>,
     pub allow_methods: Vec<String>,
@@ -124,10 +128,14 @@ pub fn resolve(args: &SurveyArgs) -> Result<(SurveyArgs, Settings)> {
 /// given, a list when its flag is not, `-n` and `-c` when they are at their defaults.
 pub fn merge(args: &mut SurveyArgs, table: SurveyTable, base_dir: &Path) -> Settings {
     let under = |paths: Vec<PathBuf>| paths.into_iter().map(|p| base_dir.join(p)).collect();
-    if args.access_logs.is_empty() && args.hars.is_empty() && args.openapi.is_empty() {
+    if !args.has_inputs() {
         args.access_logs = under(table.access_logs);
         args.hars = under(table.hars);
         args.openapi = under(table.openapi);
+        args.graphql_operations = under(table.graphql_operations);
+    }
+    if args.graphql_path.is_none() {
+        args.graphql_path = table.graphql_path;
     }
     if args.base.base_url.is_none() {
         args.base.base_url = table.base_url;
@@ -207,6 +215,8 @@ path = "/x"
 [survey]
 access_logs = ["logs/access.log", "/var/log/b.log"]
 openapi = ["api.json"]
+graphql_operations = ["persisted-queries.json"]
+graphql_path = "/api/graphql/"
 base_url = "http://127.0.0.1:3000"
 routes = ["/items/{id}"]
 requests = 40
@@ -233,6 +243,9 @@ rows_returned = 50
             ]
         );
         assert_eq!(merged.openapi, [PathBuf::from("ci/api.json")]);
+        let operations = PathBuf::from("ci/persisted-queries.json");
+        assert_eq!(merged.graphql_operations, [operations]);
+        assert_eq!(merged.graphql_path.as_deref(), Some("/api/graphql/"));
         assert_eq!(
             merged.base.base_url.as_deref(),
             Some("http://127.0.0.1:3000")
@@ -330,6 +343,7 @@ rows_returned = 50
             urls: vec![UrlCount {
                 url: template.into(),
                 requests,
+                body: None,
             }],
         };
         let mut grouping = Grouping {

@@ -1,5 +1,5 @@
 //! The load group: the request pgcost sends and the burst it sends it in (`-n`, `-c`,
-//! `--warmup`, `-X`, `-H`, `--body`, `--body-file`, `--timeout`, `--insecure`, `--cacert`,
+//! `--warmup`, `-X`, `-H`, `--body`, `--body-file`, `--content-type`, `--timeout`, `--insecure`, `--cacert`,
 //! `--allow-status`, `--error-header`, `--error-body-pointer`, `--retries`).
 
 use std::path::PathBuf;
@@ -50,13 +50,20 @@ pub struct LoadArgs {
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
 
-    /// Request body.
+    /// Request body. A JSON object or array is sent with Content-Type: application/json
+    /// unless -H or --content-type sets one.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
 
     /// Read the request body from a file.
     #[arg(long, value_name = "PATH")]
     pub body_file: Option<PathBuf>,
+
+    /// The body's Content-Type, e.g. application/x-www-form-urlencoded; replaces the
+    /// guess (application/json for a JSON body). With -H 'Content-Type: ...' it is a
+    /// usage error.
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
 
     /// Per-request timeout, e.g. 500ms, 10s; timed-out requests count as errors.
     #[arg(long, default_value = DEFAULT_TIMEOUT, value_name = "DURATION")]

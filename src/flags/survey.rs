@@ -1,4 +1,5 @@
-//! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`, `--openapi`),
+//! `pgcost survey`'s own flags: the traffic record (`--access-log`, `--har`, `--openapi`,
+//! `--graphql-operations` and its `--graphql-path`),
 //! the `[survey]` file (`--config`), the grouping (`--route`), the methods replayed
 //! (`--allow-method`), the routes measured exactly (`--exact`) and production's statements (`--production-stats`); the rest are
 //! `audit`'s groups.
@@ -46,6 +47,17 @@ pub struct SurveyArgs {
     #[arg(long = "openapi", value_name = "FILE")]
     pub openapi: Vec<PathBuf>,
 
+    /// A persisted-query file of GraphQL operations (repeatable): Apollo's manifest or
+    /// Relay's map. Each query is replayed as a POST of its document, counted as 1
+    /// request; mutations and subscriptions are skipped.
+    #[arg(long = "graphql-operations", value_name = "FILE")]
+    pub graphql_operations: Vec<PathBuf>,
+
+    /// The GraphQL endpoint --graphql-operations posts to; by default the path of the
+    /// log's GraphQL POSTs, else /graphql.
+    #[arg(long = "graphql-path", value_name = "PATH")]
+    pub graphql_path: Option<String>,
+
     #[command(flatten)]
     pub file: ConfigFileArgs,
 
@@ -92,4 +104,18 @@ pub struct SurveyArgs {
 
     #[command(flatten)]
     pub background: BackgroundArgs,
+}
+
+impl SurveyArgs {
+    /// Whether any traffic record is named: a log, a HAR, an OpenAPI document or a file of
+    /// GraphQL operations.
+    pub fn has_inputs(&self) -> bool {
+        let inputs = [
+            &self.access_logs,
+            &self.hars,
+            &self.openapi,
+            &self.graphql_operations,
+        ];
+        inputs.iter().any(|paths| !paths.is_empty())
+    }
 }

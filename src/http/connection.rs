@@ -22,7 +22,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use crate::http::error_answer::{ErrorAnswer, ErrorRule};
-use crate::http::request::RequestSpec;
+use crate::http::request::{RequestSpec, add_guessed_content_type};
 use crate::http::response::{self, Ended, Response};
 use crate::http::rotation::{Rotation, Target};
 
@@ -164,7 +164,7 @@ impl Driver {
             Rotation::single(encode(spec)?)
         } else {
             let requests = (targets.iter())
-                .map(|t| encode_to(spec, &t.url))
+                .map(|t| encode_to(spec, &t.url, t.body.as_deref()))
                 .collect::<Result<Vec<_>, String>>()?;
             let counts: Vec<u64> = targets.iter().map(|t| t.requests).collect();
             Rotation::weighted(requests, &counts)
@@ -339,12 +339,20 @@ impl From<response::Failed> for Failure {
 /// The request's bytes: request line, headers (`Host` and `Accept` unless given, Basic
 /// authorization from the URL's user information, `Content-Length` for a body), body.
 fn encode(spec: &RequestSpec) -> Result<Vec<u8>, String> {
-    encode_to(spec, &spec.url)
+    encode_to(spec, &spec.url, None)
 }
 
-/// As [`encode`], to `url` instead of the spec's own.
-fn encode_to(spec: &RequestSpec, url: &reqwest::Url) -> Result<Vec<u8>, String> {
+/// As [`encode`], to `url` instead of the spec's own, and with `body` instead of the
+/// spec's when given (its Content-Type guessed unless the headers name one).
+fn encode_to(
+    spec: &RequestSpec,
+    url: &reqwest::Url,
+    body: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
     let mut headers = spec.headers.clone();
+    if let Some(body) = body {
+        add_guessed_content_type(&mut headers, body);
+    }
     if !headers.contains_key(HOST) {
         let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
         let value = HeaderValue::from_str(authority)
@@ -367,7 +375,7 @@ fn encode_to(spec: &RequestSpec, url: &reqwest::Url) -> Result<Vec<u8>, String> 
             .map_err(|e| format!("the URL's user name cannot be sent: {e}"))?;
         headers.insert(AUTHORIZATION, value);
     }
-    let body = spec.body.as_deref().unwrap_or_default();
+    let body = body.or(spec.body.as_deref()).unwrap_or_default();
     // As hyper did: a length for any body, and an explicit 0 for methods that expect one.
     let needs_length = !body.is_empty() || matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH");
     if needs_length

@@ -2,15 +2,20 @@
 //! k-th request of the burst is. A single URL is the common case and costs one branch; a
 //! survey's route sends its sample's URLs in a fixed rotation that gives each exactly its
 //! count in a burst of the sample's size, and a near-proportional share in any prefix of
-//! it (a warm-up, a probe).
+//! it (a warm-up, a probe). Each target may carry its own body: one route rotates over
+//! several GraphQL documents, each encoded once.
 
+use bytes::Bytes;
 use reqwest::Url;
 
-/// One URL to send and how many of the sample's requests are its own.
+/// One URL to send and how many of the sample's requests are its own; with a body of its
+/// own (a GraphQL operation), sent instead of the request's, with the Content-Type guessed
+/// for it unless a header names one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub url: Url,
     pub requests: u64,
+    pub body: Option<Bytes>,
 }
 
 /// The encoded requests, and the order the burst's requests take them in.

@@ -14,6 +14,7 @@ use tokio_postgres::NoTls;
 
 pub mod corpus;
 pub mod error_answers;
+pub mod graphql;
 pub mod held_out;
 pub mod kinds;
 pub mod nodes;
@@ -369,6 +370,7 @@ impl Fixture {
             .merge(planning::routes())
             .merge(scale::routes())
             .merge(survey::routes())
+            .merge(graphql::routes())
             .with_state(app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -64,10 +64,12 @@ mod tests {
             urls: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                body: None,
             }],
             sample: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                body: None,
             }],
             measured: m,
         }

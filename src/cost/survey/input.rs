@@ -3,11 +3,13 @@
 
 use serde::Serialize;
 
-/// One logged request: its method and its target (path and query, as sent).
+/// One logged request: its method, its target (path and query, as sent) and, from a HAR,
+/// its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     pub method: String,
     pub target: String,
+    pub body: Option<String>,
 }
 
 /// A line that did not parse, with its place, for the report.
@@ -117,7 +119,8 @@ fn json_line(line: &str) -> Option<Hit> {
     }
 }
 
-/// A HAR file: `log.entries[].request.method` and `.url`.
+/// A HAR file: `log.entries[].request.method` and `.url`, and the body,
+/// `.postData.text`, when there is one.
 pub fn har(file: &str, text: &str) -> Result<Parsed, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("{file} is not JSON: {e}"))?;
@@ -127,7 +130,10 @@ pub fn har(file: &str, text: &str) -> Result<Parsed, String> {
     for (i, entry) in entries.iter().enumerate() {
         let text = |key: &str| (entry.pointer(&format!("/request/{key}"))).and_then(|v| v.as_str());
         let found = match (text("method"), text("url")) {
-            (Some(method), Some(url)) => hit(method, url),
+            (Some(method), Some(url)) => hit(method, url).map(|hit| Hit {
+                body: text("postData/text").map(str::to_string),
+                ..hit
+            }),
             _ => None,
         };
         match found {
@@ -158,6 +164,7 @@ fn hit(method: &str, target: &str) -> Option<Hit> {
     Some(Hit {
         method: method.to_ascii_uppercase(),
         target,
+        body: None,
     })
 }
 
@@ -169,6 +176,7 @@ mod tests {
         Hit {
             method: method.into(),
             target: target.into(),
+            body: None,
         }
     }
 
@@ -226,10 +234,16 @@ mod tests {
     fn har_entries_give_method_and_path() {
         let har_text = r#"{"log":{"entries":[
             {"request":{"method":"GET","url":"https://app.example/api/items/9?x=1#top"}},
-            {"request":{"method":"GET"}}
+            {"request":{"method":"GET"}},
+            {"request":{"method":"POST","url":"https://app.example/graphql/",
+              "postData":{"mimeType":"application/json","text":"{\"query\":\"{ me { id } }\"}"}}}
         ]}}"#;
         let parsed = har("s.har", har_text).unwrap();
-        assert_eq!(parsed.hits, [one("GET", "/api/items/9?x=1")]);
+        let graphql = Hit {
+            body: Some(r#"{"query":"{ me { id } }"}"#.into()),
+            ..one("POST", "/graphql/")
+        };
+        assert_eq!(parsed.hits, [one("GET", "/api/items/9?x=1"), graphql]);
         assert_eq!(parsed.unparsed, 1);
         assert_eq!(parsed.first_unparsed[0].line, 2);
         assert!(har("x.har", "[]").unwrap_err().contains("no log.entries"));

@@ -1,10 +1,11 @@
-//! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`), grouped into
-//! routes (`routes`), screened and chosen for exact windows (`screen`), ranked by their
-//! share of the database's work (`rank`), held to `[survey.budget]` (`budget`), and
-//! production's statements mapped onto them (`production`). No I/O: the command reads the
-//! files and measures.
+//! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`, GraphQL
+//! operations in `graphql`), grouped into routes (`routes`), screened and chosen for exact
+//! windows (`screen`), ranked by their share of the database's work (`rank`), held to
+//! `[survey.budget]` (`budget`), and production's statements mapped onto them
+//! (`production`). No I/O: the command reads the files and measures.
 
 pub mod budget;
+pub mod graphql;
 pub mod input;
 pub mod openapi;
 pub mod production;

@@ -407,6 +407,7 @@ mod tests {
             urls: vec![UrlCount {
                 url: name.into(),
                 requests,
+                body: None,
             }],
             sample: Vec::new(),
             measured,

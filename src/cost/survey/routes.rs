@@ -1,11 +1,13 @@
-//! Concrete URLs grouped into route templates (`/admin/auth/user/{id}/change/`), what is
-//! replayed and what is skipped (methods that write, static files), and each route's
+//! Concrete URLs grouped into route templates (`/admin/auth/user/{id}/change/`) and GraphQL
+//! requests by operation (`/graphql/ ProjectList`), what is replayed and what is skipped
+//! (methods that write, GraphQL writes, static files), and each route's
 //! replay sample in proportion to its URLs' counts. Pure.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::graphql::{self, Request};
 use super::input::Hit;
 
 /// Methods replayed without `--allow-method`: they do not change the app's data.
@@ -25,6 +27,10 @@ const TOKEN_CHARS: usize = 16;
 pub struct UrlCount {
     pub url: String,
     pub requests: u64,
+    /// The request body sent with the URL (a GraphQL operation's JSON, from a HAR or
+    /// `--graphql-operations`); absent for a request without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 /// A route to replay: its method, its template, and its concrete URLs, most logged first.
@@ -145,34 +151,72 @@ pub fn is_static(target: &str) -> bool {
         .is_some_and(|(_, ext)| STATIC_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
-/// Groups `hits` into routes by method and template. Static files are only counted;
-/// methods outside [`SAFE_METHODS`] and `allowed` are skipped with the reason. Routes
-/// come most logged first, then by template.
+/// Where one request goes: a route to replay (by its template), or the skipped ones (by
+/// route, with the reason).
+enum Place {
+    Replay(String),
+    Skip(String, String),
+}
+
+/// A request's place: a GraphQL request by its operation (`graphql::classify`), a read
+/// replayed whatever its method, as `path operation`; any other by its template, replayed
+/// when its method is safe or `allowed`.
+fn place(hit: &Hit, overrides: &[Override], allowed: &[String]) -> Place {
+    let path = hit.target.split('?').next().unwrap_or_default();
+    let labelled = |label: Option<String>| match label {
+        Some(label) => format!("{} {label}", template(path, overrides)),
+        None => template(path, overrides),
+    };
+    match graphql::classify(&hit.method, &hit.target, hit.body.as_deref()) {
+        Request::Read(label) => return Place::Replay(labelled(Some(label))),
+        Request::Skipped(label, reason) => return Place::Skip(labelled(label), reason),
+        Request::Not => {}
+    }
+    let template = template(&hit.target, overrides);
+    if SAFE_METHODS.contains(&hit.method.as_str()) || allowed.contains(&hit.method) {
+        return Place::Replay(template);
+    }
+    let method = &hit.method;
+    Place::Skip(
+        template,
+        format!("{method} may change the app's data; --allow-method {method} replays it"),
+    )
+}
+
+/// Groups `hits` into routes by method and template, a GraphQL read by its operation
+/// (the concrete requests of a route are its URLs with their bodies). Static files are
+/// only counted; methods outside [`SAFE_METHODS`] and `allowed`, and GraphQL writes, are
+/// skipped with the reason. Routes come most logged first, then by template.
 pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Grouping {
+    type Concrete = (String, Option<String>);
     let mut grouping = Grouping::default();
-    let mut routes: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
-    let mut skipped: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut routes: BTreeMap<(String, String), BTreeMap<Concrete, u64>> = BTreeMap::new();
+    let mut skipped: BTreeMap<(String, String), (u64, String)> = BTreeMap::new();
     for hit in hits {
         if is_static(&hit.target) {
             grouping.static_requests += 1;
             continue;
         }
-        let key = (hit.method.clone(), template(&hit.target, overrides));
-        let replayed = SAFE_METHODS.contains(&hit.method.as_str()) || allowed.contains(&hit.method);
-        if replayed {
-            *routes
-                .entry(key)
-                .or_default()
-                .entry(hit.target.clone())
-                .or_default() += 1;
-        } else {
-            *skipped.entry(key).or_default() += 1;
+        match place(hit, overrides, allowed) {
+            Place::Replay(template) => {
+                let concrete = (hit.target.clone(), hit.body.clone());
+                let urls = routes.entry((hit.method.clone(), template)).or_default();
+                *urls.entry(concrete).or_default() += 1;
+            }
+            Place::Skip(route, reason) => {
+                let entry = skipped.entry((hit.method.clone(), route));
+                entry.or_insert((0, reason)).0 += 1;
+            }
         }
     }
     grouping.routes = (routes.into_iter())
         .map(|((method, template), urls)| {
             let mut urls: Vec<UrlCount> = (urls.into_iter())
-                .map(|(url, requests)| UrlCount { url, requests })
+                .map(|((url, body), requests)| UrlCount {
+                    url,
+                    requests,
+                    body,
+                })
                 .collect();
             urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
             Route {
@@ -188,10 +232,8 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
             .then(a.template.cmp(&b.template))
     });
     grouping.skipped = (skipped.into_iter())
-        .map(|((method, route), requests)| Skipped {
-            reason: format!(
-                "{method} may change the app's data; --allow-method {method} replays it"
-            ),
+        .map(|((method, route), (requests, reason))| Skipped {
+            reason,
             method,
             route,
             requests,
@@ -230,6 +272,7 @@ pub fn apportion(urls: &[UrlCount], n: u64) -> Vec<UrlCount> {
         .map(|(u, requests)| UrlCount {
             url: u.url.clone(),
             requests,
+            body: u.body.clone(),
         })
         .collect()
 }
@@ -242,6 +285,7 @@ mod tests {
         Hit {
             method: method.into(),
             target: target.into(),
+            body: None,
         }
     }
 
@@ -250,6 +294,7 @@ mod tests {
             .map(|(url, requests)| UrlCount {
                 url: url.to_string(),
                 requests: *requests,
+                body: None,
             })
             .collect()
     }
@@ -323,6 +368,64 @@ mod tests {
         let allowed = group(&hits, &[], &["POST".into()]);
         assert!(allowed.skipped.is_empty());
         assert_eq!(allowed.routes.len(), 3);
+    }
+
+    #[test]
+    fn graphql_reads_group_by_operation_with_their_bodies() {
+        let post = |body: serde_json::Value| Hit {
+            body: Some(body.to_string()),
+            ..hit("POST", "/graphql/")
+        };
+        let list = "query ProjectList($n: Int) { projects(first: $n) { id } }";
+        let first = post(serde_json::json!({"query": list, "variables": {"n": 5}}));
+        let second = post(serde_json::json!({"query": list, "variables": {"n": 9}}));
+        let hits = [
+            first.clone(),
+            second.clone(),
+            first.clone(),
+            post(serde_json::json!({"query": "{ labels { id } }"})),
+            post(serde_json::json!({"query": "mutation Rename { rename { id } }"})),
+            hit("POST", "/graphql/"),
+            hit("POST", "/graphql/"),
+            hit(
+                "GET",
+                "/graphql/?query=%7B%20labels%20%7B%20name%20%7D%20%7D",
+            ),
+        ];
+        // --allow-method POST changes nothing: the reads need none, the rest stay skipped.
+        for allowed in [vec![], vec!["POST".to_string()]] {
+            let g = group(&hits, &[], &allowed);
+            let routes: Vec<(&str, &str, u64)> = (g.routes.iter())
+                .map(|r| (r.method.as_str(), r.template.as_str(), r.requests()))
+                .collect();
+            assert_eq!(
+                routes,
+                [
+                    ("POST", "/graphql/ ProjectList", 3),
+                    ("GET", "/graphql/ {labels}", 1),
+                    ("POST", "/graphql/ {labels}", 1)
+                ]
+            );
+            // One concrete request per body, most logged first.
+            let urls = &g.routes[0].urls;
+            assert_eq!(urls.len(), 2);
+            assert_eq!((urls[0].requests, &urls[0].body), (2, &first.body));
+            assert_eq!((urls[1].requests, &urls[1].body), (1, &second.body));
+            let skipped: Vec<(&str, u64, &str)> = (g.skipped.iter())
+                .map(|s| (s.route.as_str(), s.requests, s.reason.as_str()))
+                .collect();
+            assert_eq!(
+                skipped,
+                [
+                    ("/graphql/", 2, graphql::NO_BODY),
+                    (
+                        "/graphql/ Rename",
+                        1,
+                        "a GraphQL mutation changes the app's data"
+                    )
+                ]
+            );
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ fn urls(list: &[(&str, u64)]) -> Vec<UrlCount> {
         .map(|(url, requests)| UrlCount {
             url: url.to_string(),
             requests: *requests,
+            body: None,
         })
         .collect()
 }

@@ -320,6 +320,8 @@ fn audit_args(
     load.headers = headers(d, table, env, secrets)?;
     (load.body, load.body_file) = body(table, shared.base_dir)?;
     spelling.set("body_file", "body_file");
+    load.content_type = table.content_type.clone();
+    spelling.set("content_type", "content_type");
     let timeout = match (&table.timeout, &d.timeout) {
         (Some(text), _) => Some(("timeout", text)),
         (None, Some(text)) => Some(("[defaults] timeout", text)),

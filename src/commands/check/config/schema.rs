@@ -134,6 +134,9 @@ pub struct EndpointTable {
     pub headers: BTreeMap<String, String>,
     pub body: Option<String>,
     pub body_file: Option<PathBuf>,
+    /// The body's Content-Type (`--content-type`); a JSON body gets application/json
+    /// without it.
+    pub content_type: Option<String>,
     pub requests: Option<u64>,
     pub concurrency: Option<u32>,
     pub warmup: Option<u64>,

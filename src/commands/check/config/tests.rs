@@ -494,6 +494,14 @@ fn bad_values_name_their_key() {
         e.message,
         "pgcost.toml: endpoint \"a\": has both body and body_file; keep one"
     );
+    let e = error(&file(
+        "",
+        "content_type = \"text/csv\"\nheaders = { content-type = \"a/b\" }",
+    ));
+    assert_eq!(
+        e.message,
+        "pgcost.toml: endpoint \"a\": content_type and a Content-Type header are both given"
+    );
     let e = error(&file("[auth]\nlogin_url = \"/login\"", ""));
     assert_eq!(
         e.message,
