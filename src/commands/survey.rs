@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::ProgressBar;
 
 use crate::auth::{self, Redactor};
-use crate::commands::survey_config;
+use crate::commands::{survey_auth, survey_config};
 use crate::config::{AuditConfig, outputs_from_args};
 use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::survey::input::{self, Parsed};
 use crate::cost::survey::openapi::{self, OpenApi};
+use crate::cost::survey::replay::{self, Expectation};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
 use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, budget, rank};
 use crate::error::{Error, Result, exit};
@@ -58,21 +59,11 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         .iter()
         .map(|m| m.to_ascii_uppercase())
         .collect();
-    let mut warnings = Vec::new();
-    for method in allowed
-        .iter()
-        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
-    {
-        warnings.push(format!(
-            "--allow-method {method}: a replayed {method} changes the app's data"
-        ));
-    }
-    if !args.openapi.is_empty() {
-        warnings.push(OPENAPI_COUNTS.to_string());
-    }
+    let warnings = input_warnings(args, &allowed);
     warnings.iter().for_each(|w| progress::warning(w));
     let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
     grouping.skipped.extend(from_openapi.skipped);
+    replay::set_aside_rejected(&mut grouping);
     if grouping.routes.is_empty() {
         return Err(Error::usage(format!(
             "no route to replay: {} request(s) parsed, {} static, {} skipped",
@@ -85,10 +76,9 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     if let Some(top) = settings.top {
         survey_config::keep_top(&mut grouping, top);
     }
-    let configs = (grouping.routes.iter())
-        .map(|route| route_config(args, &base_url, route, env))
-        .collect::<Result<Vec<_>>>()?;
-    let redactor = configs[0].auth.redactor.clone();
+    let redactor = Redactor::default();
+    let (configs, expectations) =
+        route_configs(args, &base_url, &grouping, &settings.auth, env, &redactor)?;
     let progress = Progress::new(args.output.quiet);
     let stop = output::stop_on_ctrl_c();
     let traffic = Traffic {
@@ -101,9 +91,16 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         warnings,
         production,
     };
-    let mut report = survey(&configs, &grouping, traffic, &progress, stop.clone())
-        .await
-        .map_err(|e| output::scrubbed(e, &redactor))?;
+    let mut report = survey(
+        &configs,
+        &expectations,
+        &grouping,
+        traffic,
+        &progress,
+        stop.clone(),
+    )
+    .await
+    .map_err(|e| output::scrubbed(e, &redactor))?;
     report.budget_failures = budget::check(&report, &settings.budget);
     let scrub = |text: &str| redactor.scrub(text);
     output::write(&report, &outputs, &scrub, &progress)?;
@@ -116,6 +113,23 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     } else {
         exit::INVALID
     })
+}
+
+/// What the inputs warn of: a replayed write, and OpenAPI operations' counts.
+fn input_warnings(args: &SurveyArgs, allowed: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for method in allowed
+        .iter()
+        .filter(|m| !SAFE_METHODS.contains(&m.as_str()))
+    {
+        warnings.push(format!(
+            "--allow-method {method}: a replayed {method} changes the app's data"
+        ));
+    }
+    if !args.openapi.is_empty() {
+        warnings.push(OPENAPI_COUNTS.to_string());
+    }
+    warnings
 }
 
 /// Every input parsed, with what the OpenAPI documents add (their templates and the
@@ -183,20 +197,46 @@ fn read_text(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Every route's audit and what its replay expects, each with the first
+/// `[[survey.auth]]` entry that matches it; every secret joins `redactor`, and no error
+/// prints one.
+fn route_configs(
+    args: &SurveyArgs,
+    base_url: &str,
+    grouping: &Grouping,
+    auth: &[survey_auth::AuthTable],
+    env: EnvLookup<'_>,
+    redactor: &Redactor,
+) -> Result<(Vec<AuditConfig>, Vec<Expectation>)> {
+    let entries = survey_auth::expand(auth, env, redactor)?;
+    let configs = (grouping.routes.iter())
+        .map(|route| {
+            let entry = survey_auth::pick(&entries, &route.template);
+            route_config(args, base_url, route, env, redactor, entry)
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| output::scrubbed(e, redactor))?;
+    Ok(configs.into_iter().unzip())
+}
+
 /// The audit of one route: `audit`'s groups with the route's method and its most logged
-/// URL, validated by [`AuditConfig::from_raw`]; the burst rotates over its sample.
+/// URL, and the credential of its `[[survey.auth]]` entry if one matches, validated by
+/// [`AuditConfig::from_raw`] (its secrets join `redactor`); the burst rotates over its
+/// sample, and the statuses its URLs were logged with are what the replay expects.
 fn route_config(
     args: &SurveyArgs,
     base_url: &str,
     route: &Route,
     env: EnvLookup<'_>,
-) -> Result<AuditConfig> {
+    redactor: &Redactor,
+    entry: Option<&survey_auth::RouteAuth>,
+) -> Result<(AuditConfig, Expectation)> {
     let mut load = args.load.clone();
     load.method = route.method.clone();
     let mut output = args.output.clone();
     (output.output, output.exports) = (None, Vec::new());
     output.format = Default::default();
-    let audit = AuditArgs {
+    let mut audit = AuditArgs {
         url: format!("{}{}", base_url.trim_end_matches('/'), route.urls[0].url),
         target: args.target.clone(),
         load,
@@ -205,14 +245,28 @@ fn route_config(
         auth: args.auth.clone(),
         background: args.background.clone(),
     };
+    let entry_env = |name: &str| survey_auth::without_default_token(env, name);
+    let env: EnvLookup<'_> = match entry {
+        Some(entry) => {
+            survey_auth::apply(entry, &mut audit);
+            &entry_env
+        }
+        None => env,
+    };
     let mut config = AuditConfig::from_raw(
         &audit,
         &Spelling::flags(),
-        Redactor::default(),
+        redactor.clone(),
         env,
         &auth::prompt_on_terminal,
     )?;
-    config.targets = (routes::apportion(&route.urls, config.requests).into_iter())
+    let sample = routes::apportion(&route.urls, config.requests);
+    let expectation = Expectation::of(&sample, &route.statuses, entry.map(|e| e.used.clone()));
+    let allowed = &mut config.auth.allowed_statuses;
+    allowed.extend(expectation.allowed());
+    allowed.sort_unstable();
+    allowed.dedup();
+    config.targets = (sample.into_iter())
         .map(|u| {
             let url = format!("{}{}", base_url.trim_end_matches('/'), u.url);
             Ok(Target {
@@ -221,21 +275,22 @@ fn route_config(
             })
         })
         .collect::<Result<_>>()?;
-    Ok(config)
+    Ok((config, expectation))
 }
 
 /// Probes every route (before any settle wait), measures the accepted ones in one
 /// sequence, and ranks them.
 async fn survey(
     configs: &[AuditConfig],
+    expectations: &[Expectation],
     grouping: &Grouping,
     traffic: Traffic,
     progress: &Progress,
     stop: Arc<AtomicBool>,
 ) -> Result<SurveyReport> {
     let mut outcomes: Vec<Option<Measured>> = Vec::with_capacity(configs.len());
-    for config in configs {
-        outcomes.push(probe(config, &stop).await?);
+    for (config, expectation) in configs.iter().zip(expectations) {
+        outcomes.push(probe(config, expectation, &stop).await?);
     }
     let accepted: Vec<usize> = (0..configs.len())
         .filter(|&i| outcomes[i].is_none())
@@ -257,14 +312,16 @@ async fn survey(
     })
     .await?;
     for (&i, report) in accepted.iter().zip(reports) {
-        outcomes[i] = Some(Measured::of(report));
+        outcomes[i] = Some(held_to_log(&expectations[i], report));
     }
     let routes = (grouping.routes.iter().zip(configs).zip(outcomes))
-        .map(|((route, config), outcome)| RouteInput {
+        .zip(expectations)
+        .map(|(((route, config), outcome), expectation)| RouteInput {
             method: route.method.clone(),
             route: route.template.clone(),
             urls: route.urls.clone(),
             sample: routes::apportion(&route.urls, config.requests),
+            credential: expectation.credential.clone(),
             measured: outcome.unwrap_or_else(|| {
                 Measured::not_measured(Invalid::new(Code::Interrupted, "not measured: interrupted"))
             }),
@@ -273,9 +330,23 @@ async fn survey(
     Ok(rank::rank(routes, traffic))
 }
 
+/// A route's measured report, its reasons held to the statuses its URLs were logged with.
+fn held_to_log(expectation: &Expectation, report: crate::cost::report::Report) -> Measured {
+    let replayed = replay::statuses(&report.load.status);
+    let mut measured = Measured::of(report);
+    let reasons = std::mem::take(&mut measured.invalid_reasons);
+    measured.invalid_reasons = expectation.judge(&replayed, reasons);
+    measured.valid = measured.invalid_reasons.is_empty();
+    measured
+}
+
 /// A few requests to the route: a refused connection is a setup error; a route whose
 /// every response is a rejection is returned as such, never measured.
-async fn probe(config: &AuditConfig, stop: &Arc<AtomicBool>) -> Result<Option<Measured>> {
+async fn probe(
+    config: &AuditConfig,
+    expectation: &Expectation,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<Measured>> {
     let driver = measure::driver(config)?;
     let bar = ProgressBar::hidden();
     let probed = load::burst(&driver, PROBE_REQUESTS, 1, &bar, stop.clone()).await;
@@ -290,5 +361,6 @@ async fn probe(config: &AuditConfig, stop: &Arc<AtomicBool>) -> Result<Option<Me
         ))
         .with_hint("check that the app is running and listening at --base-url"));
     }
-    Ok((probed.all_rejected(&config.auth.allowed_statuses)).map(|s| Measured::rejected(&s)))
+    Ok((probed.all_rejected(&config.auth.allowed_statuses))
+        .map(|_| Measured::not_measured(expectation.probe_rejected(&probed.status))))
 }

@@ -1,11 +1,13 @@
 //! The `[survey]` section of pgcost.toml, so CI can watch the top routes: the survey's
-//! inputs and burst, `top` and `[survey.budget]`, read with the line of a bad key and
-//! merged under the command line's flags (a flag given wins over its key).
+//! inputs and burst, `top`, `[survey.budget]` and `[[survey.auth]]` (`survey_auth`), read
+//! with the line of a bad key and merged under the command line's flags (a flag given wins
+//! over its key).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::survey_auth::{self, AuthTable};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::survey::routes::{Grouping, Skipped};
 use crate::error::{Error, Result};
@@ -34,6 +36,8 @@ pub struct SurveyTable {
     /// `[survey.budget]`: limits per request, for every ranked route, keyed as a
     /// budget's figures are.
     pub budget: PerFigure<f64>,
+    /// `[[survey.auth]]`: a credential per path prefix, the first match wins.
+    pub auth: Vec<AuthTable>,
 }
 
 /// What the file sets that no flag does.
@@ -41,6 +45,7 @@ pub struct SurveyTable {
 pub struct Settings {
     pub top: Option<usize>,
     pub budget: PerFigure<f64>,
+    pub auth: Vec<AuthTable>,
 }
 
 /// `[survey]` of a pgcost.toml's text, if it has one; a bad key is named with its
@@ -86,6 +91,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Option<SurveyTable>> {
             "{origin}: [survey] top, requests and concurrency must be at least 1"
         )));
     }
+    survey_auth::check(&table.auth, origin)?;
     Ok(Some(table))
 }
 
@@ -149,6 +155,7 @@ pub fn merge(args: &mut SurveyArgs, table: SurveyTable, base_dir: &Path) -> Sett
     Settings {
         top: table.top,
         budget: table.budget,
+        auth: table.auth,
     }
 }
 
@@ -205,6 +212,10 @@ top = 5
 rows_read = 100
 statements = 3
 rows_returned = 50
+
+[[survey.auth]]
+paths = ["/api/"]
+headers = { Authorization = "Token ${API_TOKEN}" }
 "#;
 
     #[test]
@@ -236,7 +247,12 @@ rows_returned = 50
                     statements: Some(3.0),
                     rows_returned: Some(50.0),
                     ..PerFigure::default()
-                }
+                },
+                auth: vec![AuthTable {
+                    paths: vec!["/api/".into()],
+                    headers: [("Authorization".into(), "Token ${API_TOKEN}".into())].into(),
+                    cookies: Vec::new(),
+                }],
             }
         );
     }
@@ -295,6 +311,15 @@ rows_returned = 50
         assert!(error.message.contains("p95_ms is not a survey limit"));
         let error = parse("[survey]\ntop = 0\n", "p.toml").unwrap_err();
         assert!(error.message.contains("at least 1"), "{}", error.message);
+        let text = "[survey]\n[[survey.auth]]\npaths = [\"/\"]\nheader = {}\n";
+        let error = parse(text, "p.toml").unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("p.toml:4:1: unknown field `header`"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]
@@ -305,7 +330,9 @@ rows_returned = 50
             urls: vec![UrlCount {
                 url: template.into(),
                 requests,
+                logged_status: None,
             }],
+            statuses: Default::default(),
         };
         let mut grouping = Grouping {
             routes: vec![route("/a", 9), route("/b", 5), route("/c", 2)],

@@ -63,11 +63,14 @@ mod tests {
             urls: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                logged_status: None,
             }],
             sample: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
+                logged_status: None,
             }],
+            credential: None,
             measured: m,
         }
     }

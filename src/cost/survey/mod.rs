@@ -1,13 +1,15 @@
 //! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`), grouped into
 //! routes (`routes`), the measured routes ranked by their share of the database's work
-//! (`rank`), held to `[survey.budget]` (`budget`), and production's statements mapped onto
-//! them (`production`). No I/O: the command reads the files and measures.
+//! (`rank`), held to `[survey.budget]` (`budget`), each replay held to its logged statuses
+//! and credential (`replay`), and production's statements mapped onto them (`production`).
+//! No I/O: the command reads the files and measures.
 
 pub mod budget;
 pub mod input;
 pub mod openapi;
 pub mod production;
 pub mod rank;
+pub mod replay;
 pub mod routes;
 
 pub use rank::{BudgetFailure, Measured, RouteInput, RouteResult, Shares, SurveyReport, Traffic};

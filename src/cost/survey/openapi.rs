@@ -82,7 +82,11 @@ pub fn document(file: &str, text: &str) -> Result<OpenApi, String> {
             }
             let method = name.to_ascii_uppercase();
             match url(&prefix, path, &params) {
-                Ok(target) => api.parsed.hits.push(Hit { method, target }),
+                Ok(target) => api.parsed.hits.push(Hit {
+                    method,
+                    target,
+                    status: None,
+                }),
                 Err(missing) => api.skipped.push(Skipped {
                     method,
                     route: template.clone(),

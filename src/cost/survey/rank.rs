@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::input::Unparsed;
 use super::production::{self, Production, ProductionStats, RouteRun, RouteStatement};
+use super::replay::CredentialUsed;
 use super::routes::{Skipped, UrlCount};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
@@ -75,6 +76,8 @@ pub struct RouteInput {
     pub route: String,
     pub urls: Vec<UrlCount>,
     pub sample: Vec<UrlCount>,
+    /// The `[[survey.auth]]` entry it sent; None for the command line's credentials.
+    pub credential: Option<CredentialUsed>,
     pub measured: Measured,
 }
 
@@ -104,6 +107,9 @@ pub struct RouteResult {
     /// The burst's requests shared among `urls` in proportion to their counts: the URLs
     /// the burst sent, each this many times, in a fixed rotation.
     pub sample: Vec<UrlCount>,
+    /// The `[[survey.auth]]` entry whose path prefix matched the route, by its index and
+    /// paths (never its values); null when it sent the command line's credentials.
+    pub credential: Option<CredentialUsed>,
     pub valid: bool,
     pub invalid_reasons: Vec<Invalid>,
     /// Its replay ran no statement: a static file without a known extension, or a cached
@@ -280,6 +286,7 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         traffic_share: log_requests as f64 / total,
         urls: r.urls,
         sample: r.sample,
+        credential: r.credential,
         valid,
         invalid_reasons,
         static_by_statements,
@@ -318,8 +325,10 @@ mod tests {
             urls: vec![UrlCount {
                 url: name.into(),
                 requests,
+                logged_status: None,
             }],
             sample: Vec::new(),
+            credential: None,
             measured,
         }
     }

@@ -25,20 +25,52 @@ const TOKEN_CHARS: usize = 16;
 pub struct UrlCount {
     pub url: String,
     pub requests: u64,
+    /// The status the log has most often for this URL (the lowest code on a tie); null
+    /// when the record has no status.
+    pub logged_status: Option<u16>,
 }
 
-/// A route to replay: its method, its template, and its concrete URLs, most logged first.
+/// Statuses that refuse a request for its credential.
+pub const REJECTIONS: [u16; 2] = [401, 403];
+
+/// A route to replay: its method, its template, its concrete URLs, most logged first, and
+/// the statuses its requests were logged with (those without one left out).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub method: String,
     pub template: String,
     pub urls: Vec<UrlCount>,
+    pub statuses: BTreeMap<u16, u64>,
 }
 
 impl Route {
     pub fn requests(&self) -> u64 {
         self.urls.iter().map(|u| u.requests).sum()
     }
+
+    /// `403 x2, 401 x1` when every logged request of the route was a rejection (401 or
+    /// 403): the log's own truth, nothing a replay would measure. None otherwise, and when
+    /// any request has no logged status.
+    pub fn rejected_in_log(&self) -> Option<String> {
+        let logged: u64 = self.statuses.values().sum();
+        let all = logged == self.requests() && logged > 0;
+        (all && self.statuses.keys().all(|s| REJECTIONS.contains(s)))
+            .then(|| statuses_text(&self.statuses))
+    }
+}
+
+/// `403 x2, 401 x1`: statuses most frequent first (then by code).
+pub fn statuses_text(statuses: &BTreeMap<u16, u64>) -> String {
+    let mut list: Vec<(&u16, &u64)> = statuses.iter().collect();
+    list.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = list.iter().map(|(s, n)| format!("{s} x{n}")).collect();
+    parts.join(", ")
+}
+
+/// The most logged status of `statuses` (the lowest code on a tie).
+fn most_logged(statuses: &BTreeMap<u16, u64>) -> Option<u16> {
+    let top = statuses.values().max()?;
+    statuses.iter().find(|(_, n)| *n == top).map(|(s, _)| *s)
 }
 
 /// Logged requests that are not replayed, by method and route, and why.
@@ -150,7 +182,9 @@ pub fn is_static(target: &str) -> bool {
 /// come most logged first, then by template.
 pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Grouping {
     let mut grouping = Grouping::default();
-    let mut routes: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
+    // Per route, per URL: its requests and their logged statuses.
+    type Urls = BTreeMap<String, (u64, BTreeMap<u16, u64>)>;
+    let mut routes: BTreeMap<(String, String), Urls> = BTreeMap::new();
     let mut skipped: BTreeMap<(String, String), u64> = BTreeMap::new();
     for hit in hits {
         if is_static(&hit.target) {
@@ -160,25 +194,35 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
         let key = (hit.method.clone(), template(&hit.target, overrides));
         let replayed = SAFE_METHODS.contains(&hit.method.as_str()) || allowed.contains(&hit.method);
         if replayed {
-            *routes
-                .entry(key)
-                .or_default()
-                .entry(hit.target.clone())
-                .or_default() += 1;
+            let url = routes.entry(key).or_default();
+            let (requests, statuses) = url.entry(hit.target.clone()).or_default();
+            *requests += 1;
+            if let Some(status) = hit.status {
+                *statuses.entry(status).or_default() += 1;
+            }
         } else {
             *skipped.entry(key).or_default() += 1;
         }
     }
     grouping.routes = (routes.into_iter())
         .map(|((method, template), urls)| {
+            let mut statuses = BTreeMap::new();
+            for (status, n) in urls.values().flat_map(|(_, s)| s) {
+                *statuses.entry(*status).or_default() += n;
+            }
             let mut urls: Vec<UrlCount> = (urls.into_iter())
-                .map(|(url, requests)| UrlCount { url, requests })
+                .map(|(url, (requests, statuses))| UrlCount {
+                    url,
+                    requests,
+                    logged_status: most_logged(&statuses),
+                })
                 .collect();
             urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
             Route {
                 method,
                 template,
                 urls,
+                statuses,
             }
         })
         .collect();
@@ -228,8 +272,8 @@ pub fn apportion(urls: &[UrlCount], n: u64) -> Vec<UrlCount> {
     (urls.iter().zip(shares))
         .filter(|(_, s)| *s > 0)
         .map(|(u, requests)| UrlCount {
-            url: u.url.clone(),
             requests,
+            ..u.clone()
         })
         .collect()
 }
@@ -242,6 +286,7 @@ mod tests {
         Hit {
             method: method.into(),
             target: target.into(),
+            status: None,
         }
     }
 
@@ -250,8 +295,53 @@ mod tests {
             .map(|(url, requests)| UrlCount {
                 url: url.to_string(),
                 requests: *requests,
+                logged_status: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn each_url_keeps_its_most_logged_status_and_the_route_all_of_them() {
+        let logged = |target: &str, status: Option<u16>| Hit {
+            status,
+            ..hit("GET", target)
+        };
+        let hits = [
+            logged("/items/1", Some(200)),
+            logged("/items/1", Some(404)),
+            logged("/items/1", Some(404)),
+            logged("/items/2", Some(403)),
+            logged("/items/2", Some(200)),
+            logged("/items/3", None),
+            logged("/denied", Some(403)),
+            logged("/denied", Some(401)),
+            logged("/denied", Some(403)),
+            logged("/maybe", Some(403)),
+            logged("/maybe", None),
+        ];
+        let g = group(&hits, &[], &[]);
+        let items = &g.routes[0];
+        let statuses: Vec<(&str, Option<u16>)> = (items.urls.iter())
+            .map(|u| (u.url.as_str(), u.logged_status))
+            .collect();
+        // A tie (200 and 403 once each) goes to the lower code.
+        assert_eq!(
+            statuses,
+            [
+                ("/items/1", Some(404)),
+                ("/items/2", Some(200)),
+                ("/items/3", None)
+            ]
+        );
+        assert_eq!(statuses_text(&items.statuses), "200 x2, 404 x2, 403 x1");
+        assert_eq!(items.rejected_in_log(), None);
+        let denied = g.routes.iter().find(|r| r.template == "/denied").unwrap();
+        assert_eq!(denied.rejected_in_log().as_deref(), Some("403 x2, 401 x1"));
+        // A request without a status might have been a success.
+        let maybe = g.routes.iter().find(|r| r.template == "/maybe").unwrap();
+        assert_eq!(maybe.rejected_in_log(), None);
+        // The sample keeps each URL's status.
+        assert_eq!(apportion(&items.urls, 4)[0].logged_status, Some(404));
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
                 percent(shares.rows_read),
                 r.findings.len().to_string(),
                 validity(r).to_string(),
+                (r.credential.as_ref())
+                    .map_or("-".into(), |c| format!("#{} {}", c.index, c.paths[0])),
             ]
         })
         .collect();
@@ -57,6 +59,7 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
         "share of rows read",
         "findings",
         "valid",
+        "credential",
     ];
     Grid::new(&header, rows, 3..11)
 }

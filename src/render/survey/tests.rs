@@ -2,6 +2,7 @@
 //! static by statements and one rejected; a skipped POST, unparsed lines and a finding.
 
 use crate::cost::survey::input::Unparsed;
+use crate::cost::survey::replay::CredentialUsed;
 use crate::cost::survey::routes::{Skipped, UrlCount};
 use crate::cost::survey::{Measured, RouteInput, Traffic, rank};
 use crate::render::format::Format;
@@ -13,6 +14,7 @@ fn urls(list: &[(&str, u64)]) -> Vec<UrlCount> {
         .map(|(url, requests)| UrlCount {
             url: url.to_string(),
             requests: *requests,
+            logged_status: None,
         })
         .collect()
 }
@@ -37,6 +39,7 @@ fn route(route: &str, list: &[(&str, u64)], measured: Measured) -> RouteInput {
         route: route.into(),
         urls: urls(list),
         sample: urls(list),
+        credential: None,
         measured,
     }
 }
@@ -45,9 +48,14 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
     let mut items = measured(21.0, 60.0, 2.5);
     items.findings = crate::render::tests::sample().findings;
     items.findings.truncate(1);
+    let mut scan = route("/scan", &[("/scan", 4)], measured(1.0, 500.0, 1.5));
+    scan.credential = Some(CredentialUsed {
+        index: 1,
+        paths: vec!["/scan".into(), "/search".into()],
+    });
     let routes = vec![
         route("/items/{id}", &[("/items/7", 3), ("/items/12", 1)], items),
-        route("/scan", &[("/scan", 4)], measured(1.0, 500.0, 1.5)),
+        scan,
         route("/health", &[("/health", 8)], measured(0.0, 0.0, 0.0)),
         route(
             "/forbidden",
@@ -94,6 +102,8 @@ fn markdown_ranks_counts_and_lists_findings() {
     assert!(health.contains("static (no statement)"), "{health}");
     assert!(text.contains("static requests: **11**"), "{text}");
     assert!(text.contains("403 x2"), "{text}");
+    let scan = (text.lines()).find(|l| l.contains("/scan")).unwrap();
+    assert!(scan.contains("| #1 /scan "), "{scan}");
     let finding = &report.routes[0].findings[0];
     let saving = finding.saves_per_request.describe();
     let head = format!("- **{} ({}): {saving}**", finding.kind, finding.severity);
