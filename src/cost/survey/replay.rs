@@ -156,16 +156,24 @@ impl Expectation {
     fn not_found(&self, replayed: &BTreeMap<u16, u64>, code: u16) -> Invalid {
         let seen = replayed.get(&code).copied().unwrap_or(0);
         let sampled = self.sampled.get(&code).copied().unwrap_or(0);
-        Invalid::new(
-            Code::NotFound,
+        let message = if self.logged.is_empty() {
             format!(
-                "{seen} of {} responses were {code} {} ({sampled} of the sample logged {code}): \
-                 the URLs logged as found are not found in this database; replay against a \
-                 copy of the data the log was written on",
+                "{seen} of {} responses were {code} where the log has no status: the log's \
+                 URLs are not found in this database (deleted ids, another tenant's?); replay \
+                 against a copy of the data the log was written on, or survey a log with \
+                 statuses, whose logged 404s are replayed as real traffic",
+                self.requests
+            )
+        } else {
+            format!(
+                "{seen} of {} responses were {code} {} ({sampled} of the sample logged \
+                 {code}): URLs logged as found are not found in this database; replay against \
+                 a copy of the data the log was written on",
                 self.requests,
                 self.where_logged()
-            ),
-        )
+            )
+        };
+        Invalid::new(Code::NotFound, message)
     }
 
     fn ignored(&self) -> Invalid {

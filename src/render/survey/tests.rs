@@ -133,3 +133,19 @@ fn html_charts_the_shares_of_the_ranked_routes() {
     assert!(html.contains("NOT VALID"), "the rejected route");
     insta::assert_snapshot!("survey_html_outline", outline(&html));
 }
+
+#[test]
+fn the_table_lists_every_route_with_its_credential_and_why_it_is_not_ranked() {
+    let report = survey();
+    let text = report.render(Format::Table).unwrap();
+    let row = |route: &str| {
+        (text.lines())
+            .find(|l| l.contains(&format!("GET {route}")))
+            .unwrap_or_else(|| panic!("{route} in {text}"))
+    };
+    assert!(row("/scan").contains("GET /scan [auth #1 /scan]"), "{text}");
+    assert!(!row("/items/{id}").contains("[auth"), "{text}");
+    assert!(row("/health").ends_with("static: no statement"), "{text}");
+    assert!(row("/forbidden").contains("NOT VALID: "), "{text}");
+    assert!(text.contains("skipped POST /write x1: "), "{text}");
+}
