@@ -93,6 +93,12 @@ async fn a_mixed_log_is_grouped_replayed_and_ranked_exactly() {
     assert_eq!(json["unparsed_lines"], 1);
     assert_eq!(json["first_unparsed"][0]["line"], 13);
     assert_eq!(json["static_requests"], 1);
+    let statics = &json["static_files"];
+    assert_eq!(
+        (&statics[0]["route"], &statics[0]["requests"]),
+        (&"/assets/*.css".into(), &1.into()),
+        "{statics}"
+    );
     let skipped = json["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     assert_eq!(

@@ -88,6 +88,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         first_unparsed: parsed.first_unparsed.clone(),
         static_requests: grouping.static_requests,
         skipped: grouping.skipped.clone(),
+        static_files: grouping.static_files.clone(),
         warnings,
         production,
     };

@@ -138,6 +138,9 @@ pub struct SurveyReport {
     pub static_requests: u64,
     pub routes: Vec<RouteResult>,
     pub skipped: Vec<Skipped>,
+    /// The static files by extension, by folder and extension (`/static/js/*.js`): counted
+    /// in `static_requests`, never replayed.
+    pub static_files: Vec<Skipped>,
     pub warnings: Vec<String>,
     /// With `--production-stats`: production's statements mapped onto the routes; null
     /// otherwise.
@@ -167,6 +170,7 @@ pub struct Traffic {
     pub first_unparsed: Vec<Unparsed>,
     pub static_requests: u64,
     pub skipped: Vec<Skipped>,
+    pub static_files: Vec<Skipped>,
     pub warnings: Vec<String>,
     pub production: Option<ProductionStats>,
 }
@@ -248,6 +252,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         static_requests: traffic.static_requests + static_by_statements,
         routes: results,
         skipped: traffic.skipped,
+        static_files: traffic.static_files,
         warnings: traffic.warnings,
         production,
         budget_failures: Vec::new(),

@@ -82,13 +82,18 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// The traffic grouped: routes to replay, the skipped ones, and the static files' count.
+/// The traffic grouped: routes to replay, the skipped ones, and the static files, counted
+/// and listed by folder and extension.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grouping {
     pub routes: Vec<Route>,
     pub skipped: Vec<Skipped>,
     pub static_requests: u64,
+    pub static_files: Vec<Skipped>,
 }
+
+/// The reason every static file is listed with.
+pub const STATIC_REASON: &str = "static file, by its extension: counted, never replayed";
 
 /// A `--route` template, split into segments; `{name}` matches any one segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,6 +174,19 @@ pub fn template(target: &str, overrides: &[Override]) -> String {
     format!("{path_template}?{}", params.join("&"))
 }
 
+/// A static file's place in the list: its folder, templated as a route's path is, and
+/// `*.` its extension, lower-cased: `/static/js/main.3f2c.js` is `/static/js/*.js`.
+fn static_template(target: &str) -> String {
+    let path = target.split('?').next().unwrap_or_default();
+    let (folder, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let extension = file.rsplit_once('.').map(|(_, e)| e).unwrap_or_default();
+    format!(
+        "{}/*.{}",
+        template(folder, &[]),
+        extension.to_ascii_lowercase()
+    )
+}
+
 /// Whether the path names a static file, by its extension.
 pub fn is_static(target: &str) -> bool {
     let path = target.split('?').next().unwrap_or_default();
@@ -186,9 +204,12 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
     type Urls = BTreeMap<String, (u64, BTreeMap<u16, u64>)>;
     let mut routes: BTreeMap<(String, String), Urls> = BTreeMap::new();
     let mut skipped: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut statics: BTreeMap<(String, String), u64> = BTreeMap::new();
     for hit in hits {
         if is_static(&hit.target) {
             grouping.static_requests += 1;
+            let key = (hit.method.clone(), static_template(&hit.target));
+            *statics.entry(key).or_default() += 1;
             continue;
         }
         let key = (hit.method.clone(), template(&hit.target, overrides));
@@ -231,6 +252,15 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
             .cmp(&a.requests())
             .then(a.template.cmp(&b.template))
     });
+    grouping.static_files = (statics.into_iter())
+        .map(|((method, route), requests)| Skipped {
+            method,
+            route,
+            requests,
+            reason: STATIC_REASON.into(),
+        })
+        .collect();
+    (grouping.static_files).sort_by(|a, b| b.requests.cmp(&a.requests).then(a.route.cmp(&b.route)));
     grouping.skipped = (skipped.into_iter())
         .map(|((method, route), requests)| Skipped {
             reason: format!(
@@ -395,6 +425,14 @@ mod tests {
         ];
         let g = group(&hits, &[], &[]);
         assert_eq!(g.static_requests, 2);
+        let statics: Vec<(&str, u64)> = (g.static_files.iter())
+            .map(|s| (s.route.as_str(), s.requests))
+            .collect();
+        assert_eq!(statics, [("/*.ico", 1), ("/static/*.css", 1)]);
+        assert_eq!(
+            static_template("/assets/42/main.3f2c.JS?v=1"),
+            "/assets/{id}/*.js"
+        );
         assert_eq!(g.routes.len(), 2);
         assert_eq!(g.routes[0].template, "/items/{id}");
         assert_eq!(

@@ -35,7 +35,11 @@ fn body(report: &SurveyReport) -> Markup {
         (grid_table(&ranking(report)))
         @if !report.skipped.is_empty() {
             h2 { "Skipped" }
-            (grid_table(&skipped(report)))
+            (grid_table(&skipped(&report.skipped)))
+        }
+        @if !report.static_files.is_empty() {
+            h2 { "Static files" }
+            (grid_table(&skipped(&report.static_files)))
         }
         @if !report.first_unparsed.is_empty() {
             h2 { "Unparsed lines (" (report.unparsed_lines) ")" }

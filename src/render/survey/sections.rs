@@ -2,6 +2,7 @@
 //! what was not ranked, and each route's findings as lines.
 
 use crate::cost::findings::Finding;
+use crate::cost::survey::routes::Skipped;
 use crate::cost::survey::{RouteResult, SurveyReport};
 use crate::render::sections::{Grid, subject};
 use crate::render::text::figure;
@@ -82,9 +83,10 @@ pub(super) fn counts(report: &SurveyReport) -> Vec<(String, String)> {
     .to_vec()
 }
 
-/// The skipped routes: method, route, logged requests and why.
-pub(super) fn skipped(report: &SurveyReport) -> Grid {
-    let rows = (report.skipped.iter())
+/// Routes not replayed (`skipped`, `static_files`): method, route, logged requests and
+/// why.
+pub(super) fn skipped(list: &[Skipped]) -> Grid {
+    let rows = (list.iter())
         .map(|s| {
             vec![
                 s.method.clone(),

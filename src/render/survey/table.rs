@@ -76,6 +76,13 @@ pub fn render(report: &SurveyReport) -> String {
             s.method, s.route, s.requests, s.reason
         );
     }
+    for s in &report.static_files {
+        let _ = writeln!(
+            out,
+            "static {} {} x{}: {}",
+            s.method, s.route, s.requests, s.reason
+        );
+    }
     for u in &report.first_unparsed {
         let _ = writeln!(out, "unparsed {}:{}: {}", u.file, u.line, u.text);
     }

@@ -79,6 +79,12 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
             requests: 1,
             reason: "not replayed: POST changes data (--allow-method POST replays it)".into(),
         }],
+        static_files: vec![Skipped {
+            method: "GET".into(),
+            route: "/assets/*.css".into(),
+            requests: 3,
+            reason: crate::cost::survey::routes::STATIC_REASON.into(),
+        }],
         warnings: Vec::new(),
         production: None,
     };
@@ -148,4 +154,8 @@ fn the_table_lists_every_route_with_its_credential_and_why_it_is_not_ranked() {
     assert!(row("/health").ends_with("static: no statement"), "{text}");
     assert!(row("/forbidden").contains("NOT VALID: "), "{text}");
     assert!(text.contains("skipped POST /write x1: "), "{text}");
+    assert!(
+        text.contains("static GET /assets/*.css x3: static file, by its extension"),
+        "{text}"
+    );
 }
