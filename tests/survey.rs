@@ -321,8 +321,12 @@ async fn logged_statuses_and_a_credential_per_route() {
 async fn a_route_logged_200_and_refused_on_replay_is_not_valid() {
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 4).await;
-    // The cookie of entry #1 does not open /auth/hs256, which wants a bearer token.
-    let log = line("GET", "/auth/hs256", 200) + &line("GET", "/auth/hs256", 200);
+    // The cookie of entry #1 does not open /auth/hs256, which wants a bearer token; the
+    // page no entry matches gets the command line's credentials (none): its login page.
+    let mut log = String::new();
+    for path in ["/auth/hs256", "/ui/devices"] {
+        log += &(line("GET", path, 200) + &line("GET", path, 200));
+    }
     let config = PER_ROUTE_AUTH.replace("\"/auth/session\"", "\"/auth/hs256\"");
     let vars = [
         ("FIXTURE_API_KEY", secrets::API_KEY),
@@ -330,7 +334,22 @@ async fn a_route_logged_200_and_refused_on_replay_is_not_valid() {
     ];
     let (code, json, stderr) = survey_with(&app, &db, &log, &config, &vars);
     assert_eq!(code, Some(3), "{stderr}");
-    let route = &json["routes"][0];
+    let routes = json["routes"].as_array().unwrap();
+    let route = |name: &str| routes.iter().find(|r| r["route"] == name).unwrap();
+    let page = route("/ui/devices");
+    assert_eq!(
+        (&page["valid"], &page["rank"]),
+        (&false.into(), &serde_json::Value::Null)
+    );
+    let reason = support::invalid(page, "rejected");
+    assert!(
+        reason.starts_with(
+            "replayed 302 x40 of 40 where the log had 200 x2, with the command line's \
+             credentials: a login redirect?"
+        ),
+        "{reason}"
+    );
+    let route = route("/auth/hs256");
     assert_eq!(route["valid"], false);
     assert_eq!(route["per_request"], serde_json::Value::Null);
     let reason = support::invalid(route, "rejected");
