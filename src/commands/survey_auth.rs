@@ -39,7 +39,8 @@ pub struct RouteAuth {
     cookies: Vec<String>,
 }
 
-/// Refuses an entry without paths, or with a path that does not start with `/`.
+/// Refuses an entry without paths, with a path that does not start with `/`, or with a
+/// Cookie header besides its cookies.
 pub fn check(tables: &[AuthTable], origin: &str) -> Result<()> {
     for (index, table) in tables.iter().enumerate() {
         let bad = table.paths.iter().find(|p| !p.starts_with('/'));
@@ -50,6 +51,17 @@ pub fn check(tables: &[AuthTable], origin: &str) -> Result<()> {
                 bad.map_or("none", String::as_str)
             ))
             .with_hint("e.g. paths = [\"/api/\"]; the first entry that matches a route wins"));
+        }
+        let cookie_header = table
+            .headers
+            .keys()
+            .any(|n| n.eq_ignore_ascii_case("cookie"));
+        if cookie_header && !table.cookies.is_empty() {
+            return Err(Error::usage(format!(
+                "{origin}: [[survey.auth]] #{index} sets the Cookie header twice: in headers \
+                 and in cookies"
+            ))
+            .with_hint("list each cookie in cookies = [\"NAME=VALUE\"]"));
         }
     }
     Ok(())
@@ -210,6 +222,17 @@ cookies = ["sessionid=${SESSION_ID}"]
         let error = check(&bad, "p.toml").unwrap_err();
         assert!(error.message.contains("#0: paths"), "{}", error.message);
         assert!(check(&[AuthTable::default()], "p.toml").is_err());
+        let twice = vec![AuthTable {
+            paths: vec!["/".into()],
+            headers: [("cookie".into(), "a=b".into())].into(),
+            cookies: vec!["c=d".into()],
+        }];
+        let error = check(&twice, "p.toml").unwrap_err();
+        assert!(
+            error.message.contains("Cookie header twice"),
+            "{}",
+            error.message
+        );
         assert!(check(&tables(), "p.toml").is_ok());
     }
 
