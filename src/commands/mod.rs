@@ -12,6 +12,7 @@ pub mod measure;
 pub mod ramp;
 pub mod scale;
 pub mod survey;
+pub mod survey_auth;
 pub mod survey_config;
 pub mod survey_graphql;
 pub mod survey_measure;

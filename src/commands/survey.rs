@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::ProgressBar;
 
 use crate::auth::{self, Redactor};
-use crate::commands::{survey_config, survey_measure};
+use crate::commands::{survey_auth, survey_config, survey_measure};
 use crate::config::{AuditConfig, outputs_from_args};
 use crate::cost::survey::input::{self, Parsed};
 use crate::cost::survey::openapi::{self, OpenApi};
+use crate::cost::survey::replay::{self, Expectation};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
 use crate::cost::survey::screen::Exact;
 use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, budget, rank};
@@ -57,6 +58,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     let mut grouping = routes::group(&parsed.hits, &overrides, &allowed);
     grouping.skipped.extend(from_openapi.skipped);
     super::survey_graphql::explain_skipped(args, &mut grouping);
+    replay::set_aside_rejected(&mut grouping);
     if grouping.routes.is_empty() {
         return Err(Error::usage(format!(
             "no route to replay: {} request(s) parsed, {} static, {} skipped",
@@ -69,10 +71,9 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     if let Some(top) = settings.top {
         survey_config::keep_top(&mut grouping, top);
     }
-    let configs = (grouping.routes.iter())
-        .map(|route| route_config(args, &base_url, route, env))
-        .collect::<Result<Vec<_>>>()?;
-    let redactor = configs[0].auth.redactor.clone();
+    let redactor = Redactor::default();
+    let (configs, expectations) =
+        route_configs(args, &base_url, &grouping, &settings.auth, env, &redactor)?;
     let progress = Progress::new(args.output.quiet);
     let stop = output::stop_on_ctrl_c();
     let traffic = Traffic {
@@ -82,11 +83,13 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         first_unparsed: parsed.first_unparsed.clone(),
         static_requests: grouping.static_requests,
         skipped: grouping.skipped.clone(),
+        static_files: grouping.static_files.clone(),
         warnings,
         production,
     };
     let exact = survey_config::exact(args, &settings);
-    let mut report = survey(&configs, &grouping, traffic, exact, &progress, stop.clone())
+    let routes = (&configs[..], &expectations[..]);
+    let mut report = survey(routes, &grouping, traffic, exact, &progress, stop.clone())
         .await
         .map_err(|e| output::scrubbed(e, &redactor))?;
     report.budget_failures = budget::check(&report, &settings.budget);
@@ -198,15 +201,41 @@ fn read_text(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Every route's audit and what its replay expects, each with the first
+/// `[[survey.auth]]` entry that matches it; every secret joins `redactor`, and no error
+/// prints one.
+fn route_configs(
+    args: &SurveyArgs,
+    base_url: &str,
+    grouping: &Grouping,
+    auth: &[survey_auth::AuthTable],
+    env: EnvLookup<'_>,
+    redactor: &Redactor,
+) -> Result<(Vec<AuditConfig>, Vec<Expectation>)> {
+    let entries = survey_auth::expand(auth, env, redactor)?;
+    let configs = (grouping.routes.iter())
+        .map(|route| {
+            let entry = survey_auth::pick(&entries, &route.template);
+            route_config(args, base_url, route, env, redactor, entry)
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| output::scrubbed(e, redactor))?;
+    Ok(configs.into_iter().unzip())
+}
+
 /// The audit of one route: `audit`'s groups with the route's method and its most logged
-/// URL (and body), validated by [`AuditConfig::from_raw`]; the burst rotates over its
-/// sample, each URL with its body.
+/// URL (and body), and the credential of its `[[survey.auth]]` entry if one matches,
+/// validated by [`AuditConfig::from_raw`] (its secrets join `redactor`); the burst rotates
+/// over its sample, each URL with its body, and the statuses its URLs were logged with are
+/// what the replay expects.
 fn route_config(
     args: &SurveyArgs,
     base_url: &str,
     route: &Route,
     env: EnvLookup<'_>,
-) -> Result<AuditConfig> {
+    redactor: &Redactor,
+    entry: Option<&survey_auth::RouteAuth>,
+) -> Result<(AuditConfig, Expectation)> {
     let mut load = args.load.clone();
     load.method = route.method.clone();
     if let Some(body) = &route.urls[0].body {
@@ -217,7 +246,7 @@ fn route_config(
     let mut output = args.output.clone();
     (output.output, output.exports) = (None, Vec::new());
     output.format = Default::default();
-    let audit = AuditArgs {
+    let mut audit = AuditArgs {
         url: format!("{}{}", base_url.trim_end_matches('/'), route.urls[0].url),
         target: args.target.clone(),
         load,
@@ -226,14 +255,28 @@ fn route_config(
         auth: args.auth.clone(),
         background: args.background.clone(),
     };
+    let entry_env = |name: &str| survey_auth::without_default_token(env, name);
+    let env: EnvLookup<'_> = match entry {
+        Some(entry) => {
+            survey_auth::apply(entry, &mut audit);
+            &entry_env
+        }
+        None => env,
+    };
     let mut config = AuditConfig::from_raw(
         &audit,
         &Spelling::flags(),
-        Redactor::default(),
+        redactor.clone(),
         env,
         &auth::prompt_on_terminal,
     )?;
-    config.targets = (routes::apportion(&route.urls, config.requests).into_iter())
+    let sample = routes::apportion(&route.urls, config.requests);
+    let expectation = Expectation::of(&sample, &route.statuses, entry.map(|e| e.used.clone()));
+    let allowed = &mut config.auth.allowed_statuses;
+    allowed.extend(expectation.allowed());
+    allowed.sort_unstable();
+    allowed.dedup();
+    config.targets = (sample.into_iter())
         .map(|u| {
             let url = format!("{}{}", base_url.trim_end_matches('/'), u.url);
             Ok(Target {
@@ -243,13 +286,13 @@ fn route_config(
             })
         })
         .collect::<Result<_>>()?;
-    Ok(config)
+    Ok((config, expectation))
 }
 
 /// Probes every route (before any settle wait), measures the accepted ones (screened,
 /// then the top ones exactly: `survey_measure`), and ranks them.
 async fn survey(
-    configs: &[AuditConfig],
+    (configs, expectations): (&[AuditConfig], &[Expectation]),
     grouping: &Grouping,
     traffic: Traffic,
     exact: Exact,
@@ -257,21 +300,24 @@ async fn survey(
     stop: Arc<AtomicBool>,
 ) -> Result<SurveyReport> {
     let mut outcomes: Vec<Option<Measured>> = Vec::with_capacity(configs.len());
-    for config in configs {
-        outcomes.push(probe(config, &stop).await?);
+    for (config, expectation) in configs.iter().zip(expectations) {
+        outcomes.push(probe(config, expectation, &stop).await?);
     }
     let routes = survey_measure::Routes {
         configs,
+        expectations,
         routes: &grouping.routes,
         outcomes,
     };
     let measured = survey_measure::measure(routes, exact, progress, stop).await?;
     let routes = (grouping.routes.iter().zip(configs).zip(measured))
-        .map(|((route, config), measured)| RouteInput {
+        .zip(expectations)
+        .map(|(((route, config), measured), expectation)| RouteInput {
             method: route.method.clone(),
             route: route.template.clone(),
             urls: route.urls.clone(),
             sample: routes::apportion(&route.urls, config.requests),
+            credential: expectation.credential.clone(),
             measured,
         })
         .collect();
@@ -280,7 +326,11 @@ async fn survey(
 
 /// A few requests to the route: a refused connection is a setup error; a route whose
 /// every response is a rejection is returned as such, never measured.
-async fn probe(config: &AuditConfig, stop: &Arc<AtomicBool>) -> Result<Option<Measured>> {
+async fn probe(
+    config: &AuditConfig,
+    expectation: &Expectation,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<Measured>> {
     let driver = measure::driver(config)?;
     let bar = ProgressBar::hidden();
     let probed = load::burst(&driver, PROBE_REQUESTS, 1, &bar, stop.clone()).await;
@@ -295,5 +345,6 @@ async fn probe(config: &AuditConfig, stop: &Arc<AtomicBool>) -> Result<Option<Me
         ))
         .with_hint("check that the app is running and listening at --base-url"));
     }
-    Ok((probed.all_rejected(&config.auth.allowed_statuses)).map(|s| Measured::rejected(&s)))
+    Ok((probed.all_rejected(&config.auth.allowed_statuses))
+        .map(|_| Measured::not_measured(expectation.probe_rejected(&probed.status))))
 }

@@ -1,11 +1,13 @@
 //! The `[survey]` section of pgcost.toml, so CI can watch the top routes: the survey's
-//! inputs and burst, `top` and `[survey.budget]`, read with the line of a bad key and
-//! merged under the command line's flags (a flag given wins over its key).
+//! inputs and burst, `top`, `[survey.budget]` and `[[survey.auth]]` (`survey_auth`), read
+//! with the line of a bad key and merged under the command line's flags (a flag given wins
+//! over its key).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::survey_auth::{self, AuthTable};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::survey::routes::{Grouping, Skipped};
 use crate::cost::survey::screen::Exact;
@@ -41,6 +43,8 @@ pub struct SurveyTable {
     /// `[survey.budget]`: limits per request, for every ranked route, keyed as a
     /// budget's figures are.
     pub budget: PerFigure<f64>,
+    /// `[[survey.auth]]`: a credential per path prefix, the first match wins.
+    pub auth: Vec<AuthTable>,
 }
 
 /// What the file sets that no flag does.
@@ -49,6 +53,7 @@ pub struct Settings {
     pub top: Option<usize>,
     pub exact: Option<Exact>,
     pub budget: PerFigure<f64>,
+    pub auth: Vec<AuthTable>,
 }
 
 /// `[survey]` of a pgcost.toml's text, if it has one; a bad key is named with its
@@ -94,6 +99,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Option<SurveyTable>> {
             "{origin}: [survey] top, requests and concurrency must be at least 1"
         )));
     }
+    survey_auth::check(&table.auth, origin)?;
     Ok(Some(table))
 }
 
@@ -162,6 +168,7 @@ pub fn merge(args: &mut SurveyArgs, table: SurveyTable, base_dir: &Path) -> Sett
         top: table.top,
         exact: table.exact,
         budget: table.budget,
+        auth: table.auth,
     }
 }
 
@@ -228,6 +235,10 @@ exact = 2
 rows_read = 100
 statements = 3
 rows_returned = 50
+
+[[survey.auth]]
+paths = ["/api/"]
+headers = { Authorization = "Token ${API_TOKEN}" }
 "#;
 
     #[test]
@@ -263,7 +274,12 @@ rows_returned = 50
                     statements: Some(3.0),
                     rows_returned: Some(50.0),
                     ..PerFigure::default()
-                }
+                },
+                auth: vec![AuthTable {
+                    paths: vec!["/api/".into()],
+                    headers: [("Authorization".into(), "Token ${API_TOKEN}".into())].into(),
+                    cookies: Vec::new(),
+                }],
             }
         );
     }
@@ -333,6 +349,15 @@ rows_returned = 50
         assert!(error.message.contains("p95_ms is not a survey limit"));
         let error = parse("[survey]\ntop = 0\n", "p.toml").unwrap_err();
         assert!(error.message.contains("at least 1"), "{}", error.message);
+        let text = "[survey]\n[[survey.auth]]\npaths = [\"/\"]\nheader = {}\n";
+        let error = parse(text, "p.toml").unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with("p.toml:4:1: unknown field `header`"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]
@@ -344,7 +369,9 @@ rows_returned = 50
                 url: template.into(),
                 requests,
                 body: None,
+                logged_status: None,
             }],
+            statuses: Default::default(),
         };
         let mut grouping = Grouping {
             routes: vec![route("/a", 9), route("/b", 5), route("/c", 2)],

@@ -49,6 +49,7 @@ pub fn hits(args: &SurveyArgs, files: &[(String, String)], logged: &[Hit]) -> Re
                 method: "POST".into(),
                 target: path.clone(),
                 body: Some(body.to_string()),
+                status: None,
             });
         }
     }
@@ -94,6 +95,7 @@ mod tests {
             method: "POST".into(),
             target: target.into(),
             body: body.map(str::to_string),
+            status: None,
         }
     }
 

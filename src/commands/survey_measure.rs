@@ -1,24 +1,28 @@
 //! How `pgcost survey` measures the routes its probes accepted: each screened from
 //! pg_stat_statements with no settle wait (`measure::screen`), then the top ones, as
 //! `--exact` chooses (`cost::survey::screen`), in one sequence of exact windows with shared
-//! settle waits, as `check`'s endpoints are.
+//! settle waits, as `check`'s endpoints are; each report held to the route's logged
+//! statuses (`cost::survey::replay`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::AuditConfig;
+use crate::cost::report::Report;
 use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::survey::Measured;
+use crate::cost::survey::replay::{self, Expectation};
 use crate::cost::survey::routes::Route;
 use crate::cost::survey::screen::{self, Candidate, Exact};
 use crate::error::Result;
 use crate::measure::{self, screen::Screen};
 use crate::progress::Progress;
 
-/// The routes to measure: each one's audit and its route, and `None` where the probe
-/// already decided (a rejected route).
+/// The routes to measure: each one's audit, what its replay expects and its route, and
+/// `None` where the probe already decided (a rejected route).
 pub struct Routes<'a> {
     pub configs: &'a [AuditConfig],
+    pub expectations: &'a [Expectation],
     pub routes: &'a [Route],
     pub outcomes: Vec<Option<Measured>>,
 }
@@ -34,6 +38,7 @@ pub async fn measure(
 ) -> Result<Vec<Measured>> {
     let Routes {
         configs,
+        expectations,
         routes,
         mut outcomes,
     } = routes;
@@ -60,7 +65,8 @@ pub async fn measure(
                 route.template
             ));
             let report = screen.route(config, progress, &stop).await?;
-            screened[k] = Some(Measured::screened(report));
+            let expectation = &expectations[accepted[k]];
+            screened[k] = Some(held_to_log(expectation, report, Measured::screened));
         }
     }
     let chosen = exact_routes(&screened, &accepted, routes, exact);
@@ -84,7 +90,8 @@ pub async fn measure(
         .await?;
         for (&k, report) in chosen.iter().zip(reports) {
             let before = screened[k].take().and_then(|m| m.screened);
-            screened[k] = Some(Measured::of(report).with_screened(before));
+            let exact = held_to_log(&expectations[accepted[k]], report, Measured::of);
+            screened[k] = Some(exact.with_screened(before));
         }
     }
     for (&i, measured) in accepted.iter().zip(screened) {
@@ -97,6 +104,21 @@ pub async fn measure(
             })
         })
         .collect())
+}
+
+/// A route's report as the ranking reads it (`read`: exact, or screened), its reasons held
+/// to the statuses its URLs were logged with.
+fn held_to_log(
+    expectation: &Expectation,
+    report: Report,
+    read: fn(Report) -> Measured,
+) -> Measured {
+    let replayed = replay::statuses(&report.load.status);
+    let mut measured = read(report);
+    let reasons = std::mem::take(&mut measured.invalid_reasons);
+    measured.invalid_reasons = expectation.judge(&replayed, reasons);
+    measured.valid = measured.invalid_reasons.is_empty();
+    measured
 }
 
 /// The indices (into the accepted routes) to measure exactly: every one when nothing was

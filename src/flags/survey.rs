@@ -29,8 +29,9 @@ use crate::render::format::SURVEY_FORMATS;
         .help("The app's origin the logged paths are replayed against, e.g. http://127.0.0.1:3000 \
                (or base_url under [survey])")),
     mut_arg("config", |a| a
-        .help("The pgcost.toml whose [survey] section holds the inputs, the burst, top and \
-               [survey.budget]; ./pgcost.toml when it has a [survey] section. Flags override it"))
+        .help("The pgcost.toml whose [survey] section holds the inputs, the burst, top, \
+               [survey.budget] and [[survey.auth]] (a credential per path prefix); ./pgcost.toml \
+               when it has a [survey] section. Flags override it"))
 )]
 pub struct SurveyArgs {
     /// An access log (repeatable; .gz accepted): nginx/Apache combined format, or JSON

@@ -65,12 +65,15 @@ mod tests {
                 url: route.into(),
                 requests: 1,
                 body: None,
+                logged_status: None,
             }],
             sample: vec![UrlCount {
                 url: route.into(),
                 requests: 1,
                 body: None,
+                logged_status: None,
             }],
+            credential: None,
             measured: m,
         }
     }

@@ -3,13 +3,14 @@
 
 use serde::Serialize;
 
-/// One logged request: its method, its target (path and query, as sent) and, from a HAR,
-/// its body.
+/// One logged request: its method, its target (path and query, as sent), the status the
+/// app answered it with, when the record has one, and, from a HAR, its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     pub method: String,
     pub target: String,
     pub body: Option<String>,
+    pub status: Option<u16>,
 }
 
 /// A line that did not parse, with its place, for the report.
@@ -79,11 +80,34 @@ pub fn access_log(file: &str, text: &str) -> Parsed {
 }
 
 /// `host ident user [time] "METHOD TARGET PROTOCOL" status size ...`: the quoted request
-/// line is what is read.
+/// line, and the status as the number after it.
 fn combined_line(line: &str) -> Option<Hit> {
     let (_, rest) = line.split_once('"')?;
-    let (request, _) = rest.split_once('"')?;
-    request_line(request)
+    let (request, after) = rest.split_once('"')?;
+    let status = after.split_ascii_whitespace().next().and_then(status);
+    Some(Hit {
+        status,
+        ..request_line(request)?
+    })
+}
+
+/// An HTTP status as a log writes it: a number from 100 to 599 (`-` and 0, written for a
+/// request that got no response, are none).
+fn status(text: &str) -> Option<u16> {
+    text.trim().parse::<u64>().ok().and_then(in_range)
+}
+
+fn in_range(code: u64) -> Option<u16> {
+    (100..600).contains(&code).then_some(code as u16)
+}
+
+/// The status of a JSON value: a number, or a string holding one.
+fn json_status(value: &serde_json::Value) -> Option<u16> {
+    match value {
+        serde_json::Value::Number(n) => n.as_u64().and_then(in_range),
+        serde_json::Value::String(s) => status(s),
+        _ => None,
+    }
 }
 
 /// `METHOD TARGET [PROTOCOL]`.
@@ -97,9 +121,20 @@ fn request_line(request: &str) -> Option<Hit> {
 /// The keys read from a JSON line: the method from `method`, `request_method` or
 /// `http_method`; the target from `uri`, `path`, `url`, `request_uri` (with `query`,
 /// `args` or `query_string` appended when the target has none), or else from `request`,
-/// the request line.
+/// the request line; the status from `status`, `status_code` or `response_status`.
 fn json_line(line: &str) -> Option<Hit> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    let status = ["status", "status_code", "response_status"]
+        .iter()
+        .find_map(|k| value.get(*k).and_then(json_status));
+    Some(Hit {
+        status,
+        ..json_request(&value)?
+    })
+}
+
+/// The method and target of a JSON line.
+fn json_request(value: &serde_json::Value) -> Option<Hit> {
     let field = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| value.get(*k).and_then(|v| v.as_str()))
@@ -119,8 +154,8 @@ fn json_line(line: &str) -> Option<Hit> {
     }
 }
 
-/// A HAR file: `log.entries[].request.method` and `.url`, and the body,
-/// `.postData.text`, when there is one.
+/// A HAR file: `log.entries[].request.method` and `.url`, the body, `.postData.text`,
+/// when there is one, and `.response.status`.
 pub fn har(file: &str, text: &str) -> Result<Parsed, String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("{file} is not JSON: {e}"))?;
@@ -132,6 +167,7 @@ pub fn har(file: &str, text: &str) -> Result<Parsed, String> {
         let found = match (text("method"), text("url")) {
             (Some(method), Some(url)) => hit(method, url).map(|hit| Hit {
                 body: text("postData/text").map(str::to_string),
+                status: entry.pointer("/response/status").and_then(json_status),
                 ..hit
             }),
             _ => None,
@@ -165,6 +201,7 @@ fn hit(method: &str, target: &str) -> Option<Hit> {
         method: method.to_ascii_uppercase(),
         target,
         body: None,
+        status: None,
     })
 }
 
@@ -177,7 +214,12 @@ mod tests {
             method: method.into(),
             target: target.into(),
             body: None,
+            status: None,
         }
+    }
+
+    fn statuses(parsed: &Parsed) -> Vec<Option<u16>> {
+        parsed.hits.iter().map(|h| h.status).collect()
     }
 
     #[test]
@@ -186,14 +228,42 @@ mod tests {
                    \n\
                    10.0.0.2 - bob [10/Oct/2026:13:55:37 +0000] \"post http://shop.example/cart HTTP/2.0\" 302 0 \"-\" \"-\"\n";
         let parsed = access_log("a.log", log);
+        let status = |hit: Hit, status| Hit { status, ..hit };
         assert_eq!(
             parsed.hits,
             [
-                one("GET", "/admin/auth/user/42/change/?a=1"),
-                one("POST", "/cart")
+                status(one("GET", "/admin/auth/user/42/change/?a=1"), Some(200)),
+                status(one("POST", "/cart"), Some(302))
             ]
         );
         assert_eq!(parsed.unparsed, 0);
+    }
+
+    #[test]
+    fn statuses_are_read_where_each_format_keeps_them() {
+        let combined = "h - - [t] \"GET /a HTTP/1.1\" 404 0\n\
+                        h - - [t] \"GET /b HTTP/1.1\" - 0\n\
+                        h - - [t] \"GET /c HTTP/1.1\"\n\
+                        h - - [t] \"GET /d HTTP/1.1\" 0 0\n";
+        let parsed = access_log("c.log", combined);
+        assert_eq!(statuses(&parsed), [Some(404), None, None, None]);
+        let json = r#"{"method":"GET","uri":"/a","status_code":"410"}
+{"method":"GET","uri":"/b","response_status":301}
+{"method":"GET","uri":"/c","status":"ok","status_code":403}
+{"method":"GET","uri":"/d","status":1000}
+{"method":"GET","uri":"/e"}"#;
+        let parsed = access_log("j.log", json);
+        assert_eq!(
+            statuses(&parsed),
+            [Some(410), Some(301), Some(403), None, None]
+        );
+        let har_text = r#"{"log":{"entries":[
+            {"request":{"method":"GET","url":"http://h/a"},"response":{"status":200}},
+            {"request":{"method":"GET","url":"http://h/b"},"response":{"status":0}},
+            {"request":{"method":"GET","url":"http://h/c"}}
+        ]}}"#;
+        let parsed = har("s.har", har_text).unwrap();
+        assert_eq!(statuses(&parsed), [Some(200), None, None]);
     }
 
     #[test]
@@ -203,14 +273,18 @@ mod tests {
 {"request":"DELETE /api/v1/projects/7 HTTP/1.1","status":"204"}
 {"time":"now"}"#;
         let parsed = access_log("j.log", log);
+        let targets: Vec<(&str, &str)> = (parsed.hits.iter())
+            .map(|h| (h.method.as_str(), h.target.as_str()))
+            .collect();
         assert_eq!(
-            parsed.hits,
+            targets,
             [
-                one("GET", "/api/v1/projects/7"),
-                one("HEAD", "/search?q=x"),
-                one("DELETE", "/api/v1/projects/7")
+                ("GET", "/api/v1/projects/7"),
+                ("HEAD", "/search?q=x"),
+                ("DELETE", "/api/v1/projects/7")
             ]
         );
+        assert_eq!(statuses(&parsed), [Some(200), None, Some(204)]);
         assert_eq!(parsed.unparsed, 1);
         assert_eq!(parsed.first_unparsed[0].line, 4);
     }

@@ -1,8 +1,9 @@
 //! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`, GraphQL
 //! operations in `graphql`), grouped into routes (`routes`), screened and chosen for exact
 //! windows (`screen`), ranked by their share of the database's work (`rank`), held to
-//! `[survey.budget]` (`budget`), and production's statements mapped onto them
-//! (`production`). No I/O: the command reads the files and measures.
+//! `[survey.budget]` (`budget`), each replay held to its logged statuses and credential
+//! (`replay`), and production's statements mapped onto them (`production`). No I/O: the
+//! command reads the files and measures.
 
 pub mod budget;
 pub mod graphql;
@@ -10,6 +11,7 @@ pub mod input;
 pub mod openapi;
 pub mod production;
 pub mod rank;
+pub mod replay;
 pub mod routes;
 pub mod screen;
 

@@ -86,6 +86,7 @@ pub fn document(file: &str, text: &str) -> Result<OpenApi, String> {
                     method,
                     target,
                     body: None,
+                    status: None,
                 }),
                 Err(missing) => api.skipped.push(Skipped {
                     method,

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::input::Unparsed;
 use super::production::{self, Production, ProductionStats, RouteRun, RouteStatement};
+use super::replay::CredentialUsed;
 use super::routes::{Skipped, UrlCount};
 use super::screen::{self, Screened};
 use crate::cost::findings::Finding;
@@ -116,6 +117,8 @@ pub struct RouteInput {
     pub route: String,
     pub urls: Vec<UrlCount>,
     pub sample: Vec<UrlCount>,
+    /// The `[[survey.auth]]` entry it sent; None for the command line's credentials.
+    pub credential: Option<CredentialUsed>,
     pub measured: Measured,
 }
 
@@ -145,6 +148,9 @@ pub struct RouteResult {
     /// The burst's requests shared among `urls` in proportion to their counts: the URLs
     /// the burst sent, each this many times, in a fixed rotation.
     pub sample: Vec<UrlCount>,
+    /// The `[[survey.auth]]` entry whose path prefix matched the route, by its index and
+    /// paths (never its values); null when it sent the command line's credentials.
+    pub credential: Option<CredentialUsed>,
     pub valid: bool,
     pub invalid_reasons: Vec<Invalid>,
     /// `exact` when `per_request` has the figures of an exact window, `screened` when only
@@ -199,6 +205,9 @@ pub struct SurveyReport {
     pub static_requests: u64,
     pub routes: Vec<RouteResult>,
     pub skipped: Vec<Skipped>,
+    /// The static files by extension, by folder and extension (`/static/js/*.js`): counted
+    /// in `static_requests`, never replayed.
+    pub static_files: Vec<Skipped>,
     pub warnings: Vec<String>,
     /// With `--production-stats`: production's statements mapped onto the routes; null
     /// otherwise.
@@ -228,6 +237,7 @@ pub struct Traffic {
     pub first_unparsed: Vec<Unparsed>,
     pub static_requests: u64,
     pub skipped: Vec<Skipped>,
+    pub static_files: Vec<Skipped>,
     pub warnings: Vec<String>,
     pub production: Option<ProductionStats>,
 }
@@ -296,6 +306,7 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
         static_requests: traffic.static_requests + static_by_statements,
         routes: results,
         skipped: traffic.skipped,
+        static_files: traffic.static_files,
         warnings: traffic.warnings,
         production,
         budget_failures: Vec::new(),
@@ -367,6 +378,7 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
         traffic_share: log_requests as f64 / total,
         urls: r.urls,
         sample: r.sample,
+        credential: r.credential,
         valid,
         invalid_reasons,
         measurement,
@@ -408,8 +420,10 @@ mod tests {
                 url: name.into(),
                 requests,
                 body: None,
+                logged_status: None,
             }],
             sample: Vec::new(),
+            credential: None,
             measured,
         }
     }

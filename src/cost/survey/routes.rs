@@ -31,20 +31,52 @@ pub struct UrlCount {
     /// `--graphql-operations`); absent for a request without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The status the log has most often for this URL (the lowest code on a tie); null
+    /// when the record has no status.
+    pub logged_status: Option<u16>,
 }
 
-/// A route to replay: its method, its template, and its concrete URLs, most logged first.
+/// Statuses that refuse a request for its credential.
+pub const REJECTIONS: [u16; 2] = [401, 403];
+
+/// A route to replay: its method, its template, its concrete URLs, most logged first, and
+/// the statuses its requests were logged with (those without one left out).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub method: String,
     pub template: String,
     pub urls: Vec<UrlCount>,
+    pub statuses: BTreeMap<u16, u64>,
 }
 
 impl Route {
     pub fn requests(&self) -> u64 {
         self.urls.iter().map(|u| u.requests).sum()
     }
+
+    /// `403 x2, 401 x1` when every logged request of the route was a rejection (401 or
+    /// 403): the log's own truth, nothing a replay would measure. None otherwise, and when
+    /// any request has no logged status.
+    pub fn rejected_in_log(&self) -> Option<String> {
+        let logged: u64 = self.statuses.values().sum();
+        let all = logged == self.requests() && logged > 0;
+        (all && self.statuses.keys().all(|s| REJECTIONS.contains(s)))
+            .then(|| statuses_text(&self.statuses))
+    }
+}
+
+/// `403 x2, 401 x1`: statuses most frequent first (then by code).
+pub fn statuses_text(statuses: &BTreeMap<u16, u64>) -> String {
+    let mut list: Vec<(&u16, &u64)> = statuses.iter().collect();
+    list.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = list.iter().map(|(s, n)| format!("{s} x{n}")).collect();
+    parts.join(", ")
+}
+
+/// The most logged status of `statuses` (the lowest code on a tie).
+fn most_logged(statuses: &BTreeMap<u16, u64>) -> Option<u16> {
+    let top = statuses.values().max()?;
+    statuses.iter().find(|(_, n)| *n == top).map(|(s, _)| *s)
 }
 
 /// Logged requests that are not replayed, by method and route, and why.
@@ -56,13 +88,18 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// The traffic grouped: routes to replay, the skipped ones, and the static files' count.
+/// The traffic grouped: routes to replay, the skipped ones, and the static files, counted
+/// and listed by folder and extension.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grouping {
     pub routes: Vec<Route>,
     pub skipped: Vec<Skipped>,
     pub static_requests: u64,
+    pub static_files: Vec<Skipped>,
 }
+
+/// The reason every static file is listed with.
+pub const STATIC_REASON: &str = "static file, by its extension: counted, never replayed";
 
 /// A `--route` template, split into segments; `{name}` matches any one segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,6 +180,19 @@ pub fn template(target: &str, overrides: &[Override]) -> String {
     format!("{path_template}?{}", params.join("&"))
 }
 
+/// A static file's place in the list: its folder, templated as a route's path is, and
+/// `*.` its extension, lower-cased: `/static/js/main.3f2c.js` is `/static/js/*.js`.
+fn static_template(target: &str) -> String {
+    let path = target.split('?').next().unwrap_or_default();
+    let (folder, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let extension = file.rsplit_once('.').map(|(_, e)| e).unwrap_or_default();
+    format!(
+        "{}/*.{}",
+        template(folder, &[]),
+        extension.to_ascii_lowercase()
+    )
+}
+
 /// Whether the path names a static file, by its extension.
 pub fn is_static(target: &str) -> bool {
     let path = target.split('?').next().unwrap_or_default();
@@ -190,18 +240,28 @@ fn place(hit: &Hit, overrides: &[Override], allowed: &[String]) -> Place {
 pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Grouping {
     type Concrete = (String, Option<String>);
     let mut grouping = Grouping::default();
-    let mut routes: BTreeMap<(String, String), BTreeMap<Concrete, u64>> = BTreeMap::new();
+    // Per route, per concrete request (URL and body): its requests and their logged
+    // statuses.
+    type Urls = BTreeMap<Concrete, (u64, BTreeMap<u16, u64>)>;
+    let mut routes: BTreeMap<(String, String), Urls> = BTreeMap::new();
     let mut skipped: BTreeMap<(String, String), (u64, String)> = BTreeMap::new();
+    let mut statics: BTreeMap<(String, String), u64> = BTreeMap::new();
     for hit in hits {
         if is_static(&hit.target) {
             grouping.static_requests += 1;
+            let key = (hit.method.clone(), static_template(&hit.target));
+            *statics.entry(key).or_default() += 1;
             continue;
         }
         match place(hit, overrides, allowed) {
             Place::Replay(template) => {
                 let concrete = (hit.target.clone(), hit.body.clone());
                 let urls = routes.entry((hit.method.clone(), template)).or_default();
-                *urls.entry(concrete).or_default() += 1;
+                let (requests, statuses) = urls.entry(concrete).or_default();
+                *requests += 1;
+                if let Some(status) = hit.status {
+                    *statuses.entry(status).or_default() += 1;
+                }
             }
             Place::Skip(route, reason) => {
                 let entry = skipped.entry((hit.method.clone(), route));
@@ -211,11 +271,16 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
     }
     grouping.routes = (routes.into_iter())
         .map(|((method, template), urls)| {
+            let mut statuses = BTreeMap::new();
+            for (status, n) in urls.values().flat_map(|(_, s)| s) {
+                *statuses.entry(*status).or_default() += n;
+            }
             let mut urls: Vec<UrlCount> = (urls.into_iter())
-                .map(|((url, body), requests)| UrlCount {
+                .map(|((url, body), (requests, statuses))| UrlCount {
                     url,
                     requests,
                     body,
+                    logged_status: most_logged(&statuses),
                 })
                 .collect();
             urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
@@ -223,6 +288,7 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
                 method,
                 template,
                 urls,
+                statuses,
             }
         })
         .collect();
@@ -231,6 +297,15 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
             .cmp(&a.requests())
             .then(a.template.cmp(&b.template))
     });
+    grouping.static_files = (statics.into_iter())
+        .map(|((method, route), requests)| Skipped {
+            method,
+            route,
+            requests,
+            reason: STATIC_REASON.into(),
+        })
+        .collect();
+    (grouping.static_files).sort_by(|a, b| b.requests.cmp(&a.requests).then(a.route.cmp(&b.route)));
     grouping.skipped = (skipped.into_iter())
         .map(|((method, route), (requests, reason))| Skipped {
             reason,
@@ -270,9 +345,8 @@ pub fn apportion(urls: &[UrlCount], n: u64) -> Vec<UrlCount> {
     (urls.iter().zip(shares))
         .filter(|(_, s)| *s > 0)
         .map(|(u, requests)| UrlCount {
-            url: u.url.clone(),
             requests,
-            body: u.body.clone(),
+            ..u.clone()
         })
         .collect()
 }
@@ -286,6 +360,7 @@ mod tests {
             method: method.into(),
             target: target.into(),
             body: None,
+            status: None,
         }
     }
 
@@ -295,8 +370,53 @@ mod tests {
                 url: url.to_string(),
                 requests: *requests,
                 body: None,
+                logged_status: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn each_url_keeps_its_most_logged_status_and_the_route_all_of_them() {
+        let logged = |target: &str, status: Option<u16>| Hit {
+            status,
+            ..hit("GET", target)
+        };
+        let hits = [
+            logged("/items/1", Some(200)),
+            logged("/items/1", Some(404)),
+            logged("/items/1", Some(404)),
+            logged("/items/2", Some(403)),
+            logged("/items/2", Some(200)),
+            logged("/items/3", None),
+            logged("/denied", Some(403)),
+            logged("/denied", Some(401)),
+            logged("/denied", Some(403)),
+            logged("/maybe", Some(403)),
+            logged("/maybe", None),
+        ];
+        let g = group(&hits, &[], &[]);
+        let items = &g.routes[0];
+        let statuses: Vec<(&str, Option<u16>)> = (items.urls.iter())
+            .map(|u| (u.url.as_str(), u.logged_status))
+            .collect();
+        // A tie (200 and 403 once each) goes to the lower code.
+        assert_eq!(
+            statuses,
+            [
+                ("/items/1", Some(404)),
+                ("/items/2", Some(200)),
+                ("/items/3", None)
+            ]
+        );
+        assert_eq!(statuses_text(&items.statuses), "200 x2, 404 x2, 403 x1");
+        assert_eq!(items.rejected_in_log(), None);
+        let denied = g.routes.iter().find(|r| r.template == "/denied").unwrap();
+        assert_eq!(denied.rejected_in_log().as_deref(), Some("403 x2, 401 x1"));
+        // A request without a status might have been a success.
+        let maybe = g.routes.iter().find(|r| r.template == "/maybe").unwrap();
+        assert_eq!(maybe.rejected_in_log(), None);
+        // The sample keeps each URL's status.
+        assert_eq!(apportion(&items.urls, 4)[0].logged_status, Some(404));
     }
 
     #[test]
@@ -350,6 +470,14 @@ mod tests {
         ];
         let g = group(&hits, &[], &[]);
         assert_eq!(g.static_requests, 2);
+        let statics: Vec<(&str, u64)> = (g.static_files.iter())
+            .map(|s| (s.route.as_str(), s.requests))
+            .collect();
+        assert_eq!(statics, [("/*.ico", 1), ("/static/*.css", 1)]);
+        assert_eq!(
+            static_template("/assets/42/main.3f2c.JS?v=1"),
+            "/assets/{id}/*.js"
+        );
         assert_eq!(g.routes.len(), 2);
         assert_eq!(g.routes[0].template, "/items/{id}");
         assert_eq!(

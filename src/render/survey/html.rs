@@ -39,7 +39,11 @@ fn body(report: &SurveyReport) -> Markup {
         @if any_screened(report) { p { (SCREENED_NOTE) "." } }
         @if !report.skipped.is_empty() {
             h2 { "Skipped" }
-            (grid_table(&skipped(report)))
+            (grid_table(&skipped(&report.skipped)))
+        }
+        @if !report.static_files.is_empty() {
+            h2 { "Static files" }
+            (grid_table(&skipped(&report.static_files)))
         }
         @if !report.first_unparsed.is_empty() {
             h2 { "Unparsed lines (" (report.unparsed_lines) ")" }

@@ -39,7 +39,14 @@ pub(super) fn render(report: &SurveyReport) -> String {
         let _ = write!(
             out,
             "\n#### Skipped\n\n{}\n",
-            markdown_table(&skipped(report))
+            markdown_table(&skipped(&report.skipped))
+        );
+    }
+    if !report.static_files.is_empty() {
+        let _ = write!(
+            out,
+            "\n#### Static files\n\n{}\n",
+            markdown_table(&skipped(&report.static_files))
         );
     }
     if !report.first_unparsed.is_empty() {

@@ -2,6 +2,7 @@
 //! what was not ranked, and each route's findings as lines.
 
 use crate::cost::findings::Finding;
+use crate::cost::survey::routes::Skipped;
 use crate::cost::survey::{Measurement, RouteResult, SurveyReport};
 use crate::render::sections::{Grid, subject};
 use crate::render::text::figure;
@@ -61,6 +62,8 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
                 percent(shares.blocks),
                 r.findings.len().to_string(),
                 validity(r).to_string(),
+                (r.credential.as_ref())
+                    .map_or("-".into(), |c| format!("#{} {}", c.index, c.paths[0])),
             ]
         })
         .collect();
@@ -79,6 +82,7 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
         "share of blocks",
         "findings",
         "valid",
+        "credential",
     ];
     Grid::new(&header, rows, 3..13)
 }
@@ -101,9 +105,10 @@ pub(super) fn counts(report: &SurveyReport) -> Vec<(String, String)> {
     .to_vec()
 }
 
-/// The skipped routes: method, route, logged requests and why.
-pub(super) fn skipped(report: &SurveyReport) -> Grid {
-    let rows = (report.skipped.iter())
+/// Routes not replayed (`skipped`, `static_files`): method, route, logged requests and
+/// why.
+pub(super) fn skipped(list: &[Skipped]) -> Grid {
+    let rows = (list.iter())
         .map(|s| {
             vec![
                 s.method.clone(),

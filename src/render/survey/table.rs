@@ -1,13 +1,11 @@
-//! The survey for a terminal: the top routes on one screen, then what was not replayed.
+//! The survey for a terminal: every route, ranked first, each with why it is not ranked
+//! and the `[[survey.auth]]` entry it sent, then what was not replayed.
 
 use std::fmt::Write;
 
 use super::sections::{SCREENED_NOTE, any_screened, measurement};
 use crate::cost::report::model::invalid;
 use crate::cost::survey::{RouteResult, SurveyReport};
-
-/// Routes shown; the JSON has them all.
-const TOP: usize = 15;
 
 fn percent(share: Option<f64>) -> String {
     share.map_or("-".into(), |s| format!("{:.1}%", s * 100.0))
@@ -28,10 +26,13 @@ fn row(r: &RouteResult, blocks: bool) -> String {
     } else {
         format!("  NOT VALID: {}", invalid::joined(&r.invalid_reasons, "; "))
     };
+    let credential = (r.credential.as_ref())
+        .map(|c| format!(" [auth #{} {}]", c.index, c.paths[0]))
+        .unwrap_or_default();
     format!(
         "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}{status}",
         r.rank.map_or("-".into(), |n| n.to_string()),
-        format!("{} {}", r.method, r.route),
+        format!("{} {}{credential}", r.method, r.route),
         r.log_requests,
         percent(Some(r.traffic_share)),
         measurement(r),
@@ -74,20 +75,13 @@ pub fn render(report: &SurveyReport) -> String {
         "stmts/req",
         "rows/req"
     );
-    for r in report.routes.iter().take(TOP) {
+    for r in &report.routes {
         let _ = writeln!(out, "{}", row(r, any_screened(report)));
     }
     if any_screened(report) {
         let _ = writeln!(out, "  {SCREENED_NOTE}");
     }
-    if report.routes.len() > TOP {
-        let _ = writeln!(
-            out,
-            "  ... {} more route(s) in --format json",
-            report.routes.len() - TOP
-        );
-    }
-    for r in report.routes.iter().take(TOP).filter(|r| r.urls.len() > 1) {
+    for r in report.routes.iter().filter(|r| r.urls.len() > 1) {
         let _ = writeln!(
             out,
             "  {} {}: {} URLs logged, the burst rotated over {} of them",
@@ -101,6 +95,13 @@ pub fn render(report: &SurveyReport) -> String {
         let _ = writeln!(
             out,
             "skipped {} {} x{}: {}",
+            s.method, s.route, s.requests, s.reason
+        );
+    }
+    for s in &report.static_files {
+        let _ = writeln!(
+            out,
+            "static {} {} x{}: {}",
             s.method, s.route, s.requests, s.reason
         );
     }

@@ -2,6 +2,7 @@
 //! static by statements and one rejected; a skipped POST, unparsed lines and a finding.
 
 use crate::cost::survey::input::Unparsed;
+use crate::cost::survey::replay::CredentialUsed;
 use crate::cost::survey::routes::{Skipped, UrlCount};
 use crate::cost::survey::{Measured, RouteInput, Traffic, rank};
 use crate::render::format::Format;
@@ -14,6 +15,7 @@ fn urls(list: &[(&str, u64)]) -> Vec<UrlCount> {
             url: url.to_string(),
             requests: *requests,
             body: None,
+            logged_status: None,
         })
         .collect()
 }
@@ -56,6 +58,7 @@ fn route(route: &str, list: &[(&str, u64)], measured: Measured) -> RouteInput {
         route: route.into(),
         urls: urls(list),
         sample: urls(list),
+        credential: None,
         measured,
     }
 }
@@ -64,9 +67,14 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
     let mut items = measured(21.0, 60.0, 2.5);
     items.findings = crate::render::tests::sample().findings;
     items.findings.truncate(1);
+    let mut scan = route("/scan", &[("/scan", 4)], measured(1.0, 500.0, 1.5));
+    scan.credential = Some(CredentialUsed {
+        index: 1,
+        paths: vec!["/scan".into(), "/search".into()],
+    });
     let routes = vec![
         route("/items/{id}", &[("/items/7", 3), ("/items/12", 1)], items),
-        route("/scan", &[("/scan", 4)], measured(1.0, 500.0, 1.5)),
+        scan,
         route("/health", &[("/health", 8)], measured(0.0, 0.0, 0.0)),
         route(
             "/forbidden",
@@ -89,6 +97,12 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
             route: "/write".into(),
             requests: 1,
             reason: "not replayed: POST changes data (--allow-method POST replays it)".into(),
+        }],
+        static_files: vec![Skipped {
+            method: "GET".into(),
+            route: "/assets/*.css".into(),
+            requests: 3,
+            reason: crate::cost::survey::routes::STATIC_REASON.into(),
         }],
         warnings: Vec::new(),
         production: None,
@@ -113,6 +127,8 @@ fn markdown_ranks_counts_and_lists_findings() {
     assert!(health.contains("static (no statement)"), "{health}");
     assert!(text.contains("static requests: **11**"), "{text}");
     assert!(text.contains("403 x2"), "{text}");
+    let scan = (text.lines()).find(|l| l.contains("/scan")).unwrap();
+    assert!(scan.contains("| #1 /scan "), "{scan}");
     let finding = &report.routes[0].findings[0];
     let saving = finding.saves_per_request.describe();
     let head = format!("- **{} ({}): {saving}**", finding.kind, finding.severity);
@@ -164,4 +180,24 @@ fn a_screened_route_is_marked_and_its_figures_explained() {
     let table = report.render(Format::Table).unwrap();
     assert!(table.contains("screened"), "{table}");
     assert!(table.contains("no settle wait"), "{table}");
+}
+
+#[test]
+fn the_table_lists_every_route_with_its_credential_and_why_it_is_not_ranked() {
+    let report = survey();
+    let text = report.render(Format::Table).unwrap();
+    let row = |route: &str| {
+        (text.lines())
+            .find(|l| l.contains(&format!("GET {route}")))
+            .unwrap_or_else(|| panic!("{route} in {text}"))
+    };
+    assert!(row("/scan").contains("GET /scan [auth #1 /scan]"), "{text}");
+    assert!(!row("/items/{id}").contains("[auth"), "{text}");
+    assert!(row("/health").ends_with("static: no statement"), "{text}");
+    assert!(row("/forbidden").contains("NOT VALID: "), "{text}");
+    assert!(text.contains("skipped POST /write x1: "), "{text}");
+    assert!(
+        text.contains("static GET /assets/*.css x3: static file, by its extension"),
+        "{text}"
+    );
 }

@@ -24,6 +24,7 @@ pub use credentials::credential_options;
 pub use schema::{
     AckTable, Auth, CommandLoad, Database, Defaults, Endpoint, EndpointTable, File, Overrides,
 };
+pub use vars::expand_vars;
 
 use super::previous_run::PreviousRun;
 use crate::error::{Error, Result};

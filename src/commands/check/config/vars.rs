@@ -7,7 +7,7 @@ use crate::postgres::conninfo::EnvLookup;
 pub(super) fn read_var(key: &str, name: &str, env: EnvLookup<'_>) -> Result<String> {
     env(name).filter(|v| !v.is_empty()).ok_or_else(|| {
         Error::usage(format!("{key} names the variable {name}, which is not set"))
-            .with_hint(format!("export {name}=... before running pgcost check"))
+            .with_hint(format!("export {name}=... before running pgcost"))
     })
 }
 
@@ -24,7 +24,8 @@ pub(super) fn read_secret_var(
 }
 
 /// Replaces each `${NAME}` with the variable's value; the values are recorded as secrets.
-pub(super) fn expand_vars(
+/// The survey's `[[survey.auth]]` expands its values with it too.
+pub fn expand_vars(
     text: &str,
     what: &str,
     env: EnvLookup<'_>,
