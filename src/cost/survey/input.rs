@@ -97,9 +97,18 @@ fn request_line(request: &str) -> Option<Hit> {
 /// The keys read from a JSON line: the method from `method`, `request_method` or
 /// `http_method`; the target from `uri`, `path`, `url`, `request_uri` (with `query`,
 /// `args` or `query_string` appended when the target has none), or else from `request`,
-/// the request line.
+/// the request line; the body from `request_body` (nginx's `$request_body`, `-` for
+/// none).
 fn json_line(line: &str) -> Option<Hit> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    let body = (value.get("request_body").and_then(|v| v.as_str()))
+        .filter(|b| !b.is_empty() && *b != "-")
+        .map(str::to_string);
+    json_request(&value).map(|hit| Hit { body, ..hit })
+}
+
+/// The method and target of a JSON line.
+fn json_request(value: &serde_json::Value) -> Option<Hit> {
     let field = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| value.get(*k).and_then(|v| v.as_str()))
@@ -201,14 +210,21 @@ mod tests {
         let log = r#"{"method":"GET","uri":"/api/v1/projects/7","status":200}
 {"request_method":"HEAD","path":"/search","args":"q=x"}
 {"request":"DELETE /api/v1/projects/7 HTTP/1.1","status":"204"}
-{"time":"now"}"#;
+{"time":"now"}
+{"method":"POST","uri":"/graphql/","request_body":"{\"query\":\"{ me { id } }\"}"}
+{"method":"POST","uri":"/graphql/","request_body":"-"}"#;
         let parsed = access_log("j.log", log);
         assert_eq!(
             parsed.hits,
             [
                 one("GET", "/api/v1/projects/7"),
                 one("HEAD", "/search?q=x"),
-                one("DELETE", "/api/v1/projects/7")
+                one("DELETE", "/api/v1/projects/7"),
+                Hit {
+                    body: Some(r#"{"query":"{ me { id } }"}"#.into()),
+                    ..one("POST", "/graphql/")
+                },
+                one("POST", "/graphql/")
             ]
         );
         assert_eq!(parsed.unparsed, 1);
