@@ -214,12 +214,13 @@ fn selection_end(tokens: &[Token<'_>], start: usize) -> Result<(Option<String>, 
             Token::Punct(b'(') => parens += 1,
             Token::Punct(b')') => parens = parens.saturating_sub(1),
             Token::Name(name) if depth == 1 && parens == 0 && first.is_none() => {
-                // `...Fragment` and `... on Type`: neither name is a field.
+                // `...Fragment`, `... on Type` and a directive's `@name`: no field.
                 let after = |back: usize, token: Token<'_>| i >= back && tokens[i - back] == token;
-                let spread = after(1, Token::Spread)
+                let not_a_field = after(1, Token::Spread)
+                    || after(1, Token::Punct(b'@'))
                     || (after(1, Token::Name("on")) && after(2, Token::Spread));
                 let alias = tokens.get(i + 1) == Some(&Token::Punct(b':'));
-                first = match (spread, alias, tokens.get(i + 2)) {
+                first = match (not_a_field, alias, tokens.get(i + 2)) {
                     (true, _, _) => None,
                     (false, true, Some(Token::Name(field))) => Some(field.to_string()),
                     (false, _, _) => Some(name.to_string()),
@@ -406,7 +407,7 @@ mod tests {
             (Kind::Query, "{projects}".into())
         );
         // An alias names the result, the field is what runs; a spread is no field.
-        let aliased = "query { ...Top ... on Query { x } mine: projects(owner: \"me\") { id } }";
+        let aliased = "query { ...Top @include(if: $all) ... on Query { x } mine: projects(owner: \"me\") { id } }";
         assert_eq!(label(aliased, None), (Kind::Query, "{projects}".into()));
         let create = "mutation CreateProject { createProject(name: \"x\") { id } }";
         assert_eq!(
