@@ -2,7 +2,8 @@
 //! `/graphql/` are grouped by operation and replayed with their bodies (sent as JSON, which
 //! the endpoint requires), each operation's statements per request equal to what its SQL
 //! costs by construction; the mutation and the access log's bodyless POSTs are skipped, and
-//! the app never receives a mutation.
+//! the app never receives a mutation. And `audit --body` sends a JSON body as JSON, which
+//! the same endpoint requires.
 
 mod support;
 
@@ -193,4 +194,22 @@ async fn an_access_log_with_apollo_s_operations_replays_each_read_once() {
     assert!(reason.contains("replayed instead"), "{reason}");
     let warnings = json["warnings"].to_string();
     assert!(warnings.contains("--graphql-operations operation counts 1 request"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_s_json_body_is_sent_as_json() {
+    let db = TestDb::start().await;
+    let app = Fixture::start(&db.url(), 4).await;
+    let body = json!({"query": "{ labels { id } }"}).to_string();
+    let mut cmd = pgcost();
+    cmd.args(["audit", "--url", &app.url("/graphql/"), "--db", &db.url()])
+        .args(["-X", "POST", "--body", &body])
+        .args(["--format", "json", "-q", "-n", "10", "-c", "2"]);
+    let out = run_blocking(cmd).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Without Content-Type: application/json the endpoint answers 415, and the report is
+    // not valid.
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["per_request"]["statements"], 2.0, "{json}");
 }

@@ -66,7 +66,10 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
             grouping.static_requests,
             grouping.skipped.iter().map(|s| s.requests).sum::<u64>()
         ))
-        .with_hint("only GET and HEAD are replayed; --allow-method METHOD replays another"));
+        .with_hint(
+            "only GET, HEAD and GraphQL queries are replayed; --allow-method METHOD replays \
+             another",
+        ));
     }
     if let Some(top) = settings.top {
         survey_config::keep_top(&mut grouping, top);

@@ -214,12 +214,13 @@ fn selection_end(tokens: &[Token<'_>], start: usize) -> Result<(Option<String>, 
             Token::Punct(b'(') => parens += 1,
             Token::Punct(b')') => parens = parens.saturating_sub(1),
             Token::Name(name) if depth == 1 && parens == 0 && first.is_none() => {
-                // `...Fragment` and `... on Type`: neither name is a field.
+                // `...Fragment`, `... on Type` and a directive's `@name`: no field.
                 let after = |back: usize, token: Token<'_>| i >= back && tokens[i - back] == token;
-                let spread = after(1, Token::Spread)
+                let not_a_field = after(1, Token::Spread)
+                    || after(1, Token::Punct(b'@'))
                     || (after(1, Token::Name("on")) && after(2, Token::Spread));
                 let alias = tokens.get(i + 1) == Some(&Token::Punct(b':'));
-                first = match (spread, alias, tokens.get(i + 2)) {
+                first = match (not_a_field, alias, tokens.get(i + 2)) {
                     (true, _, _) => None,
                     (false, true, Some(Token::Name(field))) => Some(field.to_string()),
                     (false, _, _) => Some(name.to_string()),
@@ -326,7 +327,7 @@ fn post(endpoint: bool, body: Option<&str>) -> Request {
     };
     let text = |key: &str| value.get(key).and_then(Value::as_str);
     match (text("query"), value.get("extensions")) {
-        (Some(query), _) => read(query, text("operationName")),
+        (Some(query), _) => read(query, text("operationName"), endpoint),
         (None, Some(_)) if endpoint || text("operationName").is_some() => Request::Skipped(
             text("operationName").map(str::to_string),
             "a persisted GraphQL query sent by its hash: give the documents as \
@@ -349,10 +350,7 @@ fn get(endpoint: bool, target: &str) -> Request {
     }
     let name = params.get("operationName").filter(|n| !n.is_empty());
     if let Some(document) = params.get("query") {
-        return match (read(document, name.map(String::as_str)), endpoint) {
-            (Request::Skipped(_, _), false) => Request::Not,
-            (request, _) => request,
-        };
+        return read(document, name.map(String::as_str), endpoint);
     }
     let hash = (params.get("extensions"))
         .and_then(|e| serde_json::from_str::<Value>(e).ok())
@@ -373,14 +371,17 @@ fn get(endpoint: bool, target: &str) -> Request {
     }
 }
 
-/// A document and its `operationName`: a query is a read, the rest is skipped.
-fn read(document: &str, operation_name: Option<&str>) -> Request {
+/// A document and its `operationName`: a query is a read, the rest is skipped. A `query`
+/// that is no GraphQL document (a search API's `{"query": "shoes"}`) is not GraphQL,
+/// unless it was sent to a `graphql` path (`endpoint`).
+fn read(document: &str, operation_name: Option<&str>, endpoint: bool) -> Request {
     match chosen(document, operation_name) {
         Ok(op) if op.kind == Kind::Query => Request::Read(op.label()),
         Ok(op) => Request::Skipped(
             Some(op.label()),
             format!("a GraphQL {} changes the app's data", op.kind.name()),
         ),
+        Err(_) if !endpoint => Request::Not,
         Err(e) => Request::Skipped(
             operation_name.map(str::to_string),
             format!("a GraphQL request that cannot be read: {e}"),
@@ -406,7 +407,7 @@ mod tests {
             (Kind::Query, "{projects}".into())
         );
         // An alias names the result, the field is what runs; a spread is no field.
-        let aliased = "query { ...Top ... on Query { x } mine: projects(owner: \"me\") { id } }";
+        let aliased = "query { ...Top @include(if: $all) ... on Query { x } mine: projects(owner: \"me\") { id } }";
         assert_eq!(label(aliased, None), (Kind::Query, "{projects}".into()));
         let create = "mutation CreateProject { createProject(name: \"x\") { id } }";
         assert_eq!(
@@ -522,8 +523,19 @@ mod tests {
             classify("GET", hash_only, None),
             Request::Read("persisted:ab12cd34ef56".into())
         );
-        // A search box's `query=` is not a GraphQL document.
+        // A search box's `query=` is not a GraphQL document; a mutation is, anywhere.
         assert_eq!(classify("GET", "/search?query=shoes", None), Request::Not);
+        let search = Some(r#"{"query":"shoes"}"#);
+        assert_eq!(classify("POST", "/api/search", search), Request::Not);
+        assert!(matches!(
+            classify("POST", "/graphql", search),
+            Request::Skipped(None, reason) if reason.starts_with("a GraphQL request that cannot be read")
+        ));
+        let write = "/api?query=mutation%20%7B%20drop%20%7D";
+        assert!(matches!(
+            classify("GET", write, None),
+            Request::Skipped(_, _)
+        ));
         assert_eq!(classify("GET", "/graphql/", None), Request::Not);
     }
 }

@@ -121,14 +121,19 @@ fn request_line(request: &str) -> Option<Hit> {
 /// The keys read from a JSON line: the method from `method`, `request_method` or
 /// `http_method`; the target from `uri`, `path`, `url`, `request_uri` (with `query`,
 /// `args` or `query_string` appended when the target has none), or else from `request`,
-/// the request line; the status from `status`, `status_code` or `response_status`.
+/// the request line; the status from `status`, `status_code` or `response_status`; the
+/// body from `request_body` (nginx's `$request_body`, `-` for none).
 fn json_line(line: &str) -> Option<Hit> {
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
     let status = ["status", "status_code", "response_status"]
         .iter()
         .find_map(|k| value.get(*k).and_then(json_status));
+    let body = (value.get("request_body").and_then(|v| v.as_str()))
+        .filter(|b| !b.is_empty() && *b != "-")
+        .map(str::to_string);
     Some(Hit {
         status,
+        body,
         ..json_request(&value)?
     })
 }
@@ -271,7 +276,9 @@ mod tests {
         let log = r#"{"method":"GET","uri":"/api/v1/projects/7","status":200}
 {"request_method":"HEAD","path":"/search","args":"q=x"}
 {"request":"DELETE /api/v1/projects/7 HTTP/1.1","status":"204"}
-{"time":"now"}"#;
+{"time":"now"}
+{"method":"POST","uri":"/graphql/","request_body":"{\"query\":\"{ me { id } }\"}"}
+{"method":"POST","uri":"/graphql/","request_body":"-"}"#;
         let parsed = access_log("j.log", log);
         let targets: Vec<(&str, &str)> = (parsed.hits.iter())
             .map(|h| (h.method.as_str(), h.target.as_str()))
@@ -281,10 +288,15 @@ mod tests {
             [
                 ("GET", "/api/v1/projects/7"),
                 ("HEAD", "/search?q=x"),
-                ("DELETE", "/api/v1/projects/7")
+                ("DELETE", "/api/v1/projects/7"),
+                ("POST", "/graphql/"),
+                ("POST", "/graphql/")
             ]
         );
-        assert_eq!(statuses(&parsed), [Some(200), None, Some(204)]);
+        assert_eq!(statuses(&parsed), [Some(200), None, Some(204), None, None]);
+        let bodies: Vec<Option<&str>> = parsed.hits.iter().map(|h| h.body.as_deref()).collect();
+        let query = r#"{"query":"{ me { id } }"}"#;
+        assert_eq!(bodies, [None, None, None, Some(query), None]);
         assert_eq!(parsed.unparsed, 1);
         assert_eq!(parsed.first_unparsed[0].line, 4);
     }
