@@ -200,6 +200,85 @@ fn ranked_by(json: &Value, share: &str) -> Vec<String> {
     ranked.into_iter().map(|(_, name)| name).collect()
 }
 
+/// Issue 41's acceptance: the app's own access log and the HAR of its GraphQL reads,
+/// surveyed with each route's credential from `[[survey.auth]]`: every route ends where it
+/// belongs. The replayable ones are valid and screened, their screened statements equal the
+/// truth at the sample the burst sent, and those measured exactly (`--exact auto`) equal it
+/// in an exact window too; writes, bodyless GraphQL POSTs and the route rejected in the log
+/// are skipped, static files counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_log_is_surveyed_route_by_route_with_its_own_credentials() {
+    let db = TestDb::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let app = SurveyApp::start(&db, dir.path()).await;
+    let (json, seconds) = survey(&app, dir.path(), &["-n", "40", "-c", "4", "--warmup", "20"]);
+    println!("survey of {} routes took {seconds:.1} s", routes().len());
+    let text = json.to_string();
+    assert!(!text.contains(app.token) && !text.contains(&app.session_id));
+    let found = |list: &str, method: &str, route: &str| {
+        (json[list].as_array().unwrap().iter())
+            .find(|r| r["method"] == method && r["route"] == route)
+            .cloned()
+    };
+    let mut exact = 0;
+    for route in routes() {
+        let name = match route.operation {
+            Some(operation) => format!("{} {operation}", route.template),
+            None => route.template.to_string(),
+        };
+        let what = format!("{} {name}", route.method);
+        let rejected = route.requests.iter().all(|r| matches!(r.status, 401 | 403));
+        match route.kind {
+            Kind::LoginPost => {
+                let skipped = found("skipped", route.method, &name);
+                assert!(skipped.is_some(), "{what} not skipped: {json:#}");
+            }
+            // The log has no GraphQL bodies: its POSTs, the mutation's among them, are
+            // skipped with what to give; the HAR's reads are replayed.
+            Kind::GraphqlWrite => {
+                let skipped = found("skipped", "POST", route.template).unwrap();
+                let reason = skipped["reason"].as_str().unwrap();
+                assert!(reason.contains("--graphql-operations"), "{reason}");
+            }
+            Kind::Static => {
+                assert!(found("routes", route.method, &name).is_none(), "{what}");
+            }
+            _ if rejected => {
+                let skipped = found("skipped", route.method, &name).unwrap();
+                let reason = skipped["reason"].as_str().unwrap();
+                assert!(
+                    reason.contains("rejected in the log too"),
+                    "{what}: {reason}"
+                );
+            }
+            _ => {
+                let r = found("routes", route.method, &name)
+                    .unwrap_or_else(|| panic!("{what} not replayed: {json:#}"));
+                assert_eq!(r["valid"], true, "{what}: {r:#}");
+                let sample: Vec<(String, u64)> = (r["sample"].as_array().unwrap().iter())
+                    .map(|u| {
+                        (
+                            u["url"].as_str().unwrap().into(),
+                            u["requests"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                let sample: Vec<(&str, u64)> =
+                    sample.iter().map(|(u, n)| (u.as_str(), *n)).collect();
+                let truth = route.statements_for_sample(&sample);
+                assert_eq!(r["screened"]["statements"], truth, "{what}: {r:#}");
+                if r["measurement"] == "exact" {
+                    exact += 1;
+                    assert_eq!(r["per_request"]["statements"], truth, "{what}: {r:#}");
+                }
+            }
+        }
+    }
+    assert!((1..=5).contains(&exact), "{exact} exact routes: {json:#}");
+    assert!(json["static_requests"].as_u64().unwrap() >= 6, "{json:#}");
+    assert_eq!(json["valid"], true, "{json:#}");
+}
+
 /// Issue 41's benchmark (`bash benches/survey_screen.sh`): the fixture's whole log and HAR
 /// surveyed with screening (`--exact auto`) and with every route in an exact window
 /// (`--exact all`), one after the other on the same app, at `-n 100 -c 4`; prints each
