@@ -242,10 +242,15 @@ pub struct Traffic {
     pub production: Option<ProductionStats>,
 }
 
-/// The figures a share is taken of, per request: the exact window's, else the
-/// screening's (which has no rows read).
-fn figures(r: &RouteResult) -> [Option<f64>; 5] {
-    match (&r.per_request, &r.screened) {
+/// The figures a share is taken of, per request: the screening's (which has no rows read)
+/// when the survey ranks by them (`screened`: some ranked route was only screened), so
+/// that every route is weighed by the same counters; else the exact window's.
+fn figures(r: &RouteResult, screened: bool) -> [Option<f64>; 5] {
+    let exact = r
+        .per_request
+        .as_ref()
+        .filter(|_| !screened || r.screened.is_none());
+    match (exact, &r.screened) {
         (Some(p), _) => [
             p.statements,
             Some(p.rows_read),
@@ -314,16 +319,19 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
 }
 
 /// Each ranked route's share of the total of each figure, at the logged traffic mix. A
-/// figure that some ranked route lacks (rows read, when it was only screened) has no share.
+/// figure that some ranked route lacks (rows read, when a route was only screened) has no
+/// share.
 fn shares(results: &mut [RouteResult], ranked: impl Fn(&RouteResult) -> bool) {
+    let screened = (results.iter().filter(|r| ranked(r)))
+        .any(|r| r.measurement == Some(Measurement::Screened));
     let mut sums = [Some(0.0); 5];
     for r in results.iter().filter(|r| ranked(r)) {
-        for (sum, x) in sums.iter_mut().zip(figures(r)) {
+        for (sum, x) in sums.iter_mut().zip(figures(r, screened)) {
             *sum = sum.zip(x).map(|(sum, x)| sum + x * r.log_requests as f64);
         }
     }
     for r in results.iter_mut().filter(|r| ranked(r)) {
-        let share: Vec<Option<f64>> = (figures(r).into_iter().zip(sums))
+        let share: Vec<Option<f64>> = (figures(r, screened).into_iter().zip(sums))
             .map(|(x, sum)| match (x, sum) {
                 (Some(x), Some(sum)) if sum > 0.0 => Some(x * r.log_requests as f64 / sum),
                 _ => None,
@@ -481,6 +489,36 @@ mod tests {
                 .message
                 .contains("403 x2")
         );
+    }
+
+    #[test]
+    fn a_screened_survey_weighs_every_route_by_its_screened_figures() {
+        let screened = |db_time_ms: f64, blocks: f64| Screened {
+            statements: 1.0,
+            rows_returned: 1.0,
+            blocks,
+            db_time_ms,
+        };
+        // Exact, with larger database blocks (catalog reads count there) than screened.
+        let exact =
+            report(per_request(1.0, 1000.0, 9.0), true).with_screened(Some(screened(1.0, 4.0)));
+        let only = Measured {
+            per_request: None,
+            screened: Some(screened(3.0, 12.0)),
+            ..report(per_request(1.0, 1.0, 1.0), true)
+        };
+        let survey = rank(
+            vec![route("/a", 1, exact), route("/b", 1, only)],
+            Traffic::default(),
+        );
+        let (a, b) = (&survey.routes[1], &survey.routes[0]);
+        assert_eq!((a.route.as_str(), b.route.as_str()), ("/a", "/b"));
+        let shares = a.share_of_total.clone().unwrap();
+        assert_eq!(shares.db_time, Some(0.25));
+        assert_eq!(shares.blocks, Some(0.25));
+        assert_eq!(shares.rows_read, None);
+        // The exact figures are still the route's own.
+        assert_eq!(a.per_request.as_ref().unwrap().db_time_ms, Some(9.0));
     }
 
     #[test]
