@@ -11,7 +11,7 @@ use super::screen::{self, Screened};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
 use crate::cost::report::model::PerRequest;
-use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::invalid::Invalid;
 
 /// The version of the survey's JSON document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -59,18 +59,6 @@ impl Measured {
     /// This exact measurement with the figures its screening gave before.
     pub fn with_screened(self, screened: Option<Screened>) -> Measured {
         Measured { screened, ..self }
-    }
-
-    /// Every probe response was a rejection (401, 403, 5xx), e.g. "403 x2": never
-    /// measured, never ranked as cheap.
-    pub fn rejected(statuses: &str) -> Measured {
-        Measured::not_measured(Invalid::new(
-            Code::Rejected,
-            format!(
-                "every probe response was rejected ({statuses}): a replay would measure the \
-             rejection path, not the route"
-            ),
-        ))
     }
 
     /// Not measured, for `reason`.
@@ -401,6 +389,7 @@ fn result(r: RouteInput, total: f64) -> RouteResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cost::report::model::invalid::Code;
 
     fn per_request(statements: f64, rows_read: f64, db_time_ms: f64) -> PerRequest {
         PerRequest {
@@ -418,6 +407,14 @@ mod tests {
             writes: None,
             setup: None,
         }
+    }
+
+    /// A route whose two probe answers were 403, as the survey's probe says so.
+    fn rejected_403() -> Measured {
+        let probed = std::collections::BTreeMap::from([(403, 2)]);
+        Measured::not_measured(
+            crate::cost::survey::replay::Expectation::default().probe_rejected(&probed),
+        )
     }
 
     fn route(name: &str, requests: u64, measured: Measured) -> RouteInput {
@@ -452,7 +449,7 @@ mod tests {
         let routes = vec![
             route("/cheap", 90, report(per_request(1.0, 1.0, 0.1), true)),
             route("/heavy", 10, report(per_request(3.0, 1000.0, 5.0), true)),
-            route("/denied", 50, Measured::rejected("403 x2")),
+            route("/denied", 50, rejected_403()),
             route("/broken", 5, report(per_request(9.0, 9.0, 9.0), false)),
         ];
         let traffic = Traffic {
@@ -542,7 +539,7 @@ mod tests {
             route("/cached", 70, report(cached, true)),
             route("/a", 20, report(per_request(2.0, 10.0, 1.0), true)),
             route("/b", 10, report(per_request(1.0, 10.0, 3.0), true)),
-            route("/denied", 5, Measured::rejected("403 x2")),
+            route("/denied", 5, rejected_403()),
         ];
         let traffic = Traffic {
             parsed_requests: 110,

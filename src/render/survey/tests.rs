@@ -1,8 +1,11 @@
 //! The survey's Markdown and HTML views on a hand-built ranking: two ranked routes, one
 //! static by statements and one rejected; a skipped POST, unparsed lines and a finding.
 
+use std::collections::BTreeMap;
+
 use crate::cost::survey::input::Unparsed;
 use crate::cost::survey::replay::CredentialUsed;
+use crate::cost::survey::replay::Expectation;
 use crate::cost::survey::routes::{Skipped, UrlCount};
 use crate::cost::survey::{Measured, RouteInput, Traffic, rank};
 use crate::render::format::Format;
@@ -79,7 +82,9 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
         route(
             "/forbidden",
             &[("/forbidden", 2)],
-            Measured::rejected("403 x2"),
+            Measured::not_measured(
+                Expectation::default().probe_rejected(&BTreeMap::from([(403, 2)])),
+            ),
         ),
     ];
     let traffic = Traffic {
