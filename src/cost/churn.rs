@@ -4,10 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
 use crate::cost::delta::per_request;
 use crate::cost::notes::{self, Note};
+pub use crate::cost::report::model::load::Windows;
 
 /// New sessions per request from which the app is taken to open a connection for most
 /// requests: the `connection_per_request` finding, a real cost no retry would remove.
@@ -99,15 +98,6 @@ pub fn uncounted_warning(extra: i64, transactions: i64, statements: i64, request
         statements,
         beyond_per_request: per_request(extra, requests),
     }
-}
-
-/// How many windows were measured and thrown away before the one reported, and why.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct Windows {
-    /// Windows measured and discarded because app connections opened or closed in them.
-    pub discarded: u32,
-    /// One reason per discarded window, in order.
-    pub reasons: Vec<String>,
 }
 
 impl Windows {

@@ -4,9 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use crate::cost::report::model::load::{LatencyPoint, LatencySummary, PGCOST_SOURCE};
 use hdrhistogram::Histogram;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// What a burst observed. Memory does not grow with the number of requests.
 #[derive(Debug, Clone)]
@@ -95,9 +94,6 @@ impl LoadResult {
     }
 }
 
-/// `load.source` of pgcost's own burst.
-pub const PGCOST_SOURCE: &str = "pgcost";
-
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds")
 }
@@ -123,14 +119,6 @@ pub const CURVE_PERCENTILES: [f64; 12] = [
     0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0,
 ];
 
-/// One point of the latency curve.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LatencyPoint {
-    /// 0 to 100.
-    pub percentile: f64,
-    pub ms: f64,
-}
-
 /// The latency at each of [`CURVE_PERCENTILES`], in milliseconds, from the same histogram
 /// as [`latency_ms`]; empty when nothing was recorded. A percentile finer than the sample
 /// count can resolve (99.99 of 200 requests) is the slowest request, as in the histogram.
@@ -145,16 +133,6 @@ pub fn latency_curve_ms(histogram: &Histogram<u64>) -> Vec<LatencyPoint> {
             ms: histogram.value_at_percentile(percentile) as f64 / 1000.0,
         })
         .collect()
-}
-
-/// Latency percentiles in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LatencySummary {
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub max: f64,
-    pub mean: f64,
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 pub mod background;
 pub mod check;
 pub mod churn;
-pub mod counters;
 pub mod credentials;
 pub mod delta;
 pub mod demo;
@@ -22,8 +21,6 @@ pub mod external_load;
 pub mod findings;
 pub mod load;
 pub mod nodes;
-pub mod notes;
-pub mod odd_events;
 pub mod one_off;
 pub mod pgbouncer;
 pub mod plan;
@@ -40,3 +37,6 @@ pub mod survey;
 pub mod tags;
 pub mod text;
 pub mod unauthenticated;
+
+// Plain data the model owns, under the names the analyses have always used.
+pub use report::model::{counters, notes, odd_events};

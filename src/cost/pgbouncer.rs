@@ -7,6 +7,7 @@ pub mod own;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::per_request;
+pub use crate::cost::report::model::load::PgBouncerFigures;
 pub use own::{Own, exclude, max_checks, pgbouncer_set, recognise, shape};
 
 /// The admin database of PgBouncer itself, never the measured one.
@@ -111,24 +112,6 @@ impl Default for Settings {
             pool_mode: "session".into(),
         }
     }
-}
-
-/// PgBouncer's figures over a window, per request of the app.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PgBouncerFigures {
-    /// The PgBouncer database (the pool) read.
-    pub database: String,
-    /// `total_xact_count` growth per request: transactions as PgBouncer saw them.
-    pub transactions_per_request: f64,
-    /// `total_query_count` growth per request.
-    pub queries_per_request: f64,
-    /// `total_wait_time` growth per request, in ms: time clients queued for a server.
-    pub wait_ms_per_request: f64,
-    /// Most clients waiting for a server connection at once (`cl_waiting`), sampled.
-    pub max_cl_waiting: i64,
-    /// Calls of PgBouncer's own statements in the window, left out of the per-request
-    /// figures.
-    pub own_statements: i64,
 }
 
 /// The figures of `database` between two readings; `None` when it has no stats row at the

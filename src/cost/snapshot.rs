@@ -10,8 +10,7 @@ use crate::cost::counters::{
 /// own pg_stat_statements entries from the app's.
 pub const OWN_MARK: &str = "/* pgcost */";
 
-/// The text of a changed entry whose text could not be read after the window.
-pub const UNAVAILABLE_TEXT: &str = "<text unavailable>";
+pub use crate::cost::notes::UNAVAILABLE_TEXT;
 
 /// The target database's row of `pg_stat_database`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

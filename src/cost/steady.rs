@@ -7,9 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 use crate::cost::notes::Note;
+pub use crate::cost::report::model::load::Warmed;
 use crate::cost::snapshot::{StatementKey, StatementStats};
 
 /// Fewer calls than this in either stretch, and a statement's per-call figures are not
@@ -129,28 +128,6 @@ pub const CUSTOM_PLAN_EXECUTIONS: u64 = 5;
 /// past the custom plans, were the requests spread evenly.
 pub fn requests_to_reach(connections: u64) -> u64 {
     connections * (CUSTOM_PLAN_EXECUTIONS + 1)
-}
-
-/// How much warm-up was done before the window: the `--warmup` floor, then slices until
-/// two in a row agreed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Warmed {
-    /// Warm-up requests sent, the floor included (the last warm-up before the reported
-    /// window, when windows were measured again).
-    pub requests: u64,
-    /// Slices sent after the floor.
-    pub slices: u32,
-    /// True when the last two slices agreed; false when the cap stopped the warm-up first.
-    pub steady: bool,
-    /// Wall time of the warm-up, floor included.
-    pub seconds: f64,
-    /// App connections to the target at the end of the warm-up.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections: Option<u64>,
-    /// Their backend pids: a connection the window runs on that is not among them opened
-    /// after the warm-up, and is not warm.
-    #[serde(skip)]
-    pub pids: BTreeSet<i32>,
 }
 
 impl Warmed {

@@ -7,7 +7,7 @@ mod inflect;
 mod java;
 mod javascript;
 mod literal;
-mod location;
+pub mod location;
 mod model;
 mod php;
 mod prisma;

@@ -9,37 +9,7 @@ pub mod comment;
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// The static tags of one statement's execution. Every field is optional: apps send
-/// different subsets.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-pub struct Tags {
-    /// The route or endpoint (sqlcommenter's `route`, GitLab's `endpoint_id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub route: Option<String>,
-    /// The controller or view (`controller`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub controller: Option<String>,
-    /// The controller's action (`action`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    /// A background job (`job`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<String>,
-    /// The framework (`framework`, e.g. `django:5.2`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub framework: Option<String>,
-    /// The source file of the call site (`source_location`, `line`, `code.filepath`, `file`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Its line (`code.lineno`, or after the file's colon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-}
+pub use crate::cost::report::model::tags::{StatementTags, TagShare, TagSummary, Tags};
 
 impl Tags {
     /// The static tags among one comment's `pairs`; `None` when it has none of them.
@@ -231,15 +201,6 @@ impl Observed {
     }
 }
 
-/// The tags a statement was seen with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct StatementTags {
-    /// Executions of the statement that the samples of `pg_stat_activity` saw.
-    pub samples: u64,
-    /// Each tag set seen, most seen first.
-    pub seen: Vec<TagShare>,
-}
-
 impl StatementTags {
     /// The set seen most.
     pub fn first(&self) -> Option<&Tags> {
@@ -279,36 +240,12 @@ pub fn seen_always(route: &str, file: &str, line: u32, samples: u64) -> Statemen
     }
 }
 
-/// One tag set and how often it was seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TagShare {
-    #[serde(flatten)]
-    pub tags: Tags,
-    /// Samples of the statement that carried exactly these tags.
-    pub samples: u64,
-    /// Their part of the statement's samples, 0 to 1; null when the tags come from the
-    /// text pg_stat_statements kept (its first execution's comment), not from samples.
-    pub share: Option<f64>,
-}
-
 /// How to get tags, when no statement had any: one line per stack, each under 100 columns.
 pub const NO_TAGS_HINT: &str = "to name each statement's route and file:line, turn on SQL comments:\n\
 - Rails 7.1+: config.active_record.query_log_tags_enabled = true (+ :source_location)\n\
 - Django: opentelemetry-instrumentation-django's SqlCommenter, or google-cloud-sqlcommenter\n\
 - Node (knex, Sequelize), Spring, Hibernate: sqlcommenter; GitLab: marginalia\n\
 - pgcost docs tags: every stack, and what pgcost reads";
-
-/// How many statements got a tag, for the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TagSummary {
-    /// Samples of `pg_stat_activity` taken during the warm-up and the burst; null when
-    /// none were taken (`--no-tags`, or a report written before tags existed).
-    pub samples: Option<u64>,
-    /// Statements of the report, utility statements apart.
-    pub statements: usize,
-    /// Those with at least one tag.
-    pub tagged: usize,
-}
 
 impl TagSummary {
     /// One line for the views: how many statements got a tag, and how to get them when

@@ -138,11 +138,11 @@ pub struct Finding {
     /// holds it, and the model of each table the finding touches. Absent when none is
     /// known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub locations: Vec<crate::source::CodeLocation>,
+    pub locations: Vec<crate::source::location::CodeLocation>,
     /// The tags of `query`'s statement (its `statements[].tags`): the route, controller
     /// and file:line the app sent it from. Absent when it carried none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<crate::cost::tags::StatementTags>,
+    pub tags: Option<super::tags::StatementTags>,
 }
 
 /// The estimated saving, per request, if a finding's suggestion is applied. The formula

@@ -8,16 +8,20 @@ use serde::{Deserialize, Serialize};
 
 pub mod background;
 pub mod baseline;
+pub mod counters;
 pub mod figure;
 pub mod figures;
 pub mod finding;
 pub mod invalid;
+pub mod load;
 pub mod node;
+pub mod notes;
+pub mod odd_events;
 pub mod setup;
+pub mod tags;
 
-use crate::cost::counters::{DatabaseCounters, WriteCounters};
-use crate::cost::load::LatencyPoint;
-use crate::cost::load::LatencySummary;
+use counters::{DatabaseCounters, WriteCounters};
+use load::{LatencyPoint, LatencySummary};
 
 /// Bumped whenever a key is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -32,9 +36,9 @@ pub struct Report {
     pub invalid_reasons: Vec<invalid::Invalid>,
     /// Caveats that leave the numbers usable: JSON's `warnings` (their messages, kept for
     /// compatibility) and `notes` (code, message and fields).
-    #[serde(flatten, with = "crate::cost::notes::keys")]
-    #[schemars(with = "crate::cost::notes::keys::Schema")]
-    pub notes: Vec<crate::cost::notes::Note>,
+    #[serde(flatten, with = "notes::keys")]
+    #[schemars(with = "notes::keys::Schema")]
+    pub notes: Vec<notes::Note>,
     pub target: Target,
     pub load: Load,
     pub settle: Settle,
@@ -63,7 +67,7 @@ pub struct Report {
     /// Windows measured and discarded before this one, because app connections opened or
     /// closed in them.
     #[serde(default)]
-    pub windows: crate::cost::churn::Windows,
+    pub windows: load::Windows,
     /// Each database the request touches, when `--db` names more than one: its own
     /// figures, statements and tables. `per_request`, `statements` and `tables` above are
     /// their sum. Absent with one database.
@@ -76,11 +80,11 @@ pub struct Report {
     /// With `--pgbouncer`: PgBouncer's own figures over the window, per request. Absent
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
+    pub pgbouncer: Option<load::PgBouncerFigures>,
     /// How many statements carried tags in their SQL comments, and how many samples of
     /// `pg_stat_activity` were read; absent without pg_stat_statements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<crate::cost::tags::TagSummary>,
+    pub tags: Option<tags::TagSummary>,
 }
 
 /// Pool headroom: how many processes like the audited one the server can take.
@@ -122,7 +126,7 @@ pub struct Load {
     pub warmup: u64,
     /// The warm-up actually sent, when it went on to a steady state (`cost::steady`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup_done: Option<crate::cost::steady::Warmed>,
+    pub warmup_done: Option<load::Warmed>,
     pub wall_seconds: f64,
     /// Requests per second over the burst's wall time.
     pub rps: f64,
@@ -158,7 +162,7 @@ pub struct Load {
 }
 
 fn pgcost_source() -> String {
-    crate::cost::load::PGCOST_SOURCE.into()
+    load::PGCOST_SOURCE.into()
 }
 
 /// How long the tool waited for Postgres to publish the counters.
@@ -294,7 +298,7 @@ pub struct StatementRow {
     /// controller, file:line), with the share of samples each set was seen in; absent
     /// when it carried none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tags: Option<crate::cost::tags::StatementTags>,
+    pub tags: Option<tags::StatementTags>,
 }
 
 /// One table's counter growth per request.

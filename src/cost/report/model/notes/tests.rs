@@ -186,7 +186,7 @@ fn codes_are_distinct_snake_case_and_the_json_tag() {
 
 #[test]
 fn every_code_is_documented_in_json_md() {
-    let docs = include_str!("../../../docs/json.md");
+    let docs = include_str!("../../../../../docs/json.md");
     for code in CODES {
         assert!(
             docs.contains(&format!("| `{code}` |")),

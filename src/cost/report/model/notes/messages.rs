@@ -124,7 +124,7 @@ fn plans_message(note: &Note) -> Option<String> {
         Note::StatementTextsUnavailable { entries } => format!(
             "{entries} pg_stat_statements entries changed in the window, but their texts could \
              not be read after it (evicted or reset meanwhile): they are shown as {}",
-            crate::cost::snapshot::UNAVAILABLE_TEXT
+            super::UNAVAILABLE_TEXT
         ),
         Note::PgStatStatementsEntriesVanished { entries, node } => {
             let line = format!(

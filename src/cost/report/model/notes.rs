@@ -194,10 +194,13 @@ pub enum Note {
     /// Events that only some requests had (a remainder of a few events over the requests,
     /// `cost::one_off`) came back in the same counters in the last two windows: the app's
     /// own rare work, kept in the figures.
-    RareEvents(crate::cost::odd_events::RareWork),
+    RareEvents(super::odd_events::RareWork),
 }
 
 /// Every code, once, in the order the kinds are declared: docs/json.md lists them all.
+/// The text of a changed entry whose text could not be read after the window.
+pub const UNAVAILABLE_TEXT: &str = "<text unavailable>";
+
 pub const CODES: &[&str] = <Note as strum::VariantNames>::VARIANTS;
 
 impl Note {
@@ -266,7 +269,7 @@ pub fn describe_churn(opened: i64, closed: i64) -> String {
 }
 
 /// The `warnings` and `notes` keys of a JSON document, from one list of notes; used with
-/// `#[serde(flatten, with = "crate::cost::notes::keys")]`. Reading takes `notes` (a document
+/// `#[serde(flatten, with = "notes::keys")]`. Reading takes `notes` (a document
 /// written before it existed reads back with none).
 pub mod keys {
     use serde::ser::SerializeMap;
