@@ -1,5 +1,7 @@
 //! Guards the shape of the code base: no import cycle between the top-level modules of src/, nor
-//! between the files (sibling modules) of one module folder; no circle of files that spans two
+//! between the sibling modules of one module folder (an edge into a sibling folder's inner file
+//! is an edge into that folder, unless the file is a leaf's); leaves (`LEAVES`) that import only
+//! leaves; no circle of files that spans two
 //! folders, following every `crate::`, `super::`, `self::`, relative child and full path (a
 //! folder's `mod.rs`, or `x.rs` beside `x/`, belongs to that folder); no function over 80 lines outside
 //! test code; no production file over 800 lines (test code apart); no long flag declared by two
@@ -16,6 +18,12 @@ use syn::visit::{self, Visit};
 const MAX_FN_LINES: usize = 80;
 const MAX_README_LINES: usize = 250;
 const MAX_FILE_LINES: usize = 800;
+
+/// The leaves: folders (ending in `/`) and files that import nothing of the crate but other
+/// leaves, so that no loop can run through them. The report's model is one (plain data that
+/// every analysis and view reads); so are `source/` (`--source`, whose `CodeLocation` a finding
+/// carries) and `cost/tags/` (the comments' reading, which imports only the model's tags).
+const LEAVES: &[&str] = &["src/cost/report/model/", "src/source/", "src/cost/tags/"];
 
 /// One place where top-level module `from` refers to top-level module `to`.
 struct Edge {
@@ -67,6 +75,9 @@ struct Analysis {
     /// `src/cost/report/model.rs`), from every `crate::`, `super::`, `self::` and full path.
     folders: BTreeMap<String, String>,
     file_edges: Vec<Edge>,
+    /// The leaves marked, and the modules (`cost::report::model::notes`) their files declare.
+    leaves: Vec<String>,
+    leaf_modules: BTreeSet<String>,
     functions: Vec<Function>,
     files: Vec<FileSize>,
     flags: Vec<Flag>,
@@ -76,13 +87,16 @@ struct Analysis {
 ///
 /// Test code is what sits under `#[test]` / `#[cfg(test)]` (or `#[cfg(all(test, ..))]`), and
 /// every file of a module declared under such an attribute (`#[cfg(test)] mod tests;`): that
-/// is found from the parent's declaration, not from the file's name.
-fn analyze(root: &Path) -> Analysis {
+/// is found from the parent's declaration, not from the file's name. `leaves` are as [`LEAVES`].
+fn analyze(root: &Path, leaves: &[&str]) -> Analysis {
     let src = root.join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     files.sort();
-    let mut analysis = Analysis::default();
+    let mut analysis = Analysis {
+        leaves: leaves.iter().map(|l| l.to_string()).collect(),
+        ..Analysis::default()
+    };
     let mut walked = Vec::new();
     for path in files {
         let rel = path.strip_prefix(&src).unwrap();
@@ -96,6 +110,9 @@ fn analyze(root: &Path) -> Analysis {
     }
     let test_mods: Vec<_> = walked.iter().flat_map(|v| v.test_mods.clone()).collect();
     let owners = module_files(&walked);
+    let in_leaf = |file: &String| leaves.iter().any(|l| file.starts_with(l));
+    let leaf_modules = owners.iter().filter(|(_, file)| in_leaf(file));
+    analysis.leaf_modules = leaf_modules.map(|(module, _)| module.clone()).collect();
     for v in &mut walked {
         let scope = v.scope.len();
         let relative = std::mem::take(&mut v.relative);
@@ -118,9 +135,11 @@ fn analyze(root: &Path) -> Analysis {
     for v in walked {
         let test_file = test_mods.iter().any(|m| v.scope.starts_with(m));
         if !test_file {
-            analysis
-                .sibling_edges
-                .extend(sibling_edges(&v, &analysis.nested));
+            analysis.sibling_edges.extend(sibling_edges(
+                &v,
+                &analysis.nested,
+                &analysis.leaf_modules,
+            ));
             let lines = v.lines - v.test_lines;
             let file = v.file.clone();
             analysis.files.push(FileSize { file, lines });
@@ -151,12 +170,17 @@ fn analyze(root: &Path) -> Analysis {
 }
 
 /// The edges of one file's production references between two siblings of one folder. The
-/// module referred to is the deepest module its path names (`cost::report::model`); the one
-/// referring is the file's module, or its ancestor at that depth (`cost::report::build` for
-/// `cost::findings`, `cost::findings` for a file of `cost/findings/` naming `cost::report`).
-/// So each folder's files form no cycle, and a module reaching into a sibling folder's inner
-/// file (`cost::report::model`) is no edge of the outer folder.
-fn sibling_edges(v: &FileVisitor, nested: &BTreeSet<String>) -> Vec<Edge> {
+/// module referred to is the deepest module its path names (`cost::report::model`); the edge
+/// joins the two modules' ancestors just below their common one (`cost::delta` ->
+/// `cost::report` for `cost::delta` naming `cost::report::model::invalid`, `cost::findings`
+/// -> `cost::report` for a file of `cost/findings/` naming it). So each folder's files form
+/// no cycle, nor does a loop run through a sibling folder's inner file; an edge into a leaf's
+/// module is none, as a leaf leads nowhere back.
+fn sibling_edges(
+    v: &FileVisitor,
+    nested: &BTreeSet<String>,
+    leaves: &BTreeSet<String>,
+) -> Vec<Edge> {
     let mut edges = Vec::new();
     for (to, line, test) in v.refs.iter().filter(|(_, _, test)| !test) {
         let from = &v.scope;
@@ -166,10 +190,19 @@ fn sibling_edges(v: &FileVisitor, nested: &BTreeSet<String>) -> Vec<Edge> {
         else {
             continue; // a top-level module (checked apart), or no module of the crate
         };
-        if from.len() < k || from[..k - 1] != to[..k - 1] || from[k - 1] == to[k - 1] {
-            continue; // not a sibling: an ancestor, a descendant or another folder's
+        let common = from
+            .iter()
+            .zip(&to[..k])
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common == 0
+            || common == from.len()
+            || common == k
+            || leaves.contains(&to[..k].join("::"))
+        {
+            continue; // top level, an ancestor, a descendant, or a leaf
         }
-        let (from, to) = (from[..k].join("::"), to[..k].join("::"));
+        let (from, to) = (from[..=common].join("::"), to[..=common].join("::"));
         let (file, line, test) = (v.file.clone(), *line, *test);
         edges.push(Edge {
             from,
@@ -180,6 +213,30 @@ fn sibling_edges(v: &FileVisitor, nested: &BTreeSet<String>) -> Vec<Edge> {
         });
     }
     edges
+}
+
+/// Each leaf's production references that land outside the leaves, and each leaf marked that
+/// holds no file.
+fn leaf_report(a: &Analysis) -> (String, Vec<String>) {
+    let in_leaf = |file: &str| a.leaves.iter().any(|l| file.starts_with(l.as_str()));
+    let mut problems: Vec<String> = (a.leaves.iter())
+        .filter(|l| !a.folders.keys().any(|f| f.starts_with(l.as_str())))
+        .map(|l| format!("{l} is marked a leaf, but holds no production file"))
+        .collect();
+    let leaf_files = a.folders.keys().filter(|f| in_leaf(f)).count();
+    for e in a
+        .file_edges
+        .iter()
+        .filter(|e| in_leaf(&e.from) && !in_leaf(&e.to))
+    {
+        problems.push(format!("{} imports {}, which is no leaf", e.site(), e.to));
+    }
+    let summary = format!(
+        "checked {} leaves ({leaf_files} files), {} imports out of them",
+        a.leaves.len(),
+        problems.len()
+    );
+    (summary, problems)
 }
 
 /// Module path (`cost::report`, inline modules included) -> the file that declares it.
@@ -896,7 +953,7 @@ fn project() -> &'static Path {
 
 #[test]
 fn no_import_cycle_between_top_level_modules() {
-    let a = analyze(project());
+    let a = analyze(project(), LEAVES);
     let report = cycle_report(&a.modules, &a.edges);
     enforce(
         "import cycles between the top-level modules of src/",
@@ -906,7 +963,7 @@ fn no_import_cycle_between_top_level_modules() {
 
 #[test]
 fn no_import_cycle_between_the_files_of_one_folder() {
-    let a = analyze(project());
+    let a = analyze(project(), LEAVES);
     let report = cycle_report(&a.nested, &a.sibling_edges);
     enforce(
         "import cycles between the sibling modules of one folder",
@@ -916,26 +973,34 @@ fn no_import_cycle_between_the_files_of_one_folder() {
 
 #[test]
 fn no_import_cycle_of_files_spans_two_folders() {
-    let a = analyze(project());
+    let a = analyze(project(), LEAVES);
     let report = file_cycle_report(&a);
     enforce("import cycles of files that span two folders", report);
 }
 
 #[test]
+fn leaves_import_only_leaves() {
+    enforce(
+        "leaves that import what is no leaf",
+        leaf_report(&analyze(project(), LEAVES)),
+    );
+}
+
+#[test]
 fn no_function_over_80_lines_outside_tests() {
-    let report = function_report(&analyze(project()));
+    let report = function_report(&analyze(project(), LEAVES));
     enforce("functions over 80 lines outside test code", report);
 }
 
 #[test]
 fn no_production_file_over_800_lines() {
-    let report = file_report(&analyze(project()));
+    let report = file_report(&analyze(project(), LEAVES));
     enforce("production files over 800 lines", report);
 }
 
 #[test]
 fn no_long_flag_declared_twice() {
-    let report = flag_report(&analyze(project()));
+    let report = flag_report(&analyze(project(), LEAVES));
     enforce("long flags declared by two clap structs", report);
 }
 
@@ -986,7 +1051,7 @@ fn synthetic_clean_crate_passes() {
             "# Guide\n\n## Getting started!\n\nBack to the [README](../README.md#title).\n".into(),
         ),
     ]);
-    let analysis = analyze(dir.path());
+    let analysis = analyze(dir.path(), &[]);
     assert_eq!(analysis.modules, BTreeSet::from(["a".into(), "b".into()]));
     let edges: Vec<_> = analysis
         .edges
@@ -1036,7 +1101,7 @@ fn synthetic_cyclic_crate_is_caught() {
         ),
         ("docs/g.md", "# G\n".into()),
     ]);
-    let analysis = analyze(dir.path());
+    let analysis = analyze(dir.path(), &[]);
     let (summary, cycles) = cycle_report(&analysis.modules, &analysis.edges);
     println!("{summary}\n{}", cycles.join("\n"));
     assert_eq!(
@@ -1102,7 +1167,13 @@ fn synthetic_clean_folders_files_and_flags_pass() {
         ("src/cost/findings/mod.rs", findings),
         ("src/cost/big_tests.rs", lines_of_code(MAX_FILE_LINES + 100)),
     ]);
-    let analysis = analyze(dir.path());
+    // Unmarked, the model is one more file of `cost::report`, and findings' import of it a
+    // loop through an inner file: cost::report -> cost::findings -> cost::report.
+    let unmarked = analyze(dir.path(), &[]);
+    let (_, cycles) = cycle_report(&unmarked.nested, &unmarked.sibling_edges);
+    assert_eq!(cycles.len(), 1, "{cycles:#?}");
+    assert!(cycles[0].starts_with("cycle cost::findings -> cost::report -> cost::findings\n"));
+    let analysis = analyze(dir.path(), &["src/cost/report/model.rs"]);
     let edges: Vec<_> = analysis
         .sibling_edges
         .iter()
@@ -1118,6 +1189,7 @@ fn synthetic_clean_folders_files_and_flags_pass() {
     assert_eq!(analysis.flags.len(), 3);
     for (summary, problems) in [
         cycle_report(&analysis.nested, &analysis.sibling_edges),
+        leaf_report(&analysis),
         file_report(&analysis),
         flag_report(&analysis),
     ] {
@@ -1156,7 +1228,7 @@ fn synthetic_folder_cycle_long_file_and_twice_declared_flag_are_caught() {
         ),
         ("src/cost/long.rs", long),
     ]);
-    let analysis = analyze(dir.path());
+    let analysis = analyze(dir.path(), &[]);
     let (summary, cycles) = cycle_report(&analysis.nested, &analysis.sibling_edges);
     println!("{summary}");
     assert_eq!(
@@ -1175,6 +1247,62 @@ fn synthetic_folder_cycle_long_file_and_twice_declared_flag_are_caught() {
     assert_eq!(
         flags,
         ["flag --db declared by src/cli.rs:4 (A), src/cli.rs:9 (B)"]
+    );
+}
+
+/// Issue 43's loop, planted: the model names churn's `Windows`, churn names delta, and delta
+/// an inner file of the model. Unmarked, the cycle check sees the loop through
+/// `cost::report`; with the model marked a leaf, the leaf check names its import of churn (and
+/// a leaf marked that holds no file).
+#[test]
+fn synthetic_loop_through_an_inner_file_and_a_leaf_that_imports_are_caught() {
+    let model = "pub mod invalid;\npub struct Report(pub crate::cost::churn::Windows);\n";
+    let dir = tree(&[
+        ("src/lib.rs", "pub mod cost;\n".into()),
+        (
+            "src/cost/mod.rs",
+            "pub mod churn;\npub mod delta;\npub mod report;\n".into(),
+        ),
+        ("src/cost/report/mod.rs", "pub mod model;\n".into()),
+        ("src/cost/report/model/mod.rs", model.into()),
+        (
+            "src/cost/report/model/invalid.rs",
+            "pub struct Invalid;\n".into(),
+        ),
+        (
+            "src/cost/churn.rs",
+            "use crate::cost::delta::per_request;\npub struct Windows;\n".into(),
+        ),
+        (
+            "src/cost/delta.rs",
+            "use super::report::model::invalid::Invalid;\npub fn per_request() {}\n".into(),
+        ),
+    ]);
+    let plain = analyze(dir.path(), &[]);
+    let (summary, cycles) = cycle_report(&plain.nested, &plain.sibling_edges);
+    println!("{summary}");
+    assert_eq!(
+        cycles,
+        [
+            "cycle cost::churn -> cost::delta -> cost::report -> cost::churn\n    \
+             cost::churn -> cost::delta: src/cost/churn.rs:1\n    \
+             cost::delta -> cost::report: src/cost/delta.rs:1\n    \
+             cost::report -> cost::churn: src/cost/report/model/mod.rs:2"
+        ]
+    );
+    let (_, files) = file_cycle_report(&plain);
+    assert!(files.is_empty(), "no circle of files: {files:#?}");
+    let marked = analyze(dir.path(), &["src/cost/report/model/", "src/gone/"]);
+    let (_, cycles) = cycle_report(&marked.nested, &marked.sibling_edges);
+    assert!(cycles.is_empty(), "{cycles:#?}");
+    let (summary, leaves) = leaf_report(&marked);
+    println!("{summary}");
+    assert_eq!(
+        leaves,
+        [
+            "src/gone/ is marked a leaf, but holds no production file",
+            "src/cost/report/model/mod.rs:2 imports src/cost/churn.rs, which is no leaf"
+        ]
     );
 }
 
@@ -1214,7 +1342,7 @@ fn synthetic_file_cycle_across_folders_is_caught() {
             "use super::figure;\npub struct Grid;\n".into(),
         ),
     ]);
-    let (summary, cycles) = file_cycle_report(&analyze(dir.path()));
+    let (summary, cycles) = file_cycle_report(&analyze(dir.path(), &[]));
     println!("{summary}");
     assert_eq!(
         cycles,
