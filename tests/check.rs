@@ -255,7 +255,11 @@ async fn demo_pipelines_checked_in_shared_settle_windows() {
         assert_eq!(p.new_sessions, Some(0.0), "{}", e.name);
     }
     let naive = &report.endpoints[0];
-    let breached: Vec<&str> = naive.breaches.iter().map(|b| b.metric.as_str()).collect();
+    let breached: Vec<String> = naive
+        .breaches
+        .iter()
+        .map(|b| b.metric.to_string())
+        .collect();
     assert_eq!(
         breached,
         vec![
@@ -325,7 +329,11 @@ async fn demo_pipelines_checked_in_shared_settle_windows() {
         let e = &single.endpoints[0];
         assert_eq!(e.name, name);
         assert!(e.regressions.is_empty(), "{name}: {:?}", e.regressions);
-        let statements = e.deltas.iter().find(|d| d.metric == "statements").unwrap();
+        let statements = e
+            .deltas
+            .iter()
+            .find(|d| d.metric.key() == "statements")
+            .unwrap();
         assert_eq!(statements.change, 0.0, "{name}: sharing changes no figure");
         assert_eq!(
             e.report.per_request.rows_returned,

@@ -180,10 +180,10 @@ async fn check_against_a_baseline_names_the_statements_that_changed() {
     assert!(diff.added[0].queryid.is_some());
     let steady = branch.endpoints[1].statement_diff.as_ref().unwrap();
     assert!(steady.is_empty(), "{steady:?}");
-    let breaches: Vec<(&str, f64)> = (branch.endpoints[0].breaches.iter())
-        .map(|b| (b.metric.as_str(), b.actual))
+    let breaches: Vec<(String, f64)> = (branch.endpoints[0].breaches.iter())
+        .map(|b| (b.metric.to_string(), b.actual))
         .collect();
-    assert_eq!(breaches, vec![("new_statements", 1.0)]);
+    assert_eq!(breaches, vec![("new_statements".to_string(), 1.0)]);
     assert!(branch.endpoints[1].breaches.is_empty());
     let gate = &branch.endpoints[2];
     let naive = (gate.findings.iter())
@@ -194,7 +194,9 @@ async fn check_against_a_baseline_names_the_statements_that_changed() {
         (Some(true), "high")
     );
     assert!(
-        gate.breaches.iter().any(|b| b.metric == "fail_on_findings"),
+        gate.breaches
+            .iter()
+            .any(|b| b.metric.to_string() == "fail_on_findings"),
         "{:?}",
         gate.breaches
     );
@@ -425,7 +427,7 @@ async fn a_dropped_index_is_a_plan_change_that_fail_on_plan_change_fails() {
     // Failed where the gate is on, reported where it is off.
     let metrics = |e: usize| -> Vec<(String, f64)> {
         (branch.endpoints[e].breaches.iter())
-            .map(|b| (b.metric.clone(), b.actual))
+            .map(|b| (b.metric.to_string(), b.actual))
             .collect()
     };
     assert_eq!(metrics(0), vec![("fail_on_plan_change".to_string(), 1.0)]);

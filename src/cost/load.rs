@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use crate::cost::report::model::load::{LatencyPoint, LatencySummary, PGCOST_SOURCE};
+pub use crate::cost::report::model::{LatencyPoint, LatencySummary, PGCOST_SOURCE};
 use hdrhistogram::Histogram;
 
 /// What a burst observed. Memory does not grow with the number of requests.

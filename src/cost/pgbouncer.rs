@@ -7,7 +7,7 @@ pub mod own;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::delta::per_request;
-pub use crate::cost::report::model::load::PgBouncerFigures;
+pub use crate::cost::report::model::PgBouncerFigures;
 pub use own::{Own, exclude, max_checks, pgbouncer_set, recognise, shape};
 
 /// The admin database of PgBouncer itself, never the measured one.

@@ -5,6 +5,7 @@ use serde_json::Value;
 use crate::cost::check::budget::{Breach, Budget, Regression};
 use crate::cost::check::{CheckReport, EndpointResult};
 use crate::cost::findings::{self, FindingKind};
+use crate::cost::report::model::figure::Figure;
 use crate::render::format::Format;
 use crate::render::tests::sample;
 use crate::render::view::View;
@@ -72,7 +73,7 @@ fn the_audit_has_a_rule_per_kind_with_explains_help_and_a_result_per_finding() {
 pub(crate) fn check() -> CheckReport {
     let report = sample();
     let breach = |metric: &str, actual, budget, detail: Option<&str>| Breach {
-        metric: metric.into(),
+        metric: metric.to_string().try_into().unwrap(),
         actual,
         budget,
         detail: detail.map(Into::into),
@@ -88,7 +89,7 @@ pub(crate) fn check() -> CheckReport {
         ],
         unchecked: vec!["the wal_bytes budget cannot be checked".into()],
         regressions: vec![Regression {
-            metric: "rows_read".into(),
+            metric: Figure::RowsRead,
             baseline: 100.0,
             actual: 200.0,
             change_percent: Some(100.0),

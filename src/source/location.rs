@@ -107,14 +107,9 @@ impl ConfigLines {
         }
     }
 
-    /// The place of the limit `metric` broke: its key (a forbidden finding kind is in
-    /// `forbid`), else the budget's header, else the endpoint's name.
-    pub fn of_metric(&self, metric: &str, forbidden_kind: bool) -> CodeLocation {
-        let key = match (forbidden_kind, metric.rsplit_once('.')) {
-            (true, Some((nodes, _))) => format!("{nodes}.forbid"),
-            (true, None) => "forbid".to_string(),
-            (false, _) => metric.to_string(),
-        };
+    /// The place of the budget's `key` (`rows_read`, `nodes.auth.forbid`), else the
+    /// budget's header, else the endpoint's name.
+    pub fn of_key(&self, key: String) -> CodeLocation {
         let line = (self.keys.get(&key))
             .or_else(|| self.keys.get(""))
             .copied()

@@ -131,22 +131,23 @@ mod tests {
     }
 
     fn findings() -> Vec<FindingRef> {
+        use crate::cost::findings::Severity;
         vec![
             FindingRef::new(
                 "collection_to_boolean",
-                "high",
+                Severity::High,
                 Some("SELECT g.action FROM group_grants g WHERE m.user_id = $1".into()),
                 None,
             ),
             FindingRef::new(
                 "n_plus_one",
-                "medium",
+                Severity::Medium,
                 Some("SELECT label FROM small WHERE id = $1".into()),
                 None,
             ),
             FindingRef::new(
                 "n_plus_one",
-                "medium",
+                Severity::Medium,
                 Some("SELECT name FROM items WHERE id = $1".into()),
                 None,
             ),

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::cost::check::budget::Figures;
 use crate::cost::check::statement_diff::{self, FindingRef, StatementFigures};
+use crate::cost::findings::Severity;
 use crate::cost::tags::StatementTags;
 use crate::error::{Error, Result};
 
@@ -61,11 +62,11 @@ struct StatementKeys {
     tags: Option<serde_json::Value>,
 }
 
-// Kind and severity as text: a kind a newer version added still loads.
+// Kind as text: a kind a newer version added still loads.
 #[derive(Deserialize)]
 struct FindingKeys {
     kind: String,
-    severity: String,
+    severity: Severity,
     query: Option<String>,
     table: Option<String>,
 }
@@ -146,7 +147,7 @@ impl Entry {
                 }
             })),
             findings: (report.findings.into_iter())
-                .map(|f| FindingRef::new(&f.kind, &f.severity, f.query, f.table))
+                .map(|f| FindingRef::new(&f.kind, f.severity, f.query, f.table))
                 .collect(),
         }
     }

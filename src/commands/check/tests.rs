@@ -1,10 +1,11 @@
 //! Judging and rendering a check run, on hand-built reports.
 
-use super::budget::Budget;
+use super::budget::{Budget, Limit};
 use super::previous_run::PreviousRun;
 use super::*;
 use crate::cost::delta::{DatabaseDelta, WindowDelta};
 use crate::cost::findings::{FindingKind, Inputs, Thresholds, analyze};
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::tests::{context, load, stmt};
 use crate::render::View;
 use crate::render::format::Format;
@@ -183,18 +184,18 @@ fn over_budget_exits_1_and_lists_each_breach() {
     assert!(run.valid);
     assert!(!run.passed);
     assert_eq!(exit_code(&run), 1);
-    let breaches: Vec<(&str, f64, f64)> = run.endpoints[0]
+    let breaches: Vec<(String, f64, f64)> = run.endpoints[0]
         .breaches
         .iter()
-        .map(|b| (b.metric.as_str(), b.actual, b.budget))
+        .map(|b| (b.metric.to_string(), b.actual, b.budget))
         .collect();
     assert_eq!(
         breaches,
         vec![
-            ("transactions", 10.0, 6.0),
-            ("statements", 10.0, 6.0),
-            ("rows_read", 889.0, 60.0),
-            ("collection_to_boolean", 1.0, 0.0),
+            ("transactions".to_string(), 10.0, 6.0),
+            ("statements".to_string(), 10.0, 6.0),
+            ("rows_read".to_string(), 889.0, 60.0),
+            ("collection_to_boolean".to_string(), 1.0, 0.0),
         ]
     );
     assert!(run.endpoints[1].breaches.is_empty());
@@ -223,7 +224,7 @@ fn baseline_deltas_and_the_regression_threshold() {
     let statements = exists
         .deltas
         .iter()
-        .find(|d| d.metric == "statements")
+        .find(|d| d.metric == Figure::Statements)
         .unwrap();
     assert_eq!((statements.baseline, statements.actual), (5.0, 6.0));
     assert_eq!(statements.change_percent, Some(20.0));
@@ -244,11 +245,7 @@ fn baseline_deltas_and_the_regression_threshold() {
     let exists = &run.endpoints[0];
     assert!(exists.breaches.is_empty());
     assert_eq!(exists.status(), Status::Regressed);
-    let metrics: Vec<&str> = exists
-        .regressions
-        .iter()
-        .map(|r| r.metric.as_str())
-        .collect();
+    let metrics: Vec<&str> = exists.regressions.iter().map(|r| r.metric.key()).collect();
     // Transactions grew as much, but only statements and rows gate.
     assert_eq!(metrics, vec!["statements"]);
     assert!(
@@ -542,9 +539,9 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
     assert_eq!(
         e.breaches
             .iter()
-            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .map(|b| (&b.metric, b.actual, b.budget))
             .collect::<Vec<_>>(),
-        vec![("new_statements", 1.0, 0.0)]
+        vec![(&Limit::NewStatements, 1.0, 0.0)]
     );
 
     let table = render(&run, Format::Table);
@@ -604,10 +601,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
     let run = naive_with(vec![], strict.clone(), Some(&b)).unwrap();
     assert_eq!(exit_code(&run), 1);
     let breach = &run.endpoints[0].breaches[0];
-    assert_eq!(
-        (breach.metric.as_str(), breach.actual),
-        ("fail_on_findings", 1.0)
-    );
+    assert_eq!((&breach.metric, breach.actual), (&Limit::NewFindings, 1.0));
     assert!(
         breach
             .detail
@@ -696,7 +690,7 @@ fn an_expired_acknowledgement_fails_with_its_reason() {
     );
     assert!(e.acks[0].expired);
     assert_eq!(e.breaches.len(), 1);
-    assert_eq!(e.breaches[0].metric, "ack_expired");
+    assert_eq!(e.breaches[0].metric, Limit::AckExpired);
     let table = render(&run, Format::Table);
     assert!(
         table.contains(

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::limit::Limit;
 use super::statement_diff::{FindingRef, StatementDiff};
 use super::{AckStatus, FindingStatus};
 use crate::cost::findings::{Finding, FindingKind, Severity};
@@ -128,7 +129,7 @@ pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdi
         };
         match scale.and_then(|s| s.per_request.get(figure)) {
             Some(fit) if fit.slope > limit + SLOPE_TOLERANCE => verdict.breaches.push(Breach {
-                metric: name.into(),
+                metric: Limit::Slope(figure),
                 actual: fit.slope,
                 budget: limit,
                 detail: None,
@@ -148,7 +149,8 @@ pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdi
 pub struct Breach {
     /// `transactions`, `statements`, `rows_read`, `rows_returned`, `p95_ms`, or the kind of
     /// a forbidden finding (`collection_to_boolean`, ...).
-    pub metric: String,
+    #[schemars(with = "String")]
+    pub metric: Limit,
     /// The measured value per request; for a forbidden finding, how many were found.
     pub actual: f64,
     /// The limit; 0 for a forbidden finding.
@@ -180,7 +182,7 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
         figures: Figures::of(report),
         writes: report.per_request.writes.as_ref(),
     };
-    check_limits(budget, &measured, &all, "", &mut verdict);
+    check_limits(budget, &measured, &all, None, &mut verdict);
     for (name, node_budget) in &budget.nodes {
         let single =
             report.nodes.is_empty() && report.target.database.ends_with(&format!("/{name}"));
@@ -205,8 +207,7 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
         let found: Vec<&Finding> = (report.findings.iter())
             .filter(|f| single || f.database.as_deref() == Some(name.as_str()))
             .collect();
-        let prefix = format!("nodes.{name}.");
-        check_limits(node_budget, &measured, &found, &prefix, &mut verdict);
+        check_limits(node_budget, &measured, &found, Some(name), &mut verdict);
     }
     verdict
 }
@@ -227,23 +228,24 @@ struct Measured<'a> {
 }
 
 /// The limits of `budget` against what was `measured` and the `findings` they apply to;
-/// each breach named after its limit, after `prefix`. A database's budget has no latency
-/// of its own.
+/// each breach names its limit, a database's (`node`) under its name. A database's budget
+/// has no latency of its own.
 fn check_limits(
     budget: &Budget,
     measured: &Measured,
     findings: &[&Finding],
-    prefix: &str,
+    node: Option<&str>,
     verdict: &mut BudgetVerdict,
 ) {
     for figure in Figure::ALL {
         let Some(limit) = budget.limit(figure) else {
             continue;
         };
-        if !figure.per_database() && !prefix.is_empty() {
-            continue;
-        }
-        let name = format!("{prefix}{}", figure.key());
+        let name = match node {
+            Some(_) if !figure.per_database() => continue,
+            Some(node) => Limit::NodeFigure(node.into(), figure),
+            None => Limit::Figure(figure),
+        };
         match hold(figure, &measured.figures, measured.writes, limit) {
             Held::Over(actual) => verdict.breaches.push(Breach {
                 metric: name,
@@ -262,7 +264,7 @@ fn check_limits(
         let found: Vec<_> = findings.iter().filter(|f| f.kind == *kind).collect();
         if let Some(first) = found.first() {
             verdict.breaches.push(Breach {
-                metric: format!("{prefix}{}", kind.as_str()),
+                metric: Limit::Forbidden(node.map(str::to_string), *kind),
                 actual: found.len() as f64,
                 budget: 0.0,
                 detail: first.query.clone().or_else(|| first.table.clone()),
@@ -289,7 +291,7 @@ pub fn statement_set(
         && diff.added.len() as u64 > limit
     {
         breaches.push(Breach {
-            metric: "new_statements".into(),
+            metric: Limit::NewStatements,
             actual: diff.added.len() as f64,
             budget: limit as f64,
             detail: diff.added.first().map(|s| s.query.clone()),
@@ -302,26 +304,22 @@ pub fn statement_set(
         && let Some(first) = replaced.first()
     {
         breaches.push(Breach {
-            metric: "fail_on_plan_change".into(),
+            metric: Limit::PlanChange,
             actual: replaced.len() as f64,
             budget: 0.0,
             detail: Some(format!("{}: {}", first.query, first.summary())),
         });
     }
     if let Some(threshold) = budget.fail_on_findings {
-        let at_or_above = |severity: &str| {
-            severity
-                .parse::<Severity>()
-                .is_ok_and(|s| rank(s) <= rank(threshold))
-        };
+        // Severity is ordered most severe first.
         let failing: Vec<&FindingStatus> = findings
             .iter()
             .filter(|f| f.new == Some(true) && f.acknowledged.is_none())
-            .filter(|f| at_or_above(&f.finding.severity))
+            .filter(|f| f.finding.severity <= threshold)
             .collect();
         if let Some(first) = failing.first() {
             breaches.push(Breach {
-                metric: "fail_on_findings".into(),
+                metric: Limit::NewFindings,
                 actual: failing.len() as f64,
                 budget: 0.0,
                 detail: Some(finding_text(&first.finding)),
@@ -339,14 +337,6 @@ pub fn finding_text(f: &FindingRef) -> String {
     }
 }
 
-/// High first.
-fn rank(severity: Severity) -> usize {
-    Severity::ALL
-        .iter()
-        .position(|s| *s == severity)
-        .unwrap_or(Severity::ALL.len())
-}
-
 /// An acknowledgement whose date has come fails the check, with its reason.
 pub fn expired(ack: &AckStatus) -> Breach {
     let what = match &ack.statement {
@@ -354,7 +344,7 @@ pub fn expired(ack: &AckStatus) -> Breach {
         None => ack.kind.clone(),
     };
     Breach {
-        metric: "ack_expired".into(),
+        metric: Limit::AckExpired,
         actual: 1.0,
         budget: 0.0,
         detail: Some(format!(
@@ -369,7 +359,9 @@ pub fn expired(ack: &AckStatus) -> Breach {
 /// How one figure moved against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delta {
-    pub metric: String,
+    #[serde(with = "super::limit::figure_key")]
+    #[schemars(with = "String")]
+    pub metric: Figure,
     pub baseline: f64,
     pub actual: f64,
     /// `actual - baseline`.
@@ -381,7 +373,9 @@ pub struct Delta {
 /// A figure that grew more than `--max-regression` allows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Regression {
-    pub metric: String,
+    #[serde(with = "super::limit::figure_key")]
+    #[schemars(with = "String")]
+    pub metric: Figure,
     pub baseline: f64,
     pub actual: f64,
     /// Null when the baseline is 0 (any growth from nothing is a regression).
@@ -404,7 +398,7 @@ pub fn compare(
         };
         let change_percent = (before != 0.0).then(|| (now - before) / before * 100.0);
         deltas.push(Delta {
-            metric: metric.key().into(),
+            metric,
             baseline: before,
             actual: now,
             change: now - before,
@@ -415,7 +409,7 @@ pub fn compare(
             && exceeds(now, before * (1.0 + limit / 100.0))
         {
             regressions.push(Regression {
-                metric: metric.key().into(),
+                metric,
                 baseline: before,
                 actual: now,
                 change_percent,
@@ -485,9 +479,9 @@ mod tests {
         };
         let verdict = check(&budget, &r);
         let got: Vec<_> = (verdict.breaches.iter())
-            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .map(|b| (b.metric.to_string(), b.actual, b.budget))
             .collect();
-        assert_eq!(got, vec![("rows_fetched", 12.5, 10.0)]);
+        assert_eq!(got, vec![("rows_fetched".to_string(), 12.5, 10.0)]);
         assert_eq!(numeric_limits(&budget), vec![("rows_fetched", 10.0)]);
         let toml: Budget = toml::from_str("rows_fetched = 13").unwrap();
         assert!(check(&toml, &r).breaches.is_empty());
@@ -503,9 +497,9 @@ mod tests {
         let budget: Budget = toml::from_str("blocks_written = 3").unwrap();
         let verdict = check(&budget, &r);
         let got: Vec<_> = (verdict.breaches.iter())
-            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .map(|b| (b.metric.to_string(), b.actual, b.budget))
             .collect();
-        assert_eq!(got, vec![("blocks_written", 4.0, 3.0)]);
+        assert_eq!(got, vec![("blocks_written".to_string(), 4.0, 3.0)]);
         assert_eq!(numeric_limits(&budget), vec![("blocks_written", 3.0)]);
         let json = serde_json::to_value(&budget).unwrap();
         assert_eq!(json["blocks_written"], 3.0);
@@ -533,9 +527,9 @@ mod tests {
         };
         let verdict = check(&budget, &r);
         let got: Vec<_> = (verdict.breaches.iter())
-            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .map(|b| (b.metric.to_string(), b.actual, b.budget))
             .collect();
-        assert_eq!(got, vec![("wal_bytes", 150.0, 100.0)]);
+        assert_eq!(got, vec![("wal_bytes".to_string(), 150.0, 100.0)]);
         assert_eq!(
             numeric_limits(&budget),
             vec![
@@ -567,18 +561,18 @@ mod tests {
         };
         let verdict = check(&budget, &r);
         assert!(verdict.unchecked.is_empty());
-        let got: Vec<(&str, f64, f64)> = verdict
+        let got: Vec<(String, f64, f64)> = verdict
             .breaches
             .iter()
-            .map(|b| (b.metric.as_str(), b.actual, b.budget))
+            .map(|b| (b.metric.to_string(), b.actual, b.budget))
             .collect();
         assert_eq!(
             got,
             vec![
-                ("statements", 3.0, 2.0),
-                ("rows_read", 350.0, 100.0),
-                ("p95_ms", r.load.latency_ms.p95, 0.5),
-                ("collection_to_boolean", 1.0, 0.0),
+                ("statements".to_string(), 3.0, 2.0),
+                ("rows_read".to_string(), 350.0, 100.0),
+                ("p95_ms".to_string(), r.load.latency_ms.p95, 0.5),
+                ("collection_to_boolean".to_string(), 1.0, 0.0),
             ]
         );
         assert!(
@@ -619,7 +613,7 @@ mod tests {
         };
         assert_eq!(check(&budget("d", 1.0), &r), BudgetVerdict::default());
         let over = check(&budget("d", 0.5), &r);
-        let names: Vec<&str> = over.breaches.iter().map(|b| b.metric.as_str()).collect();
+        let names: Vec<String> = over.breaches.iter().map(|b| b.metric.to_string()).collect();
         assert_eq!(names, ["nodes.d.transactions"], "no latency per database");
         assert_eq!(over.breaches[0].actual, 1.0);
         let elsewhere = check(&budget("auth", 1.0), &r);
@@ -642,10 +636,16 @@ mod tests {
     fn deltas_cover_every_shared_figure() {
         let (deltas, regressions) = compare(&figures(6.0, 40.0), &figures(3.0, 50.0), None);
         assert!(regressions.is_empty());
-        let statements = deltas.iter().find(|d| d.metric == "statements").unwrap();
+        let statements = deltas
+            .iter()
+            .find(|d| d.metric == Figure::Statements)
+            .unwrap();
         assert_eq!(statements.change, -3.0);
         assert_eq!(statements.change_percent, Some(-50.0));
-        let rows = deltas.iter().find(|d| d.metric == "rows_read").unwrap();
+        let rows = deltas
+            .iter()
+            .find(|d| d.metric == Figure::RowsRead)
+            .unwrap();
         assert_eq!((rows.baseline, rows.actual), (40.0, 50.0));
         assert_eq!(rows.change_percent, Some(25.0));
         assert_eq!(deltas.len(), 5);
@@ -653,7 +653,7 @@ mod tests {
         let mut without = figures(3.0, 50.0);
         without.statements = None;
         let (deltas, _) = compare(&figures(6.0, 40.0), &without, Some(0.0));
-        assert!(deltas.iter().all(|d| d.metric != "statements"));
+        assert!(deltas.iter().all(|d| d.metric != Figure::Statements));
     }
 
     #[test]
@@ -665,7 +665,7 @@ mod tests {
         // A little more: a regression, with its numbers.
         let (_, r) = compare(&base, &figures(10.0, 110.5), Some(10.0));
         assert_eq!(r.len(), 1);
-        assert_eq!(r[0].metric, "rows_read");
+        assert_eq!(r[0].metric, Figure::RowsRead);
         assert_eq!(
             (r[0].baseline, r[0].actual, r[0].limit_percent),
             (100.0, 110.5, 10.0)
@@ -684,7 +684,7 @@ mod tests {
         zero.rows_returned = Some(0.0);
         let (_, r) = compare(&zero, &base, Some(50.0));
         assert_eq!(r.len(), 1);
-        assert_eq!(r[0].metric, "rows_returned");
+        assert_eq!(r[0].metric, Figure::RowsReturned);
         assert_eq!(r[0].change_percent, None);
     }
 
@@ -731,7 +731,7 @@ mod tests {
         assert_eq!(
             verdict.breaches,
             [Breach {
-                metric: "statements_slope".into(),
+                metric: Limit::Slope(Figure::Statements),
                 actual: 1.0,
                 budget: 0.0,
                 detail: None,

@@ -6,6 +6,7 @@
 //! itself, which reads the acknowledgements of pgcost.toml, is `commands/check`'s.
 
 pub mod budget;
+pub mod limit;
 pub mod plan_diff;
 pub mod statement_diff;
 

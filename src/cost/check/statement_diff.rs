@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cost::check::plan_diff::{self, PlanChange};
-use crate::cost::findings::Finding;
+use crate::cost::findings::{Finding, Severity};
 use crate::cost::report::StatementRow;
 use crate::cost::tags::Tags;
 
@@ -43,7 +43,8 @@ pub struct FindingRef {
     /// `kind:hash`, stable across runs and servers: see [`fingerprint`].
     pub fingerprint: String,
     pub kind: String,
-    pub severity: String,
+    #[schemars(with = "String")]
+    pub severity: Severity,
     /// The statement's normalized text, when the finding is about one statement.
     #[serde(default)]
     pub statement: Option<String>,
@@ -57,7 +58,7 @@ impl FindingRef {
     pub fn of(finding: &Finding) -> FindingRef {
         FindingRef::new(
             finding.kind.as_str(),
-            finding.severity.as_str(),
+            finding.severity,
             finding.query.clone(),
             finding.table.clone(),
         )
@@ -65,14 +66,14 @@ impl FindingRef {
 
     pub fn new(
         kind: &str,
-        severity: &str,
+        severity: Severity,
         statement: Option<String>,
         table: Option<String>,
     ) -> FindingRef {
         FindingRef {
             fingerprint: fingerprint(kind, statement.as_deref().or(table.as_deref())),
             kind: kind.to_string(),
-            severity: severity.to_string(),
+            severity,
             statement,
             table,
         }
@@ -301,7 +302,7 @@ mod tests {
         assert_eq!(fingerprint("round_trips", None), "round_trips");
         let f = FindingRef::new(
             "seq_scan_heavy",
-            "medium",
+            Severity::Medium,
             None,
             Some("public.items".into()),
         );
@@ -376,17 +377,17 @@ mod tests {
     fn new_and_resolved_findings_by_fingerprint() {
         let naive = FindingRef::new(
             "collection_to_boolean",
-            "high",
+            Severity::High,
             Some("SELECT g.action FROM g".into()),
             None,
         );
         let n1 = FindingRef::new(
             "n_plus_one",
-            "medium",
+            Severity::Medium,
             Some("SELECT label FROM small WHERE id = $1".into()),
             None,
         );
-        let rt = FindingRef::new("round_trips", "low", None, None);
+        let rt = FindingRef::new("round_trips", Severity::Low, None, None);
         let d = diff(
             &[],
             &[],

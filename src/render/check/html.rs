@@ -94,7 +94,7 @@ fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
     }
     let baseline = Series::of("baseline", endpoints, |e| {
         (e.deltas.iter())
-            .find(|d| d.metric == metric.key())
+            .find(|d| d.metric == metric)
             .map(|d| d.baseline)
     });
     let budgets = Series::of("budget", endpoints, |e| e.budget.limit(metric));
@@ -102,9 +102,11 @@ fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
     if baseline.values.iter().any(Option::is_some) {
         series.push(baseline);
     }
-    let (name, unit) = match metric {
-        Figure::P95Ms => ("p95 latency", "ms"),
-        _ => (metric.label(), "per request"),
+    // A label that ends in the figure's own unit (`p95 ms`) names a latency.
+    let unit = super::per_request(metric);
+    let name = match metric.label().strip_suffix(unit) {
+        Some(name) => format!("{name}latency"),
+        None => metric.label().into(),
     };
     Some(BarChart {
         title: format!("{name} ({unit}) per endpoint"),

@@ -61,7 +61,10 @@ fn testcase(e: &EndpointResult) -> String {
     for r in &e.regressions {
         let details = format!(
             "{}: baseline {:.4}, now {:.4} per request; limit +{}%",
-            r.metric, r.baseline, r.actual, r.limit_percent
+            r.metric.key(),
+            r.baseline,
+            r.actual,
+            r.limit_percent
         );
         let message = format!("regressed: {}", regression_text(r));
         out.push_str(&junit_element("failure", "regression", &message, &details));
@@ -136,7 +139,7 @@ fn figures_text(e: &EndpointResult) -> String {
         let delta = e
             .deltas
             .iter()
-            .find(|d: &&Delta| d.metric == metric.key())
+            .find(|d: &&Delta| d.metric == metric)
             .map(|d| {
                 format!(
                     " (baseline {:.2}, {})",

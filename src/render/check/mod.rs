@@ -13,7 +13,7 @@ mod markdown;
 mod sarif;
 mod table;
 
-use crate::cost::check::budget::{Breach, Figures, Regression};
+use crate::cost::check::budget::{Breach, Figures, Limit, Regression};
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
 use crate::cost::notes::Note;
@@ -85,41 +85,47 @@ fn percent(change_percent: Option<f64>) -> String {
 /// A breach in words; `code` marks up the statement of a forbidden finding.
 fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
     let detail = b.detail.as_deref().unwrap_or_default();
-    match (b.metric.as_str(), &b.detail) {
-        ("new_statements", _) => format!(
+    match (&b.metric, &b.detail) {
+        (Limit::NewStatements, _) => format!(
             "{} new statement(s), budget {}: {}",
             b.actual,
             limit(b.budget),
             code(&one_line(detail, 60))
         ),
-        ("fail_on_findings", _) => format!(
+        (Limit::NewFindings, _) => format!(
             "{} new finding(s) at fail_on_findings severity or above: {}",
             b.actual,
             code(&one_line(detail, 60))
         ),
-        ("fail_on_plan_change", _) => format!(
+        (Limit::PlanChange, _) => format!(
             "{} plan(s) in which a sequential scan replaced an index: {}",
             b.actual,
             code(&one_line(detail, 200))
         ),
-        ("ack_expired", _) => format!("acknowledgement expired: {}", one_line(detail, 200)),
-        (_, None) => format!(
-            "{} {:.2} {}, budget {}",
-            b.metric,
-            b.actual,
-            if b.metric == Figure::P95Ms.key() {
-                "ms"
-            } else {
-                "per request"
-            },
-            limit(b.budget)
-        ),
-        (_, Some(detail)) => format!(
+        (Limit::AckExpired, _) => format!("acknowledgement expired: {}", one_line(detail, 200)),
+        (Limit::Forbidden(..), Some(detail)) => format!(
             "forbidden finding {} ({} found): {}",
             b.metric,
             b.actual,
             code(&one_line(detail, 40))
         ),
+        (over, _) => {
+            let unit = match over {
+                Limit::Figure(figure) => per_request(*figure),
+                _ => "per request",
+            };
+            let budget = limit(b.budget);
+            format!("{over} {:.2} {unit}, budget {budget}", b.actual)
+        }
+    }
+}
+
+/// What a figure's values are counted in, as the views say it: a latency in its own unit,
+/// any other figure per request.
+fn per_request(figure: Figure) -> &'static str {
+    match figure.unit() {
+        "ms" => "ms",
+        _ => "per request",
     }
 }
 
@@ -130,7 +136,7 @@ fn plain(text: &str) -> String {
 fn regression_text(r: &Regression) -> String {
     format!(
         "{} {:.2} → {:.2} per request ({}, limit +{}%)",
-        r.metric,
+        r.metric.key(),
         r.baseline,
         r.actual,
         percent(r.change_percent),
@@ -151,27 +157,19 @@ fn cell(
         return "n/a".into();
     };
     let mut text = format!("{actual:.2}");
-    if e.breaches.iter().any(|b| b.metric == metric.key()) {
+    if e.breaches.iter().any(|b| b.metric == Limit::Figure(metric)) {
         text = over(&text);
     }
     if let Some(budget) = e.budget.limit(metric) {
         text = format!("{text} / {}", limit(budget));
     }
     if with_change
-        && let Some(delta) = e.deltas.iter().find(|d| d.metric == metric.key())
+        && let Some(delta) = e.deltas.iter().find(|d| d.metric == metric)
         && delta.change != 0.0
     {
         text = format!("{text} ({})", percent(delta.change_percent));
     }
     text
-}
-
-/// High first.
-fn rank(severity: Severity) -> usize {
-    Severity::ALL
-        .iter()
-        .position(|s| *s == severity)
-        .unwrap_or(Severity::ALL.len())
 }
 
 /// The kinds of finding an endpoint has, most severe first: `round_trips (high),
@@ -182,7 +180,7 @@ fn findings_summary(e: &EndpointResult) -> Option<String> {
         match kinds.iter_mut().find(|(kind, _, _)| *kind == f.kind) {
             Some((_, severity, count)) => {
                 *count += 1;
-                if rank(f.severity) < rank(*severity) {
+                if f.severity < *severity {
                     *severity = f.severity;
                 }
             }
@@ -192,7 +190,7 @@ fn findings_summary(e: &EndpointResult) -> Option<String> {
     if kinds.is_empty() {
         return None;
     }
-    kinds.sort_by_key(|(kind, severity, _)| (rank(*severity), *kind));
+    kinds.sort_by_key(|(kind, severity, _)| (*severity, *kind)); // high first
     let parts: Vec<String> = kinds
         .iter()
         .map(|(kind, severity, count)| match count {

@@ -3,9 +3,8 @@
 //! cannot be trusted; a rule per finding kind and per kind of failure.
 
 use super::{breach_text, plain, reasons, regression_text};
-use crate::cost::check::budget::Breach;
+use crate::cost::check::budget::{Breach, Limit};
 use crate::cost::check::{CheckReport, EndpointResult};
-use crate::cost::findings::FindingKind;
 use crate::render::sarif::{
     Configuration, Endpoint, Level, Log, Properties, Rule, SarifResult, Text, finding_result,
     finding_rules,
@@ -30,20 +29,20 @@ const FAILURES: [(&str, &str, &str); 7] = [
          [[endpoint.ack]].",
     ),
     (
-        "new_statements",
+        NEW_STATEMENTS,
         "More statements than the budget allows are new against the baseline.",
         "The request runs statements the baseline did not have, more than `new_statements` \
          allows. Check that each new statement is meant, then write a new baseline.",
     ),
     (
-        "fail_on_findings",
+        NEW_FINDINGS,
         "A new finding at or above `fail_on_findings` severity.",
         "A finding the baseline did not have, at or above the budget's `fail_on_findings` \
          severity, and no acknowledgement covers it. Fix it, or acknowledge it with an \
          [[endpoint.ack]].",
     ),
     (
-        "ack_expired",
+        ACK_EXPIRED,
         "An acknowledgement's date has come.",
         "An [[endpoint.ack]] of pgcost.toml has an `expires` date that has passed. Fix the \
          finding it covers, or renew the acknowledgement with a reason.",
@@ -64,6 +63,9 @@ const FAILURES: [(&str, &str, &str); 7] = [
 ];
 
 const BUDGET_EXCEEDED: &str = "budget_exceeded";
+const NEW_STATEMENTS: &str = "new_statements";
+const NEW_FINDINGS: &str = "fail_on_findings";
+const ACK_EXPIRED: &str = "ack_expired";
 const FORBIDDEN_FINDING: &str = "forbidden_finding";
 const REGRESSION: &str = "regression";
 const NOT_VALID: &str = "not_valid";
@@ -130,7 +132,7 @@ fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
     for r in &e.regressions {
         let text = format!("regressed: {}", regression_text(r));
         let mut result = error(REGRESSION, text, None);
-        let fingerprint = format!("{}|{REGRESSION}|{}", e.name, r.metric);
+        let fingerprint = format!("{}|{REGRESSION}|{}", e.name, r.metric.key());
         result
             .partial_fingerprints
             .insert("pgcostFailure/v1".to_string(), fingerprint);
@@ -143,22 +145,26 @@ fn endpoint_results(e: &EndpointResult) -> Vec<SarifResult> {
     out
 }
 
-/// The line of pgcost.toml that sets the limit `b` broke.
+/// The line of pgcost.toml that sets the limit `b` broke: a forbidden kind's is `forbid`.
 pub(super) fn breach_location(e: &EndpointResult, b: &Breach) -> Option<CodeLocation> {
     let lines = e.budget.lines.as_ref()?;
-    Some(lines.of_metric(&b.metric, breach_rule(b) == FORBIDDEN_FINDING))
+    let key = match &b.metric {
+        Limit::Forbidden(Some(node), _) => format!("nodes.{node}.forbid"),
+        Limit::Forbidden(None, _) => "forbid".into(),
+        other => other.to_string(),
+    };
+    Some(lines.of_key(key))
 }
 
 /// The rule a breach falls under: a limit on the statement set or an acknowledgement has
-/// its own, a forbidden finding kind (`nodes.NAME.` before it, for a database's budget)
-/// is one, and every figure over its limit is `budget_exceeded`.
+/// its own (`fail_on_plan_change` apart), a forbidden finding kind is one, and every figure
+/// over its limit is `budget_exceeded`.
 fn breach_rule(b: &Breach) -> &'static str {
-    let last = b.metric.rsplit('.').next().unwrap_or_default();
-    if let Some((id, _, _)) = FAILURES.iter().find(|(id, _, _)| *id == b.metric) {
-        id
-    } else if last.parse::<FindingKind>().is_ok() {
-        FORBIDDEN_FINDING
-    } else {
-        BUDGET_EXCEEDED
+    match b.metric {
+        Limit::NewStatements => NEW_STATEMENTS,
+        Limit::NewFindings => NEW_FINDINGS,
+        Limit::AckExpired => ACK_EXPIRED,
+        Limit::Forbidden(..) => FORBIDDEN_FINDING,
+        _ => BUDGET_EXCEEDED,
     }
 }

@@ -86,7 +86,7 @@ fn changes(e: &EndpointResult) -> Option<String> {
         .map(|d| {
             format!(
                 "{} {:.2} → {:.2} ({})",
-                d.metric,
+                d.metric.key(),
                 d.baseline,
                 d.actual,
                 percent(d.change_percent)

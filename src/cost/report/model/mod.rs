@@ -13,7 +13,6 @@ pub mod figure;
 pub mod figures;
 pub mod finding;
 pub mod invalid;
-pub mod load;
 pub mod node;
 pub mod notes;
 pub mod odd_events;
@@ -21,7 +20,6 @@ pub mod setup;
 pub mod tags;
 
 use counters::{DatabaseCounters, WriteCounters};
-use load::{LatencyPoint, LatencySummary};
 
 /// Bumped whenever a key is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -67,7 +65,7 @@ pub struct Report {
     /// Windows measured and discarded before this one, because app connections opened or
     /// closed in them.
     #[serde(default)]
-    pub windows: load::Windows,
+    pub windows: Windows,
     /// Each database the request touches, when `--db` names more than one: its own
     /// figures, statements and tables. `per_request`, `statements` and `tables` above are
     /// their sum. Absent with one database.
@@ -80,7 +78,7 @@ pub struct Report {
     /// With `--pgbouncer`: PgBouncer's own figures over the window, per request. Absent
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pgbouncer: Option<load::PgBouncerFigures>,
+    pub pgbouncer: Option<PgBouncerFigures>,
     /// How many statements carried tags in their SQL comments, and how many samples of
     /// `pg_stat_activity` were read; absent without pg_stat_statements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,7 +124,7 @@ pub struct Load {
     pub warmup: u64,
     /// The warm-up actually sent, when it went on to a steady state (`cost::steady`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup_done: Option<load::Warmed>,
+    pub warmup_done: Option<Warmed>,
     pub wall_seconds: f64,
     /// Requests per second over the burst's wall time.
     pub rps: f64,
@@ -162,7 +160,7 @@ pub struct Load {
 }
 
 fn pgcost_source() -> String {
-    load::PGCOST_SOURCE.into()
+    PGCOST_SOURCE.into()
 }
 
 /// How long the tool waited for Postgres to publish the counters.
@@ -413,4 +411,74 @@ pub struct IndexProposal {
     /// True when `hypopg` showed the planner would use it, false when it would not; null
     /// when unverified (no `hypopg` in the target database).
     pub verified: Option<bool>,
+}
+
+/// `load.source` of pgcost's own burst.
+pub const PGCOST_SOURCE: &str = "pgcost";
+
+/// One point of the latency curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencyPoint {
+    /// 0 to 100.
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencySummary {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// How much warm-up was done before the window: the `--warmup` floor, then slices until
+/// two in a row agreed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Warmed {
+    /// Warm-up requests sent, the floor included (the last warm-up before the reported
+    /// window, when windows were measured again).
+    pub requests: u64,
+    /// Slices sent after the floor.
+    pub slices: u32,
+    /// True when the last two slices agreed; false when the cap stopped the warm-up first.
+    pub steady: bool,
+    /// Wall time of the warm-up, floor included.
+    pub seconds: f64,
+    /// App connections to the target at the end of the warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    /// Their backend pids: a connection the window runs on that is not among them opened
+    /// after the warm-up, and is not warm.
+    #[serde(skip)]
+    pub pids: std::collections::BTreeSet<i32>,
+}
+
+/// How many windows were measured and thrown away before the one reported, and why.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Windows {
+    /// Windows measured and discarded because app connections opened or closed in them.
+    pub discarded: u32,
+    /// One reason per discarded window, in order.
+    pub reasons: Vec<String>,
+}
+
+/// PgBouncer's figures over a window, per request of the app.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PgBouncerFigures {
+    /// The PgBouncer database (the pool) read.
+    pub database: String,
+    /// `total_xact_count` growth per request: transactions as PgBouncer saw them.
+    pub transactions_per_request: f64,
+    /// `total_query_count` growth per request.
+    pub queries_per_request: f64,
+    /// `total_wait_time` growth per request, in ms: time clients queued for a server.
+    pub wait_ms_per_request: f64,
+    /// Most clients waiting for a server connection at once (`cl_waiting`), sampled.
+    pub max_cl_waiting: i64,
+    /// Calls of PgBouncer's own statements in the window, left out of the per-request
+    /// figures.
+    pub own_statements: i64,
 }
