@@ -13,6 +13,8 @@ mod markdown;
 mod sarif;
 mod table;
 
+use std::collections::BTreeMap;
+
 use crate::cost::check::budget::{Breach, Figures, Limit, Regression};
 use crate::cost::check::{CheckReport, EndpointResult, Status};
 use crate::cost::findings::{FindingKind, Severity};
@@ -175,30 +177,22 @@ fn cell(
 /// The kinds of finding an endpoint has, most severe first: `round_trips (high),
 /// cache_candidate ×3 (medium)`.
 fn findings_summary(e: &EndpointResult) -> Option<String> {
-    let mut kinds: Vec<(FindingKind, Severity, usize)> = Vec::new();
+    let mut by_kind: BTreeMap<FindingKind, (Severity, usize)> = BTreeMap::new();
     for f in &e.report.findings {
-        match kinds.iter_mut().find(|(kind, _, _)| *kind == f.kind) {
-            Some((_, severity, count)) => {
-                *count += 1;
-                if f.severity < *severity {
-                    *severity = f.severity;
-                }
-            }
-            None => kinds.push((f.kind, f.severity, 1)),
-        }
+        let (severity, count) = by_kind.entry(f.kind).or_insert((f.severity, 0));
+        *severity = f.severity.min(*severity); // high first
+        *count += 1;
     }
-    if kinds.is_empty() {
-        return None;
-    }
-    kinds.sort_by_key(|(kind, severity, _)| (*severity, *kind)); // high first
+    let mut kinds: Vec<_> = by_kind.into_iter().collect();
+    kinds.sort_by_key(|(kind, (severity, _))| (*severity, *kind));
     let parts: Vec<String> = kinds
         .iter()
-        .map(|(kind, severity, count)| match count {
+        .map(|(kind, (severity, count))| match count {
             1 => format!("{kind} ({severity})"),
             n => format!("{kind} ×{n} ({severity})"),
         })
         .collect();
-    Some(parts.join(", "))
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// Why an endpoint did not pass, in words.
@@ -264,4 +258,37 @@ fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
     let mut header = vec![corner, "endpoint"];
     header.extend(Figure::COLUMNS.map(Figure::label));
     Grid::new(&header, rows, 2..2 + Figure::COLUMNS.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::findings::Finding;
+
+    #[test]
+    fn the_findings_summary_counts_each_kind_at_its_most_severe_most_severe_first() {
+        let mut report = crate::render::sarif_tests::check();
+        let e = &mut report.endpoints[0];
+        let template = e.report.findings[0].clone();
+        let found = [
+            (FindingKind::RoundTrips, Severity::Low),
+            (FindingKind::CacheCandidate, Severity::Medium),
+            (FindingKind::RoundTrips, Severity::High),
+            (FindingKind::CacheCandidate, Severity::Medium),
+            (FindingKind::NPlusOne, Severity::High),
+        ];
+        e.report.findings = (found.iter())
+            .map(|&(kind, severity)| Finding {
+                kind,
+                severity,
+                ..template.clone()
+            })
+            .collect();
+        assert_eq!(
+            findings_summary(e).as_deref(),
+            Some("n_plus_one (high), round_trips ×2 (high), cache_candidate ×2 (medium)")
+        );
+        e.report.findings.clear();
+        assert_eq!(findings_summary(e), None);
+    }
 }
