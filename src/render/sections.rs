@@ -8,6 +8,7 @@ use super::text::{counts, figure};
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
 use crate::cost::replica::REPLICA;
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::one_line;
@@ -93,36 +94,29 @@ pub fn per_request(report: &Report) -> Grid {
     Grid::new(&["figure", "value", "meaning"], rows, 1..2)
 }
 
-/// The write side of the per-request figures, shown when something was written.
+/// The write side of the per-request figures, shown when something was written: the
+/// figure table's written figures, and the full-page images among the WAL records.
 fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
-    let fixed = |v: f64| format!("{v:.2}");
-    vec![
-        (
-            "WAL bytes",
-            figure(w.wal_bytes),
-            "write-ahead log generated",
-        ),
-        (
-            "WAL full-page images",
-            figure(w.wal_full_page_images),
-            "whole 8 kB pages logged after a checkpoint",
-        ),
-        (
-            "blocks dirtied",
-            fixed(w.blocks_dirtied),
-            "shared buffers changed",
-        ),
-        (
-            "blocks written",
-            fixed(w.blocks_written),
-            "buffers written out by the statements",
-        ),
-        (
-            "temp blocks written",
-            fixed(w.temp_blocks_written),
-            "8 kB temp-file blocks: sorts and hashes over work_mem",
-        ),
-    ]
+    let mut rows = Vec::new();
+    for f in Figure::ALL {
+        let Some(meaning) = f.spec().written else {
+            continue;
+        };
+        rows.push((
+            f.label(),
+            figure(f.read(&Figures::default(), Some(w))),
+            meaning,
+        ));
+        if f == Figure::WalBytes {
+            let images = figure(w.wal_full_page_images);
+            rows.push((
+                "WAL full-page images",
+                images,
+                "whole 8 kB pages logged after a checkpoint",
+            ));
+        }
+    }
+    rows
 }
 
 /// The statements that wrote something, per request, most WAL first; `None` when none did.
