@@ -254,14 +254,13 @@ impl Writes {
         }
     }
 
-    /// True when nothing was written (every figure 0 or null).
+    /// True when nothing was written (every written figure and the WAL records 0 or null).
     pub fn is_empty(&self) -> bool {
-        let none = |v: Option<f64>| v.unwrap_or(0.0) == 0.0;
-        none(self.wal_bytes)
-            && none(self.wal_records)
-            && self.blocks_dirtied == 0.0
-            && self.blocks_written == 0.0
-            && self.temp_blocks_written == 0.0
+        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().written.is_some());
+        let values = written.map(|f| f.read(&Figures::default(), Some(self)));
+        values
+            .chain([self.wal_records])
+            .all(|v| v.unwrap_or(0.0) == 0.0)
     }
 }
 
