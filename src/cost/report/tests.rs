@@ -244,11 +244,11 @@ fn utility_detection() {
 fn writes_per_request_sum_the_top_level_statements() {
     let writes = |wal: Option<i64>, temp: i64| WriteCounters {
         shared_blks_dirtied: 200,
-        shared_blks_written: 0,
         temp_blks_written: temp,
         wal_records: wal.map(|w| w / 100),
         wal_fpi: wal.map(|_| 0),
         wal_bytes: wal,
+        ..WriteCounters::default()
     };
     let update = StatementDelta {
         writes: writes(Some(14_000), 0),

@@ -254,6 +254,22 @@ impl Writes {
         }
     }
 
+    /// `self + other`, figure by figure; a WAL figure is null only where both are.
+    pub fn plus(&self, other: &Writes) -> Writes {
+        let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        Writes {
+            wal_bytes: add(self.wal_bytes, other.wal_bytes),
+            wal_records: add(self.wal_records, other.wal_records),
+            wal_full_page_images: add(self.wal_full_page_images, other.wal_full_page_images),
+            blocks_dirtied: self.blocks_dirtied + other.blocks_dirtied,
+            blocks_written: self.blocks_written + other.blocks_written,
+            temp_blocks_written: self.temp_blocks_written + other.temp_blocks_written,
+        }
+    }
+
     /// True when nothing was written (every written figure and the WAL records 0 or null).
     pub fn is_empty(&self) -> bool {
         let written = (Figure::ALL.into_iter()).filter(|f| f.spec().written.is_some());
