@@ -99,7 +99,7 @@ pub fn per_request(report: &Report) -> Grid {
 fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
     let mut rows = Vec::new();
     for f in Figure::ALL {
-        let Some(meaning) = f.spec().written else {
+        let Some(meaning) = f.spec().write_side else {
             continue;
         };
         rows.push((

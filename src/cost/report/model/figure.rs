@@ -31,8 +31,9 @@ pub struct FigureSpec {
     pub needs: &'static str,
     /// The budget key limiting its slope over `scale = {...}`, if it has one.
     pub slope: Option<&'static str>,
-    /// On the write side: what the per-request grid says it means.
-    pub written: Option<&'static str>,
+    /// On the write side ([`Writes`]: the statements' buffer and temp-file I/O): what the
+    /// per-request grid says it means.
+    pub write_side: Option<&'static str>,
     /// How it is read off a report.
     pub read: Read,
 }
@@ -47,7 +48,7 @@ impl FigureSpec {
         per_database: true,
         needs: "pg_stat_statements",
         slope: None,
-        written: None,
+        write_side: None,
         read: |_, _| None,
     };
 }
@@ -100,14 +101,14 @@ macro_rules! with_figures {
             /// Most bytes of WAL per request (PG 13+).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub wal_bytes: WalBytes {
-                label: "WAL bytes", unit: "bytes", written: Some("write-ahead log generated"),
+                label: "WAL bytes", unit: "bytes", write_side: Some("write-ahead log generated"),
                 needs: "pg_stat_statements and PostgreSQL 13 or later",
                 read: |_, w| w.and_then(|w| w.wal_bytes),
             }
             /// Most shared buffers dirtied per request.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_dirtied: BlocksDirtied {
-                label: "blocks dirtied", unit: "blocks", written: Some("shared buffers changed"),
+                label: "blocks dirtied", unit: "blocks", write_side: Some("shared buffers changed"),
                 read: |_, w| w.map(|w| w.blocks_dirtied),
             }
             /// Most shared buffers the statements had to write out themselves per request
@@ -115,14 +116,14 @@ macro_rules! with_figures {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_written: BlocksWritten {
                 label: "blocks written", unit: "blocks",
-                written: Some("buffers written out by the statements"),
+                write_side: Some("buffers written out by the statements"),
                 read: |_, w| w.map(|w| w.blocks_written),
             }
             /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub temp_blocks_written: TempBlocksWritten {
                 label: "temp blocks written", unit: "blocks",
-                written: Some("8 kB temp-file blocks: sorts and hashes over work_mem"),
+                write_side: Some("8 kB temp-file blocks: sorts and hashes over work_mem"),
                 read: |_, w| w.map(|w| w.temp_blocks_written),
             }
         }
@@ -272,7 +273,7 @@ impl Writes {
 
     /// True when nothing was written (every written figure and the WAL records 0 or null).
     pub fn is_empty(&self) -> bool {
-        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().written.is_some());
+        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().write_side.is_some());
         let values = written.map(|f| f.read(&Figures::default(), Some(self)));
         values
             .chain([self.wal_records])
