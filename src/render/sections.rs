@@ -219,16 +219,13 @@ pub fn nodes(report: &Report) -> Option<Grid> {
     if report.nodes.is_empty() {
         return None;
     }
+    // The figures each database has of its own, as the table declares them.
+    let columns = || (Figure::COLUMNS.into_iter()).filter(|f| f.spec().per_database);
     let row = |name: String, p: &PerRequest| {
-        vec![
-            name,
-            format!("{:.2}", p.transactions),
-            figure(p.statements),
-            format!("{:.2}", p.rows_read),
-            figure(p.rows_returned),
-            format!("{:.2}", p.rows_written),
-            figure(p.db_time_ms),
-        ]
+        let mut row = vec![name];
+        row.extend(columns().map(|f| figure(f.of(&Figures::per_request(p)))));
+        row.extend([format!("{:.2}", p.rows_written), figure(p.db_time_ms)]);
+        row
     };
     let mut rows: Vec<Vec<String>> = (report.nodes.iter())
         .map(|n| {
@@ -238,16 +235,10 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         })
         .collect();
     rows.push(row("sum".into(), &report.per_request));
-    let header = [
-        "database",
-        "transactions",
-        "statements",
-        "rows read",
-        "rows returned",
-        "rows written",
-        "db time ms",
-    ];
-    Some(Grid::new(&header, rows, 1..7))
+    let mut header = vec!["database"];
+    header.extend(columns().map(Figure::label));
+    header.extend(["rows written", "db time ms"]);
+    Some(Grid::new(&header, rows, 1..header.len()))
 }
 
 /// The columns every view shows for a statement, first.
