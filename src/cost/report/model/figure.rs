@@ -1,6 +1,7 @@
-//! The per-request figures a budget can limit, declared once: each arm's key (as in
-//! pgcost.toml and JSON), label, unit, whether `--max-regression` gates it, and how to read
-//! it off a report. Budgets of `check` and `survey`, and the views' columns, loop over it.
+//! The per-request figures a budget can limit, declared once in one table: each entry's
+//! key (as in pgcost.toml and JSON) and its [`FigureSpec`]. Budgets of `check` and `survey`,
+//! the slope limits and the views' figure columns loop over it; the write side per request
+//! ([`Writes`]) lives beside it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
