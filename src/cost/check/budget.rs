@@ -12,7 +12,9 @@ pub use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{Report, Writes};
 use crate::cost::scale::{SLOPE_TOLERANCE, ScaleReport};
 
-/// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`.
+/// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`: the
+/// entry `pub rows_read: RowsRead { .. }` in `report/model/figure.rs` is the field
+/// `pub rows_read: Option<f64>` here, under the entry's doc and serde attributes.
 macro_rules! declare_budget {
     ($($(#[$meta:meta])* pub $key:ident: $arm:ident { $($spec:tt)* })*) => {
         /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is

@@ -39,20 +39,18 @@ pub struct FigureSpec {
     pub read: Read,
 }
 
-impl FigureSpec {
-    /// What an entry does not say.
-    const BASE: FigureSpec = FigureSpec {
-        key: "",
-        label: "",
-        unit: "",
-        gated: false,
-        per_database: true,
-        needs: "pg_stat_statements",
-        slope: None,
-        write_side: None,
-        read: |_, _| None,
-    };
-}
+/// What an entry of [`with_figures!`] does not say.
+const UNSAID: FigureSpec = FigureSpec {
+    key: "",
+    label: "",
+    unit: "",
+    gated: false,
+    per_database: true,
+    needs: "pg_stat_statements",
+    slope: None,
+    write_side: None,
+    read: |_, _| None,
+};
 
 /// The figures, declared once, one entry each: the doc and serde attributes of its budget
 /// key, the field as written (its key in pgcost.toml and JSON), its arm of [`Figure`], and
@@ -151,7 +149,7 @@ macro_rules! declare_figures {
                     $(Figure::$arm => FigureSpec {
                         key: stringify!($key),
                         $($spec: $value,)*
-                        ..FigureSpec::BASE
+                        ..UNSAID
                     },)*
                 }
             }
