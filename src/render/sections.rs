@@ -37,33 +37,19 @@ impl Grid {
 pub fn per_request(report: &Report) -> Grid {
     let p = &report.per_request;
     let fixed = |v: f64| format!("{v:.2}");
+    let figures = Figures::per_request(p);
+    let row = |f: Figure| (f.label(), figure(f.of(&figures)), f.spec().meaning);
     let mut rows = vec![
-        ("transactions", fixed(p.transactions), "commits + rollbacks"),
-        (
-            "statements",
-            figure(p.statements),
-            "round trips, BEGIN/COMMIT included",
-        ),
+        row(Figure::Transactions),
+        row(Figure::Statements),
         (
             "statements (no utility)",
             figure(p.statements_excluding_utility),
             "without BEGIN, COMMIT, SET, ...",
         ),
-        (
-            "rows read",
-            fixed(p.rows_read),
-            "tup_returned: scanned rows + index entries",
-        ),
-        (
-            "rows fetched",
-            fixed(p.rows_fetched),
-            "tup_fetched: rows fetched by index scans",
-        ),
-        (
-            "rows returned",
-            figure(p.rows_returned),
-            "rows sent back to the app",
-        ),
+        row(Figure::RowsRead),
+        row(Figure::RowsFetched),
+        row(Figure::RowsReturned),
         (
             "rows written",
             fixed(p.rows_written),
@@ -98,15 +84,9 @@ pub fn per_request(report: &Report) -> Grid {
 /// figure table's written figures, and the full-page images among the WAL records.
 fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
     let mut rows = Vec::new();
-    for f in Figure::ALL {
-        let Some(meaning) = f.spec().write_side else {
-            continue;
-        };
-        rows.push((
-            f.label(),
-            figure(f.read(&Figures::default(), Some(w))),
-            meaning,
-        ));
+    for f in (Figure::ALL.into_iter()).filter(|f| f.spec().write_side) {
+        let value = figure(f.read(&Figures::default(), Some(w)));
+        rows.push((f.label(), value, f.spec().meaning));
         if f == Figure::WalBytes {
             let images = figure(w.wal_full_page_images);
             rows.push((

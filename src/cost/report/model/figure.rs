@@ -32,9 +32,10 @@ pub struct FigureSpec {
     pub needs: &'static str,
     /// The budget key limiting its slope over `scale = {...}`, if it has one.
     pub slope: Option<&'static str>,
-    /// On the write side ([`Writes`]: the statements' buffer and temp-file I/O): what the
-    /// per-request grid says it means.
-    pub write_side: Option<&'static str>,
+    /// What the per-request grid says it means.
+    pub meaning: &'static str,
+    /// Whether it is on the write side ([`Writes`]: the statements' buffer and temp-file I/O).
+    pub write_side: bool,
     /// How it is read off a report.
     pub read: Read,
 }
@@ -48,7 +49,8 @@ const UNSAID: FigureSpec = FigureSpec {
     per_database: true,
     needs: "pg_stat_statements",
     slope: None,
-    write_side: None,
+    meaning: "",
+    write_side: false,
     read: |_, _| None,
 };
 
@@ -64,25 +66,28 @@ macro_rules! with_figures {
             /// Most transactions (commits + rollbacks) per request.
             #[serde(default)]
             pub transactions: Transactions {
-                label: "transactions", unit: "transactions",
+                label: "transactions", unit: "transactions", meaning: "commits + rollbacks",
                 read: |f, _| Some(f.transactions),
             }
             /// Most statements (round trips, BEGIN and COMMIT included) per request.
             #[serde(default)]
             pub statements: Statements {
                 label: "statements", unit: "statements", gated: true,
+                meaning: "round trips, BEGIN/COMMIT included",
                 slope: Some("statements_slope"), read: |f, _| f.statements,
             }
             /// Most rows read (`tup_returned`) per request.
             #[serde(default)]
             pub rows_read: RowsRead {
                 label: "rows read", unit: "rows", gated: true,
+                meaning: "tup_returned: scanned rows + index entries",
                 slope: Some("rows_read_slope"), read: |f, _| Some(f.rows_read),
             }
             /// Most rows returned to the app per request.
             #[serde(default)]
             pub rows_returned: RowsReturned {
                 label: "rows returned", unit: "rows", gated: true,
+                meaning: "rows sent back to the app",
                 slope: Some("rows_returned_slope"), read: |f, _| f.rows_returned,
             }
             /// Highest 95th-percentile latency, in ms.
@@ -96,33 +101,36 @@ macro_rules! with_figures {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rows_fetched: RowsFetched {
                 label: "rows fetched", unit: "rows", read: |f, _| Some(f.rows_fetched),
+                meaning: "tup_fetched: rows fetched by index scans",
             }
             /// Most bytes of WAL per request (PG 13+).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub wal_bytes: WalBytes {
-                label: "WAL bytes", unit: "bytes", write_side: Some("write-ahead log generated"),
+                label: "WAL bytes", unit: "bytes", write_side: true,
+                meaning: "write-ahead log generated",
                 needs: "pg_stat_statements and PostgreSQL 13 or later",
                 read: |_, w| w.and_then(|w| w.wal_bytes),
             }
             /// Most shared buffers dirtied per request.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_dirtied: BlocksDirtied {
-                label: "blocks dirtied", unit: "blocks", write_side: Some("shared buffers changed"),
+                label: "blocks dirtied", unit: "blocks", write_side: true,
+                meaning: "shared buffers changed",
                 read: |_, w| w.map(|w| w.blocks_dirtied),
             }
             /// Most shared buffers the statements had to write out themselves per request
             /// (`shared_blks_written`: no free buffer was clean).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_written: BlocksWritten {
-                label: "blocks written", unit: "blocks",
-                write_side: Some("buffers written out by the statements"),
+                label: "blocks written", unit: "blocks", write_side: true,
+                meaning: "buffers written out by the statements",
                 read: |_, w| w.map(|w| w.blocks_written),
             }
             /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub temp_blocks_written: TempBlocksWritten {
-                label: "temp blocks written", unit: "blocks",
-                write_side: Some("8 kB temp-file blocks: sorts and hashes over work_mem"),
+                label: "temp blocks written", unit: "blocks", write_side: true,
+                meaning: "8 kB temp-file blocks: sorts and hashes over work_mem",
                 read: |_, w| w.map(|w| w.temp_blocks_written),
             }
         }
@@ -272,7 +280,7 @@ impl Writes {
 
     /// True when nothing was written (every written figure and the WAL records 0 or null).
     pub fn is_empty(&self) -> bool {
-        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().write_side.is_some());
+        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().write_side);
         let values = written.map(|f| f.read(&Figures::default(), Some(self)));
         values
             .chain([self.wal_records])
