@@ -133,6 +133,14 @@ macro_rules! with_figures {
                 meaning: "8 kB temp-file blocks: sorts and hashes over work_mem",
                 read: |_, w| w.map(|w| w.temp_blocks_written),
             }
+            /// Most temp-file blocks (8 kB) read back per request: a spilled sort or hash reads
+            /// what it wrote, once per pass.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub temp_blocks_read: TempBlocksRead {
+                label: "temp blocks read", unit: "blocks", write_side: true,
+                meaning: "8 kB temp-file blocks read back by those sorts and hashes",
+                read: |_, w| w.map(|w| w.temp_blocks_read),
+            }
         }
     };
 }
@@ -247,6 +255,10 @@ pub struct Writes {
     /// Temp-file blocks (8 kB each) written by sorts, hashes and materializations that
     /// outgrew `work_mem`.
     pub temp_blocks_written: f64,
+    /// Temp-file blocks read back by those sorts and hashes (`temp_blks_read`); 0 in
+    /// reports written before it existed.
+    #[serde(default)]
+    pub temp_blocks_read: f64,
 }
 
 impl Writes {
@@ -259,6 +271,7 @@ impl Writes {
             blocks_dirtied: divide(w.shared_blks_dirtied),
             blocks_written: divide(w.shared_blks_written),
             temp_blocks_written: divide(w.temp_blks_written),
+            temp_blocks_read: divide(w.temp_blks_read),
         }
     }
 
@@ -275,6 +288,7 @@ impl Writes {
             blocks_dirtied: self.blocks_dirtied + other.blocks_dirtied,
             blocks_written: self.blocks_written + other.blocks_written,
             temp_blocks_written: self.temp_blocks_written + other.temp_blocks_written,
+            temp_blocks_read: self.temp_blocks_read + other.temp_blocks_read,
         }
     }
 
