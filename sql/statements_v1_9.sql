@@ -10,7 +10,7 @@ SELECT userid::oid AS userid, queryid, toplevel, query, calls, rows,
        CASE WHEN current_setting('pg_stat_statements.track_planning', true) = 'on'
             THEN total_plan_time END AS plan_time_ms,
        shared_blks_hit, shared_blks_read,
-       shared_blks_dirtied, shared_blks_written, temp_blks_written,
+       shared_blks_dirtied, shared_blks_written, temp_blks_written, temp_blks_read,
        wal_records, wal_fpi, wal_bytes::bigint AS wal_bytes
 FROM pg_stat_statements($2)
 WHERE dbid = $1 AND (query IS NULL OR query NOT LIKE '/* pgcost */%')

@@ -1,6 +1,6 @@
-//! The write side of a request: WAL, dirtied blocks and temp files per request equal what
-//! pg_stat_statements shows for the same requests sent without pgcost, and a GET that
-//! writes or a sort that spills is named.
+//! The write side of a request: WAL, dirtied blocks and temp files (written and read back)
+//! per request equal what pg_stat_statements shows for the same requests sent without
+//! pgcost, and a GET that writes or a sort that spills is named.
 
 mod support;
 
@@ -80,9 +80,10 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
         40,
     )
     .await;
+    let temp_read_truth = truth(&db, &sort_url, corpus::SORTED_REPORT, "temp_blks_read", 40).await;
     assert!(
-        wal_truth > 0.0 && temp_truth > 0.0,
-        "{wal_truth} {temp_truth}"
+        wal_truth > 0.0 && temp_truth > 0.0 && temp_read_truth > 0.0,
+        "{wal_truth} {temp_truth} {temp_read_truth}"
     );
 
     let n = N.to_string();
@@ -132,6 +133,9 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
         .temp_blocks_written;
     println!("temp blocks per request: pgcost {temp}, truth {temp_truth}");
     assert_eq!(temp, temp_truth);
+    // And the blocks the spill read back, which the truth counts the same way.
+    let temp_read = sort.per_request.writes.as_ref().unwrap().temp_blocks_read;
+    assert_eq!(temp_read, temp_read_truth);
     assert_eq!(
         finding_kinds(sort)[0],
         FindingKind::SpillsToDisk,

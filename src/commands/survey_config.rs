@@ -85,7 +85,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Option<SurveyTable>> {
         )));
     }
     if let Some(figure) =
-        (Figure::ALL.into_iter()).find(|f| !f.per_database() && table.budget.get(*f).is_some())
+        (Figure::ALL.into_iter()).find(|f| !f.spec().per_database && table.budget.get(*f).is_some())
     {
         return Err(Error::usage(format!(
             "{origin}: [survey.budget] {} is not a survey limit: a route's replay has no \

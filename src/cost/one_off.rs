@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 pub use crate::cost::odd_events::{EventKind, OddEvents, RareWork, Spread, describe};
 
 use crate::cost::delta::{WindowDelta, per_request};
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::text::one_line;
 
@@ -135,24 +136,22 @@ pub fn apps_own(windows: &[Vec<OddEvents>]) -> bool {
     }
 }
 
-/// How far apart the windows' figures were: half the range of each over `windows`.
+/// How far apart the windows' figures were: half the range of each over `windows`, by
+/// the figure table's reading.
 pub fn spread(windows: &[Figures]) -> Spread {
-    let half = |values: Vec<f64>| {
-        let max = values.iter().copied().fold(f64::MIN, f64::max);
-        let min = values.iter().copied().fold(f64::MAX, f64::min);
-        if values.is_empty() {
-            0.0
-        } else {
-            (max - min) / 2.0
-        }
+    let half = |figure: Figure| -> Option<f64> {
+        let values: Option<Vec<f64>> = (windows.iter()).map(|w| figure.of(w)).collect();
+        let (min, max) = (values?.into_iter()).fold((f64::MAX, f64::MIN), |(min, max), v| {
+            (min.min(v), max.max(v))
+        });
+        // No window: the range is negative, and the spread 0.
+        Some(((max - min) / 2.0).max(0.0))
     };
-    let all =
-        |f: fn(&Figures) -> Option<f64>| -> Option<Vec<f64>> { windows.iter().map(f).collect() };
     Spread {
-        transactions: half(windows.iter().map(|f| f.transactions).collect()),
-        statements: all(|f| f.statements).map(half),
-        rows_read: half(windows.iter().map(|f| f.rows_read).collect()),
-        rows_returned: all(|f| f.rows_returned).map(half),
+        transactions: half(Figure::Transactions).unwrap_or(0.0),
+        statements: half(Figure::Statements),
+        rows_read: half(Figure::RowsRead).unwrap_or(0.0),
+        rows_returned: half(Figure::RowsReturned),
     }
 }
 

@@ -8,6 +8,7 @@ use super::text::{counts, figure};
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
 use crate::cost::replica::REPLICA;
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::one_line;
@@ -36,33 +37,19 @@ impl Grid {
 pub fn per_request(report: &Report) -> Grid {
     let p = &report.per_request;
     let fixed = |v: f64| format!("{v:.2}");
+    let figures = Figures::per_request(p);
+    let row = |f: Figure| (f.label(), figure(f.of(&figures)), f.spec().meaning);
     let mut rows = vec![
-        ("transactions", fixed(p.transactions), "commits + rollbacks"),
-        (
-            "statements",
-            figure(p.statements),
-            "round trips, BEGIN/COMMIT included",
-        ),
+        row(Figure::Transactions),
+        row(Figure::Statements),
         (
             "statements (no utility)",
             figure(p.statements_excluding_utility),
             "without BEGIN, COMMIT, SET, ...",
         ),
-        (
-            "rows read",
-            fixed(p.rows_read),
-            "tup_returned: scanned rows + index entries",
-        ),
-        (
-            "rows fetched",
-            fixed(p.rows_fetched),
-            "tup_fetched: rows fetched by index scans",
-        ),
-        (
-            "rows returned",
-            figure(p.rows_returned),
-            "rows sent back to the app",
-        ),
+        row(Figure::RowsRead),
+        row(Figure::RowsFetched),
+        row(Figure::RowsReturned),
         (
             "rows written",
             fixed(p.rows_written),
@@ -93,36 +80,23 @@ pub fn per_request(report: &Report) -> Grid {
     Grid::new(&["figure", "value", "meaning"], rows, 1..2)
 }
 
-/// The write side of the per-request figures, shown when something was written.
+/// The write side of the per-request figures, shown when something was written: the
+/// figure table's written figures, and the full-page images among the WAL records.
 fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
-    let fixed = |v: f64| format!("{v:.2}");
-    vec![
-        (
-            "WAL bytes",
-            figure(w.wal_bytes),
-            "write-ahead log generated",
-        ),
-        (
-            "WAL full-page images",
-            figure(w.wal_full_page_images),
-            "whole 8 kB pages logged after a checkpoint",
-        ),
-        (
-            "blocks dirtied",
-            fixed(w.blocks_dirtied),
-            "shared buffers changed",
-        ),
-        (
-            "blocks written",
-            fixed(w.blocks_written),
-            "buffers written out by the statements",
-        ),
-        (
-            "temp blocks written",
-            fixed(w.temp_blocks_written),
-            "8 kB temp-file blocks: sorts and hashes over work_mem",
-        ),
-    ]
+    let mut rows = Vec::new();
+    for f in (Figure::ALL.into_iter()).filter(|f| f.spec().write_side) {
+        let value = figure(f.read(&Figures::default(), Some(w)));
+        rows.push((f.label(), value, f.spec().meaning));
+        if f == Figure::WalBytes {
+            let images = figure(w.wal_full_page_images);
+            rows.push((
+                "WAL full-page images",
+                images,
+                "whole 8 kB pages logged after a checkpoint",
+            ));
+        }
+    }
+    rows
 }
 
 /// The statements that wrote something, per request, most WAL first; `None` when none did.
@@ -225,16 +199,13 @@ pub fn nodes(report: &Report) -> Option<Grid> {
     if report.nodes.is_empty() {
         return None;
     }
+    // The figures each database has of its own, as the table declares them.
+    let columns = || (Figure::COLUMNS.into_iter()).filter(|f| f.spec().per_database);
     let row = |name: String, p: &PerRequest| {
-        vec![
-            name,
-            format!("{:.2}", p.transactions),
-            figure(p.statements),
-            format!("{:.2}", p.rows_read),
-            figure(p.rows_returned),
-            format!("{:.2}", p.rows_written),
-            figure(p.db_time_ms),
-        ]
+        let mut row = vec![name];
+        row.extend(columns().map(|f| figure(f.of(&Figures::per_request(p)))));
+        row.extend([format!("{:.2}", p.rows_written), figure(p.db_time_ms)]);
+        row
     };
     let mut rows: Vec<Vec<String>> = (report.nodes.iter())
         .map(|n| {
@@ -244,16 +215,10 @@ pub fn nodes(report: &Report) -> Option<Grid> {
         })
         .collect();
     rows.push(row("sum".into(), &report.per_request));
-    let header = [
-        "database",
-        "transactions",
-        "statements",
-        "rows read",
-        "rows returned",
-        "rows written",
-        "db time ms",
-    ];
-    Some(Grid::new(&header, rows, 1..7))
+    let mut header = vec!["database"];
+    header.extend(columns().map(Figure::label));
+    header.extend(["rows written", "db time ms"]);
+    Some(Grid::new(&header, rows, 1..header.len()))
 }
 
 /// The columns every view shows for a statement, first.

@@ -13,9 +13,11 @@ pub use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{Report, Writes};
 use crate::cost::scale::{SLOPE_TOLERANCE, ScaleReport};
 
-/// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`.
+/// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`: the
+/// entry `pub rows_read: RowsRead { .. }` in `report/model/figure.rs` is the field
+/// `pub rows_read: Option<f64>` here, under the entry's doc and serde attributes.
 macro_rules! declare_budget {
-    ($($(#[$meta:meta])* $arm:ident $key:ident $label:literal $unit:literal $read:expr;)*) => {
+    ($($(#[$meta:meta])* pub $key:ident: $arm:ident { $($spec:tt)* })*) => {
         /// An endpoint's limits per request, as `[endpoint.budget]` spells them. Every limit is
         /// optional; an empty budget passes.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -68,6 +70,16 @@ macro_rules! declare_budget {
                     $(Figure::$arm => self.$key,)*
                 }
             }
+
+            /// The limit `self` sets on the slope of `figure` (its entry's `slope`), if any.
+            fn slope_limit(&self, figure: Figure) -> Option<f64> {
+                match figure {
+                    Figure::Statements => self.statements_slope,
+                    Figure::RowsRead => self.rows_read_slope,
+                    Figure::RowsReturned => self.rows_returned_slope,
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -97,25 +109,15 @@ pub fn hold(figure: Figure, figures: &Figures, writes: Option<&Writes>, limit: f
     }
 }
 
-/// A limit on a slope of `scale = {...}`: its name, the figure whose fit it limits, and
-/// its value in a budget.
-type SlopeLimit = (&'static str, Figure, fn(&Budget) -> Option<f64>);
-
-const SLOPE_LIMITS: [SlopeLimit; 3] = [
-    ("statements_slope", Figure::Statements, |b| {
-        b.statements_slope
-    }),
-    ("rows_read_slope", Figure::RowsRead, |b| b.rows_read_slope),
-    ("rows_returned_slope", Figure::RowsReturned, |b| {
-        b.rows_returned_slope
-    }),
-];
+/// The slope limits, from the figure table: each figure's slope key and its limit in a
+/// budget.
+fn slope_limits(budget: &Budget) -> impl Iterator<Item = (&'static str, Figure, Option<f64>)> {
+    (Figure::ALL.into_iter()).filter_map(move |f| Some((f.spec().slope?, f, budget.slope_limit(f))))
+}
 
 /// Whether `budget` sets a slope, which needs `scale = {...}`.
 pub fn has_slope_limits(budget: &Budget) -> bool {
-    SLOPE_LIMITS
-        .iter()
-        .any(|(_, _, limit_of)| limit_of(budget).is_some())
+    slope_limits(budget).any(|(_, _, limit)| limit.is_some())
 }
 
 /// The slope limits of `budget` against the fits of `scale`: a slope over its limit plus
@@ -123,8 +125,8 @@ pub fn has_slope_limits(budget: &Budget) -> bool {
 /// `scale`) or the figure, the limit is unchecked. The document should be valid.
 pub fn check_slopes(budget: &Budget, scale: Option<&ScaleReport>) -> BudgetVerdict {
     let mut verdict = BudgetVerdict::default();
-    for (name, figure, limit_of) in SLOPE_LIMITS {
-        let Some(limit) = limit_of(budget) else {
+    for (name, figure, limit) in slope_limits(budget) {
+        let Some(limit) = limit else {
             continue;
         };
         match scale.and_then(|s| s.per_request.get(figure)) {
@@ -215,8 +217,7 @@ pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
 /// Every numeric limit `budget` sets, by name: the metrics and the write side.
 pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
     let figures = (Figure::ALL.into_iter()).filter_map(|f| budget.limit(f).map(|v| (f.key(), v)));
-    let slopes = (SLOPE_LIMITS.into_iter())
-        .filter_map(|(name, _, limit_of)| limit_of(budget).map(|v| (name, v)));
+    let slopes = slope_limits(budget).filter_map(|(name, _, limit)| Some((name, limit?)));
     figures.chain(slopes).collect()
 }
 
@@ -242,7 +243,7 @@ fn check_limits(
             continue;
         };
         let name = match node {
-            Some(_) if !figure.per_database() => continue,
+            Some(_) if !figure.spec().per_database => continue,
             Some(node) => Limit::NodeFigure(node.into(), figure),
             None => Limit::Figure(figure),
         };
@@ -256,7 +257,7 @@ fn check_limits(
             Held::Within => {}
             Held::Missing => verdict.unchecked.push(format!(
                 "the {name} budget cannot be checked: the figure needs {}",
-                figure.needs()
+                figure.spec().needs
             )),
         }
     }
@@ -405,7 +406,7 @@ pub fn compare(
             change_percent,
         });
         if let Some(limit) = max_regression_percent
-            && metric.gated_by_regression()
+            && metric.spec().gated
             && exceeds(now, before * (1.0 + limit / 100.0))
         {
             regressions.push(Regression {

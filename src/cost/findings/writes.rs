@@ -11,23 +11,9 @@ const HIGH_SPILL_TEMP_BLOCKS: f64 = 128.0;
 
 /// The statement's writes per request, its rows of every user and query id added.
 fn writes_of(inputs: &Inputs, query: &str) -> Writes {
-    let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-    };
     (inputs.statements.iter())
         .filter(|s| s.toplevel && !s.utility && s.query == query)
-        .fold(Writes::default(), |sum, s| {
-            let w = &s.writes_per_request;
-            Writes {
-                wal_bytes: add(sum.wal_bytes, w.wal_bytes),
-                wal_records: add(sum.wal_records, w.wal_records),
-                wal_full_page_images: add(sum.wal_full_page_images, w.wal_full_page_images),
-                blocks_dirtied: sum.blocks_dirtied + w.blocks_dirtied,
-                blocks_written: sum.blocks_written + w.blocks_written,
-                temp_blocks_written: sum.temp_blocks_written + w.temp_blocks_written,
-            }
-        })
+        .fold(Writes::default(), |sum, s| sum.plus(&s.writes_per_request))
 }
 
 /// A statement that changes data on every request of a GET or HEAD. Every request must

@@ -318,7 +318,7 @@ impl PerRequest {
             blocks_read: per_request(d.blks_read, n),
             db_time_ms: available.then(|| if n > 0 { top.exec_ms / n as f64 } else { 0.0 }),
             new_sessions: d.sessions.map(|s| per_request(s, n)),
-            writes: available.then(|| writes_per_request(&top.writes, n)),
+            writes: available.then(|| Writes::divided(&top.writes, |v| per_request(v, n))),
             setup: None,
         }
     }
@@ -390,7 +390,7 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
                 .filter(|_| s.calls > 0)
                 .map(|p| p / s.calls as f64),
             blocks_per_request: per_request(s.shared_blks_hit + s.shared_blks_read, n),
-            writes_per_request: writes_per_request(&s.writes, n),
+            writes_per_request: Writes::divided(&s.writes, |v| per_request(v, n)),
             share_of_rows_returned: if s.key.toplevel != Some(false) {
                 share(s.rows, rows_returned)
             } else {
@@ -404,19 +404,6 @@ fn statement_rows(statements: &[StatementDelta], n: u64, rows_returned: i64) -> 
         .collect();
     sort_statements(&mut rows);
     rows
-}
-
-/// Write counters divided by the `n` requests.
-fn writes_per_request(w: &WriteCounters, n: u64) -> Writes {
-    let divide = |v: Option<i64>| v.map(|v| per_request(v, n));
-    Writes {
-        wal_bytes: divide(w.wal_bytes),
-        wal_records: divide(w.wal_records),
-        wal_full_page_images: divide(w.wal_fpi),
-        blocks_dirtied: per_request(w.shared_blks_dirtied, n),
-        blocks_written: per_request(w.shared_blks_written, n),
-        temp_blocks_written: per_request(w.temp_blks_written, n),
-    }
 }
 
 /// One row per table, most rows read first.

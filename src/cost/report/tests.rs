@@ -217,6 +217,7 @@ fn totals_keep_their_json_keys_and_order() {
             shared_blks_dirtied: 11,
             shared_blks_written: 12,
             temp_blks_written: 13,
+            temp_blks_read: 16,
             wal_records: Some(14),
             wal_fpi: None,
             wal_bytes: Some(15),
@@ -225,7 +226,7 @@ fn totals_keep_their_json_keys_and_order() {
     let json = serde_json::to_string(&totals).unwrap();
     assert_eq!(
         json,
-        r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null,"statement_writes":{"shared_blks_dirtied":11,"shared_blks_written":12,"temp_blks_written":13,"wal_records":14,"wal_fpi":null,"wal_bytes":15}}"#
+        r#"{"xact_commit":1,"xact_rollback":2,"tup_returned":3,"tup_fetched":4,"tup_inserted":5,"tup_updated":6,"tup_deleted":7,"blks_hit":8,"blks_read":9,"sessions":null,"statement_calls":10,"statement_rows":null,"statement_writes":{"shared_blks_dirtied":11,"shared_blks_written":12,"temp_blks_written":13,"temp_blks_read":16,"wal_records":14,"wal_fpi":null,"wal_bytes":15}}"#
     );
     assert_eq!(serde_json::from_str::<Totals>(&json).unwrap(), totals);
 }
@@ -244,11 +245,11 @@ fn utility_detection() {
 fn writes_per_request_sum_the_top_level_statements() {
     let writes = |wal: Option<i64>, temp: i64| WriteCounters {
         shared_blks_dirtied: 200,
-        shared_blks_written: 0,
         temp_blks_written: temp,
         wal_records: wal.map(|w| w / 100),
         wal_fpi: wal.map(|_| 0),
         wal_bytes: wal,
+        ..WriteCounters::default()
     };
     let update = StatementDelta {
         writes: writes(Some(14_000), 0),

@@ -6,6 +6,8 @@
 use maud::{Markup, html};
 
 use crate::cost::notes::messages;
+use crate::cost::report::model::figure::Figure;
+use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::one_line;
@@ -88,11 +90,12 @@ fn headline(r: &Report) -> Vec<(String, String)> {
     let p = &r.per_request;
     let l = &r.load;
     let ms = |v: f64| format!("{v:.2} ms");
-    [
-        ("transactions / request", format!("{:.2}", p.transactions)),
-        ("statements / request", figure(p.statements)),
-        ("rows read / request", format!("{:.2}", p.rows_read)),
-        ("rows returned / request", figure(p.rows_returned)),
+    let figures = Figures::of(r);
+    let columns = (Figure::COLUMNS.into_iter()).filter(|f| f.spec().per_database);
+    let mut headline: Vec<_> = columns
+        .map(|f| (format!("{} / request", f.label()), figure(f.of(&figures))))
+        .collect();
+    let rest = [
         ("rows written / request", format!("{:.2}", p.rows_written)),
         (
             "shared buffers / request",
@@ -106,10 +109,9 @@ fn headline(r: &Report) -> Vec<(String, String)> {
         ("latency p95", ms(l.latency_ms.p95)),
         ("latency p99", ms(l.latency_ms.p99)),
         ("requests / second", format!("{:.1}", l.rps)),
-    ]
-    .into_iter()
-    .map(|(label, value)| (label.to_string(), value))
-    .collect()
+    ];
+    headline.extend(rest.map(|(label, value)| (label.to_string(), value)));
+    headline
 }
 
 /// `#2 SELECT id, name FROM projects WHERE …`: a statement's number in the table and the

@@ -58,7 +58,7 @@ fn body(report: &ScaleReport) -> Markup {
 /// measured points and its fitted line; then the steepest statements'.
 fn charts(report: &ScaleReport) -> Vec<LineChart> {
     let mut charts = Vec::new();
-    for figure in Figure::COLUMNS.into_iter().filter(|f| f.per_database()) {
+    for figure in (Figure::COLUMNS.into_iter()).filter(|f| f.spec().per_database) {
         let Some(fit) = report.per_request.get(figure) else {
             continue;
         };

@@ -234,13 +234,14 @@ counter_set! {
 
 counter_set! {
     /// What one `pg_stat_statements` entry wrote: buffers it dirtied and wrote out, temp
-    /// files of sorts and hashes that spilled, and WAL. The WAL counters are `None` before
-    /// pg_stat_statements 1.8 (PG 13).
+    /// files of sorts and hashes that spilled (and their blocks read back), and WAL. The WAL
+    /// counters are `None` before pg_stat_statements 1.8 (PG 13).
     #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     pub struct WriteCounters {
         pub shared_blks_dirtied: i64,
         pub shared_blks_written: i64,
         pub temp_blks_written: i64,
+        pub temp_blks_read: i64,
         pub wal_records: Option<i64>,
         /// Full-page images: the first change to a page after a checkpoint logs the page.
         pub wal_fpi: Option<i64>,

@@ -10,6 +10,7 @@ pub mod background;
 pub mod baseline;
 pub mod counters;
 pub mod figure;
+pub use figure::Writes;
 pub mod figures;
 pub mod finding;
 pub mod invalid;
@@ -204,38 +205,6 @@ pub struct PerRequest {
     /// are part of the ones above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<setup::Setup>,
-}
-
-/// What statements wrote, per request (`pg_stat_statements`). Reads can write too: hint
-/// bits dirty pages, and a sort or hash that outgrows `work_mem` spills to temp files.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-pub struct Writes {
-    /// Bytes of WAL generated; null before PG 13.
-    pub wal_bytes: Option<f64>,
-    /// WAL records; null before PG 13.
-    pub wal_records: Option<f64>,
-    /// Full-page images among the WAL records (a page's first change after a checkpoint
-    /// logs the whole 8 kB page); null before PG 13.
-    pub wal_full_page_images: Option<f64>,
-    /// Shared buffers the statements dirtied.
-    pub blocks_dirtied: f64,
-    /// Shared buffers the statements had to write out themselves.
-    pub blocks_written: f64,
-    /// Temp-file blocks (8 kB each) written by sorts, hashes and materializations that
-    /// outgrew `work_mem`.
-    pub temp_blocks_written: f64,
-}
-
-impl Writes {
-    /// True when nothing was written (every figure 0 or null).
-    pub fn is_empty(&self) -> bool {
-        let none = |v: Option<f64>| v.unwrap_or(0.0) == 0.0;
-        none(self.wal_bytes)
-            && none(self.wal_records)
-            && self.blocks_dirtied == 0.0
-            && self.blocks_written == 0.0
-            && self.temp_blocks_written == 0.0
-    }
 }
 
 /// Window totals, undivided.
