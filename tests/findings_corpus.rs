@@ -389,24 +389,22 @@ fn misplaced(path: &str, report: &Report) -> Vec<String> {
 ///   the table was named twice, with an index proposed where count_per_page's remedy fits);
 /// - `sequelize-role-permissions: collection_to_boolean missed` (the auth step's
 ///   `IN ($1, $2)` was taken for a batch load; with no page to feed its keys, it is not).
+///
+/// Issue 42's shapes had four more before its rules changed:
+/// - `django61-device-list: cache_candidate false positive` (its row-constructor batch
+///   loads, `("dcim_rack"."id") IN (($1), ($2))`, were not taken for lists of keys);
+/// - `tenant-token-page: cache_candidate missed` and `tenant lookup listed as a batch load`
+///   (the tenant, keyed by the token, was taken for a batch load because the page carries
+///   `tenant_id`; the page is filtered by it, so the tenant came first);
+/// - `typeorm-api-key-scopes: collection_to_boolean missed` (the role's 186 scopes were
+///   exempt as rows about the 100 items the response lists).
 const KNOWN_HELD_OUT_ERRORS: &[&str] = &[
-    // Django 6.1 writes its batch loads keyed by the page with row constructors,
-    // `("dcim_rack"."id") IN (($1), ($2))`: racks, roles and platforms (issue 42).
-    "/held-out/django61-device-list: cache_candidate false positive",
     // The document read by its id is the handler's object, not reference data: nothing in
     // the counters tells it from a lookup of fixed data.
     "/held-out/sequelize-role-permissions: cache_candidate false positive",
     // An 8-table join by one key of never-written tiny tables: its waste is planning time
     // (planning_dominates, with track_planning on), and caching it is not the advice.
     "/held-out/sqlalchemy-joinedload: cache_candidate false positive",
-    // The tenant lookup keyed by the token's tenant is taken for a batch load keyed by the
-    // page (the page carries tenant_id), so it is no cache candidate and round_trips lists
-    // it under the page's batch loads (issue 42).
-    "/held-out/tenant-token-page: cache_candidate missed",
-    "/held-out/tenant-token-page: tenant lookup listed as a batch load",
-    // The role's 186 scopes are exempt as rows "about the items" of the 100-workflow page
-    // the response lists (issue 42).
-    "/held-out/typeorm-api-key-scopes: collection_to_boolean missed",
     // `shared_workflow` is probed once per page row by the plans' nested loops and named
     // twice per statement, and the DISTINCT's derived table `FROM (SELECT …)` is taken for
     // a per-row subquery: two findings (one per table) on the one statement, whose plan
