@@ -262,6 +262,7 @@ pub(super) fn round_trips(inputs: &Inputs, all: &[Statement], t: &Thresholds) ->
         evidence: evidence(&figures),
         round_trips_per_request: saved,
         saves_per_request: Saving::of_statements(saved),
+        tags: sent_from::merged(once.iter().chain(&repeated).filter_map(|s| s.tags)),
         ..Finding::new(FindingKind::RoundTrips, suggestion)
     })
 }
