@@ -106,6 +106,7 @@ async fn three_pipelines_cost_what_their_code_says() {
         every_statement_names_its_route_and_line(pipeline.name(), r);
     }
     let [(_, n), (_, e), (_, c)] = report.all();
+    round_trips_say_where_to_look_without_tag_comments(n);
     // Rows read are the plans' reads of the seeded data (tup_returned: rows from sequential
     // scans and index entries), one plan per statement once the warm-up is steady: a plan
     // that switches inside the window (issue 23: exists read 39.0, 43.6, 66.75) shows here.
@@ -214,6 +215,46 @@ async fn three_pipelines_cost_what_their_code_says() {
     };
     let text = View::render(&document, Format::Table).unwrap();
     assert!(text.contains("Ramp of the naive pipeline") && text.contains("Verdict:"));
+}
+
+/// The naive pipeline's `round_trips` names the route and the lines of its statements, lists
+/// the tenant lookup (keyed by the token's tenant) apart from the page's batch loads, and no
+/// finding shows the demo's tag comments.
+fn round_trips_say_where_to_look_without_tag_comments(n: &pgcost::cost::report::Report) {
+    let trips = (n.findings.iter())
+        .find(|f| f.kind.to_string() == "round_trips")
+        .expect("the naive pipeline's round trips");
+    let tags = trips.tags.as_ref().expect("its statements' tags");
+    let routes: Vec<_> = tags.seen.iter().map(|s| s.tags.route.as_deref()).collect();
+    assert!(
+        routes
+            .iter()
+            .all(|r| *r == Some(pgcost::commands::demo::api::ROUTE)),
+        "{routes:?}"
+    );
+    assert!(!trips.locations.is_empty());
+    for at in &trips.locations {
+        assert_eq!(at.uri, "src/commands/demo/api.rs", "{at:?}");
+    }
+    let batch_loads = (trips.suggestion.split("\n\n"))
+        .find(|part| part.starts_with("Batch loads keyed by the page"))
+        .unwrap_or_default();
+    assert!(
+        !batch_loads.contains("FROM tenants"),
+        "{}",
+        trips.suggestion
+    );
+    let table = View::render(n, Format::Table).unwrap();
+    let findings = &table[table.find("\nFindings (").expect("findings")..];
+    let end = ["\nWhy the numbers", "\nWarnings"]
+        .iter()
+        .filter_map(|next| findings.find(next))
+        .min();
+    let findings = &findings[..end.unwrap_or(findings.len())];
+    assert!(!findings.contains("code.lineno"), "{findings}");
+    for f in &n.findings {
+        assert!(!f.suggestion.contains("code.lineno"), "{}", f.suggestion);
+    }
 }
 
 /// Every statement a request runs carries the demo's sqlcommenter tags: its route, and

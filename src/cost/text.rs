@@ -11,9 +11,23 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// A statement as a finding shows it: without the app's sqlcommenter tag comments (their
+/// content is in the finding's tags), on one line, cut at `max` characters.
+pub fn shown_sql(query: &str, max: usize) -> String {
+    one_line(&crate::cost::tags::comment::strip_tags(query), max)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{one_line, shown_sql};
+
+    #[test]
+    fn shown_sql_drops_the_tag_comments_only() {
+        let tagged = "SELECT id FROM t WHERE a = $1 /*code.filepath='src%2Fapi.rs',code.lineno='251',route='%2Fx'*/";
+        assert_eq!(shown_sql(tagged, 200), "SELECT id FROM t WHERE a = $1");
+        let other = "SELECT /* hint */ id FROM t";
+        assert_eq!(shown_sql(other, 200), other);
+    }
 
     #[test]
     fn flattens_and_marks_a_cut() {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cost::check::statement_diff::FindingRef;
 use crate::cost::findings::{self, Finding, FindingKind, Severity};
-use crate::cost::text::one_line;
+use crate::cost::text::shown_sql;
 use crate::source::CodeLocation;
 
 /// The OASIS schema of SARIF 2.1.0 (with its errata), which the log names.
@@ -284,8 +284,8 @@ impl Endpoint<'_> {
         let mut logical_locations = vec![self.location()];
         if let Some(query) = statement {
             logical_locations.push(LogicalLocation {
-                name: one_line(query, 80),
-                fully_qualified_name: one_line(query, usize::MAX),
+                name: shown_sql(query, 80),
+                fully_qualified_name: shown_sql(query, usize::MAX),
                 kind: "member",
             });
         } else if let Some(table) = table {
@@ -339,7 +339,7 @@ pub fn findings_log<'a>(
 /// the statement (or table) and what fixing it saves.
 pub fn finding_result(endpoint: &Endpoint, f: &Finding) -> SarifResult {
     let subject = match (&f.query, &f.table) {
-        (Some(query), _) => format!(": {}", one_line(query, usize::MAX)),
+        (Some(query), _) => format!(": {}", shown_sql(query, usize::MAX)),
         (None, Some(table)) => format!(" on table {table}"),
         (None, None) => String::new(),
     };

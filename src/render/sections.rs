@@ -11,7 +11,7 @@ use crate::cost::replica::REPLICA;
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
-use crate::cost::text::one_line;
+use crate::cost::text::{one_line, shown_sql};
 use crate::source::Origin;
 
 /// Cells under a header, before a view draws them.
@@ -286,8 +286,8 @@ pub fn tables(report: &Report) -> Option<Grid> {
 /// What a finding is about: `table: statement`, or the one of them it names.
 pub fn subject(f: &Finding) -> Option<String> {
     match (&f.table, &f.query) {
-        (Some(t), Some(q)) => Some(format!("{t}: {q}")),
-        (None, Some(q)) => Some(q.clone()),
+        (Some(t), Some(q)) => Some(format!("{t}: {}", shown_sql(q, usize::MAX))),
+        (None, Some(q)) => Some(shown_sql(q, usize::MAX)),
         (Some(t), None) => Some(t.clone()),
         (None, None) => None,
     }
@@ -376,7 +376,7 @@ pub fn findings_text(report: &Report, width: usize) -> String {
 pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
     let mut out = String::new();
     let subject = match (&f.query, &f.table) {
-        (Some(q), _) => one_line(q, width.saturating_sub(36)),
+        (Some(q), _) => shown_sql(q, width.saturating_sub(36)),
         (None, Some(t)) => t.clone(),
         (None, None) => String::new(),
     };

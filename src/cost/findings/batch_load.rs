@@ -9,7 +9,9 @@ use super::{Statement, sql::Access};
 /// - or another read of the same relations does: the same load with another number of
 ///   keys (ActiveRecord writes a list of one key as `= $1`);
 /// - or it looks one table up by `id` alone, after a page of another table that carries
-///   the foreign key to it (`<table>_id`, `<table>Id`) or selects every column (`t.*`).
+///   the foreign key to it (`<table>_id`, `<table>Id`) or selects every column (`t.*`),
+///   and is not itself filtered by that key: a page `WHERE tenant_id = $1` had its tenant
+///   before it ran (from the token or the session), so the tenant's lookup is no batch load.
 pub(super) fn keyed_by_the_page(s: &Statement, all: &[Statement]) -> bool {
     if s.shape.keyed_by_list {
         return true;
@@ -41,6 +43,19 @@ fn follows_the_page(s: &Statement, all: &[Statement]) -> bool {
                 .relation_names()
                 .contains(&key.relation.name.to_lowercase())
             && holds_key_to(page.query, &stem)
+            && !filtered_by_key_to(page, &stem)
+    })
+}
+
+/// Whether the page's WHERE looks its rows up by the key to the table whose singular name
+/// is `stem` (`tenant_id = $1`).
+fn filtered_by_key_to(page: &Statement, stem: &str) -> bool {
+    let bare = stem.rsplit('_').next().unwrap_or(stem);
+    (page.shape.keys.iter().flat_map(|k| &k.columns)).any(|column| {
+        let column = column.to_lowercase();
+        [stem, bare]
+            .iter()
+            .any(|s| column == format!("{s}_id") || column == format!("{s}id"))
     })
 }
 

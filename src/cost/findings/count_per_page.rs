@@ -104,6 +104,7 @@ pub(super) fn count_per_page(s: &Statement, all: &[Statement], t: &Thresholds) -
             db_time_ms: s.db_time_ms,
             ..Saving::default()
         },
+        tags: super::sent_from::merged([s.tags, page.tags].into_iter().flatten()),
         ..s.finding(FindingKind::CountPerPage, suggestion)
     })
 }

@@ -43,7 +43,7 @@ use strum::{EnumCount, VariantArray};
 
 use crate::cost::report::model::TableRow;
 pub use crate::cost::report::model::finding::{Finding, FindingKind, Saving, Severity};
-use crate::cost::text::one_line;
+use crate::cost::text::shown_sql;
 pub use advice::{explain, summary};
 use connection::connection_per_request;
 pub use inputs::Inputs;
@@ -246,9 +246,9 @@ impl Finding {
     }
 }
 
-/// Adds to each finding the tags of its statement and the places to open: each tagged
-/// file:line first (the call site), then with `source` where the app's source declares
-/// its tables and writes its SQL. `root` is `source`'s directory made absolute, to make
+/// Adds to each finding the tags of its statement (a finding over several statements
+/// has theirs already) and the places to open: each tagged file:line first (the call
+/// site), then with `source` where the app's source declares its tables and writes its SQL. `root` is `source`'s directory made absolute, to make
 /// a tag's absolute path relative.
 pub fn locate(
     findings: &mut [Finding],
@@ -257,7 +257,15 @@ pub fn locate(
 ) {
     for finding in findings {
         let query = finding.query.as_deref();
-        finding.tags = query.and_then(|q| sent_from::tags_of(statements, q).cloned());
+        let over_several = matches!(
+            finding.kind,
+            FindingKind::RoundTrips
+                | FindingKind::SessionSetupPerCheckout
+                | FindingKind::CountPerPage
+        );
+        if !over_several || finding.tags.is_none() {
+            finding.tags = query.and_then(|q| sent_from::tags_of(statements, q).cloned());
+        }
         let root = source.map(|(_, root)| root);
         let tagged = finding.tags.as_ref().map(|t| sent_from::locations(t, root));
         finding.locations = tagged.unwrap_or_default();
@@ -419,6 +427,8 @@ struct Statement<'a> {
     /// It names a relation that is no table of the report (a view, a partitioned parent,
     /// a table whose counters did not move): what it reads is not fully known.
     unknown_relation: bool,
+    /// The tags the app sent it with, when it carried any.
+    tags: Option<&'a crate::cost::tags::StatementTags>,
 }
 
 impl Statement<'_> {
@@ -545,6 +555,7 @@ fn statement<'a>(inputs: &Inputs<'a>, query: &'a str) -> Statement<'a> {
         shape,
         tables,
         unknown_relation,
+        tags: sent_from::tags_of(inputs.statements, query),
     }
 }
 
@@ -657,8 +668,8 @@ fn counted(value: f64, one: &str, many: &str) -> String {
     format!("{figure} {noun}")
 }
 
-/// A statement quoted in a suggestion: on one line, its first 200 characters and the mark
-/// of a cut.
+/// A statement quoted in a suggestion: without the app's tag comments, on one line, its
+/// first 200 characters and the mark of a cut.
 fn quoted(query: &str) -> String {
-    one_line(query, 201)
+    shown_sql(query, 201)
 }

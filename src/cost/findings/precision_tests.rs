@@ -25,6 +25,9 @@ fn a_prefetch_by_the_pages_ids_is_no_cache_candidate() {
         r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1, $2, $3, $4)"#,
         r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" = ANY($1)"#,
         r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE "dcim_rack"."id" IN ($1)"#,
+        // Django 6.1's row constructors, of one column and of two.
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE ("dcim_rack"."id") IN (($1), ($2), ($3), ($4))"#,
+        r#"SELECT "dcim_rack"."id", "dcim_rack"."name" FROM "dcim_rack" WHERE ("dcim_rack"."id", "dcim_rack"."site_id") IN (($1, $2), ($3, $4))"#,
     ];
     for prefetch in prefetches {
         let r = report(
@@ -68,6 +71,21 @@ fn a_lookup_by_id_after_a_page_that_holds_its_key_is_keyed_by_the_page() {
         vec![table("public.milestones", 1)],
     );
     assert_eq!(of_kind(&r, FindingKind::CacheCandidate).len(), 1);
+}
+
+#[test]
+fn a_lookup_keyed_by_the_token_before_a_page_filtered_by_it_is_no_batch_load() {
+    // The demo's tenant, by the token's tenant; the page is the tenant's, so its tenant_id
+    // never chose which tenant was read.
+    let page = "SELECT id, name, tenant_id FROM projects WHERE tenant_id = $1 ORDER BY id LIMIT $2";
+    let tenant = "SELECT id, status FROM tenants WHERE id = $1";
+    let r = report(
+        vec![stmt(page, 1.0, 20.0), stmt(tenant, 1.0, 1.0)],
+        vec![table("public.projects", 100), table("public.tenants", 1)],
+    );
+    let found = of_kind(&r, FindingKind::CacheCandidate);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].query.as_deref(), Some(tenant));
 }
 
 #[test]
@@ -427,6 +445,37 @@ fn an_auth_step_loading_a_constant_collection_is_named_whatever_its_in_list() {
     assert_eq!(found[0].query.as_deref(), Some(SCOPES));
     assert_eq!(found[0].evidence["rows_per_call"], 186.0);
     assert_eq!(found[0].saves_per_request.rows_returned, 185.0);
+}
+
+#[test]
+fn an_auth_step_is_named_however_many_items_the_response_lists() {
+    // TypeORM's relation load of the key owner's role with its 186 scopes, as a list of
+    // one key or a row constructor, beside a page of 100 workflows the response lists.
+    let scopes = r#"SELECT "Role"."id" AS "Role_id", "scopes"."slug" AS "scopes_slug" FROM "role" "Role" LEFT JOIN "role_scope" "rs" ON "rs"."roleSlug" = "Role"."slug" LEFT JOIN "scope" "scopes" ON "scopes"."slug" = "rs"."scopeSlug" WHERE (("Role"."id" IN ($1)))"#;
+    let page = r#"SELECT "w"."id", "w"."name" FROM "workflow_entity" "w" ORDER BY "w"."updatedAt" DESC LIMIT $1"#;
+    for scopes in [scopes.to_string(), scopes.replace("IN ($1)", "IN (($1))")] {
+        let mut r = report(
+            vec![stmt(page, 1.0, 100.0), stmt(&scopes, 1.0, 186.0)],
+            vec![
+                table("public.workflow_entity", 20),
+                table("public.role", 1),
+                table("public.role_scope", 2),
+                table("public.scope", 2),
+            ],
+        );
+        r.load.response_items = Some(100);
+        let found = of_kind(&r, FindingKind::CollectionToBoolean);
+        assert_eq!(found.len(), 1, "{scopes}: {found:#?}");
+        assert_eq!(found[0].evidence["rows_per_call"], 186.0);
+    }
+    // A list of two roles' keys beside the page may be the page's: still exempt.
+    let two = scopes.replace("IN ($1)", "IN (($1), ($2))");
+    let mut r = report(
+        vec![stmt(page, 1.0, 100.0), stmt(&two, 1.0, 186.0)],
+        vec![table("public.workflow_entity", 20), table("public.role", 1)],
+    );
+    r.load.response_items = Some(100);
+    assert!(of_kind(&r, FindingKind::CollectionToBoolean).is_empty());
 }
 
 #[test]

@@ -30,13 +30,26 @@ fn auth_collection(s: &Statement, all: &[Statement], t: &Thresholds) -> bool {
         && (lists_one_key(s.query) || !fed_by_a_page())
 }
 
-/// Every `IN (…)` list of placeholders in the text holds one: `IN ($3)`.
+/// Every `IN (…)` list of placeholders in the text holds one: `IN ($3)`, or as a row
+/// constructor, `IN (($3))`.
 fn lists_one_key(query: &str) -> bool {
     let text = query.to_ascii_lowercase().replace(' ', "");
-    let lists: Vec<&str> = (text.split("in($").skip(1))
-        .map(|rest| rest.split(')').next().unwrap_or(rest))
+    let lists: Vec<&str> = (text.split("in(").skip(1))
+        .filter(|rest| rest.starts_with('$') || rest.starts_with("($"))
+        .map(|rest| {
+            let mut depth = 1usize;
+            let end = rest.find(|c| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            &rest[..end.unwrap_or(rest.len())]
+        })
         .collect();
-    !lists.is_empty() && lists.iter().all(|l| l.chars().all(|c| c.is_ascii_digit()))
+    !lists.is_empty() && lists.iter().all(|l| l.matches('$').count() == 1)
 }
 
 pub(super) fn collection_to_boolean(
@@ -50,11 +63,13 @@ pub(super) fn collection_to_boolean(
     // The page, a batch load, the list a loop walks and the page's children: their rows
     // are used. A list of keys does not make an auth step's constant collection a batch
     // load: the ORM adds `id IN ($3)` to the key owner's scopes as well.
-    let batch_load = s.shape.keyed_by_list && !auth_collection(s, all, t);
+    // Nor are an auth step's rows about the response's items, however many it lists.
+    let auth_step = auth_collection(s, all, t);
+    let batch_load = s.shape.keyed_by_list && !auth_step;
     let rows_used = s.page
         || batch_load
         || walked_by_n_plus_one(s, all, t)
-        || super::overfetch::feeds_the_page(s, all, items, t);
+        || (!auth_step && super::overfetch::feeds_the_page(s, all, items, t));
     if s.shape.access != Access::Read
         || answers_already
         || rows_used
@@ -247,6 +262,7 @@ pub(super) fn round_trips(inputs: &Inputs, all: &[Statement], t: &Thresholds) ->
         evidence: evidence(&figures),
         round_trips_per_request: saved,
         saves_per_request: Saving::of_statements(saved),
+        tags: sent_from::merged(once.iter().chain(&repeated).filter_map(|s| s.tags)),
         ..Finding::new(FindingKind::RoundTrips, suggestion)
     })
 }

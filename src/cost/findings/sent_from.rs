@@ -17,6 +17,35 @@ pub fn tags_of<'a>(statements: &'a [StatementRow], query: &str) -> Option<&'a St
         .find_map(|s| s.tags.as_ref())
 }
 
+/// The tags of the several statements a finding is about (`round_trips`,
+/// `session_setup_per_checkout`, `count_per_page`) as one: each distinct tag set with its
+/// samples added up over the statements, most seen first, and its share of all their
+/// samples (null for a set known from pg_stat_statements' text alone). `None` when no
+/// statement carried any.
+pub(super) fn merged<'a>(
+    all: impl IntoIterator<Item = &'a StatementTags>,
+) -> Option<StatementTags> {
+    let mut merged = StatementTags {
+        samples: 0,
+        seen: Vec::new(),
+    };
+    for tags in all {
+        merged.samples += tags.samples;
+        for set in &tags.seen {
+            match merged.seen.iter_mut().find(|s| s.tags == set.tags) {
+                Some(same) => same.samples += set.samples,
+                None => merged.seen.push(set.clone()),
+            }
+        }
+    }
+    let total = merged.samples;
+    for set in &mut merged.seen {
+        set.share = (set.samples > 0).then(|| set.samples as f64 / total as f64);
+    }
+    merged.seen.sort_by_key(|s| std::cmp::Reverse(s.samples));
+    (!merged.seen.is_empty()).then_some(merged)
+}
+
 /// A `Tag` location per distinct file:line of `tags`, most seen first, with the route,
 /// controller, action and job of the set seen most there and the shares of all its sets.
 /// A file under `root` (the absolute `--source` directory) is made relative to it; any
@@ -169,6 +198,45 @@ mod tests {
         let at: Vec<String> = findings[0].locations.iter().map(CodeLocation::at).collect();
         assert_eq!(at, ["app/api.rb:7", "app/models/small.rb:1"]);
         assert_eq!(findings[0].tags.as_ref().unwrap().samples, 2);
+    }
+
+    #[test]
+    fn a_finding_over_several_statements_is_where_they_were_sent_from_most_seen_first() {
+        use crate::cost::findings::tests::{report, stmt, table};
+        use crate::cost::findings::{FindingKind, Thresholds, analyze, inputs::Inputs, locate};
+        // Six lookups once per request: four sent from api.rb:7 (4 samples each), two from
+        // lib/b.rb:3 (2 samples each): 16 and 4 of the 20 samples.
+        let mut statements: Vec<_> = (1..=6)
+            .map(|i| stmt(&format!("SELECT v FROM t{i} WHERE id = $1"), 1.0, 1.0))
+            .collect();
+        for (i, s) in statements.iter_mut().enumerate() {
+            let (file, line, samples) = if i < 4 {
+                ("api.rb", 7, 4)
+            } else {
+                ("lib/b.rb", 3, 2)
+            };
+            s.tags = Some(StatementTags {
+                samples,
+                seen: vec![set(Some(file), Some(line), "/x", Some(1.0))],
+            });
+            s.tags.as_mut().unwrap().seen[0].samples = samples;
+        }
+        let tables = (1..=6)
+            .map(|i| table(&format!("public.t{i}"), 100))
+            .collect();
+        let r = report(statements, tables);
+        let mut found: Vec<_> = analyze(&Inputs::of(&r), &Thresholds::default())
+            .into_iter()
+            .filter(|f| f.kind == FindingKind::RoundTrips)
+            .collect();
+        locate(&mut found, &r.statements, None);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let tags = found[0].tags.as_ref().expect("the statements' tags");
+        assert_eq!(tags.samples, 20);
+        let shares: Vec<Option<f64>> = tags.seen.iter().map(|s| s.share).collect();
+        assert_eq!(shares, [Some(0.8), Some(0.2)]);
+        let at: Vec<String> = found[0].locations.iter().map(CodeLocation::at).collect();
+        assert_eq!(at, ["api.rb:7", "lib/b.rb:3"]);
     }
 
     #[test]

@@ -135,6 +135,9 @@ pub(super) fn session_setup_per_checkout(inputs: &Inputs, t: &Thresholds) -> Opt
             db_time_ms: time,
             ..Saving::default()
         },
+        tags: super::sent_from::merged(
+            (texts.iter()).filter_map(|(q, _, _)| super::sent_from::tags_of(inputs.statements, q)),
+        ),
         ..Finding::new(FindingKind::SessionSetupPerCheckout, suggestion)
     })
 }

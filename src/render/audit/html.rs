@@ -10,7 +10,7 @@ use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
 use crate::cost::report::{Report, StatementRow};
-use crate::cost::text::one_line;
+use crate::cost::text::{one_line, shown_sql};
 use crate::render::html::chart::{BarChart, Series, latency_curve};
 use crate::render::html::{grid_table, page, provenance, strip, verdict};
 use crate::render::text::{Exporter, figure, status_line};
@@ -308,7 +308,8 @@ pub fn findings(r: &Report) -> Markup {
 }
 
 fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
-    let subject = f.query.as_deref().or(f.table.as_deref()).unwrap_or("");
+    let query = f.query.as_deref().map(|q| shown_sql(q, usize::MAX));
+    let subject = query.as_deref().or(f.table.as_deref()).unwrap_or("");
     let subject = sections::in_database(&f.database, subject);
     let subject = subject.as_str();
     html! {

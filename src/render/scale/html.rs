@@ -9,7 +9,7 @@ use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
 use crate::cost::scale::{Fit, ScaleReport};
-use crate::cost::text::one_line;
+use crate::cost::text::{one_line, shown_sql};
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
 use crate::render::html::{grid_table, page, provenance, verdict};
@@ -44,7 +44,7 @@ fn body(report: &ScaleReport) -> Markup {
             @for f in &report.findings {
                 li {
                     strong { (f.kind.as_str()) } " (" (f.severity.as_str()) ") "
-                    @if let Some(q) = &f.query { code { (q) } }
+                    @if let Some(q) = &f.query { code { (shown_sql(q, usize::MAX)) } }
                     @if let Some(t) = &f.table { code { (t) } }
                     p { (f.suggestion) }
                     (provenance(f))

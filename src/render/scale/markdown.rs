@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::{headline, sections};
 use crate::cost::findings::sent_from::sent_by;
 use crate::cost::scale::ScaleReport;
+use crate::cost::text::shown_sql;
 use crate::render::audit::markdown::{code, markdown_table};
 
 pub(super) fn render(report: &ScaleReport) -> String {
@@ -21,7 +22,8 @@ pub(super) fn render(report: &ScaleReport) -> String {
     if !report.findings.is_empty() {
         out.push_str("\n#### Findings\n\n");
         for f in &report.findings {
-            let subject = f.query.as_deref().or(f.table.as_deref()).unwrap_or("");
+            let query = f.query.as_deref().map(|q| shown_sql(q, usize::MAX));
+            let subject = query.as_deref().or(f.table.as_deref()).unwrap_or("");
             let evidence: Vec<String> = (f.evidence.iter())
                 .map(|(k, v)| format!("{k} {v:.2}"))
                 .collect();

@@ -155,25 +155,44 @@ pub(super) fn placeholders(tokens: &[Lexeme]) -> usize {
     seen.len()
 }
 
-/// `IN ($1, ..., $n)` (placeholders only) or `ANY ($n)`: a lookup by a list of keys.
+/// `IN ($1, ..., $n)` (placeholders only), its row constructors `IN (($1), ($2))` or
+/// `IN (($1, $2), ($3, $4))` (Django 6.1), or `ANY ($n)`: a lookup by a list of keys.
 pub(super) fn keyed_by_list(tokens: &[Lexeme]) -> bool {
     let sig = significant(tokens);
-    let token = |k: usize| sig.get(k).map(|&j| &tokens[j]);
+    let token = |k: usize| sig.get(k).map(|&j| &tokens[j].token);
+    // The end of a list of placeholders that starts at `k`, at its closing parenthesis.
+    let placeholders_from = |mut k: usize| loop {
+        match token(k) {
+            Some(Token::Placeholder(_)) => k += 1,
+            _ => return None,
+        }
+        match token(k) {
+            Some(Token::Comma) => k += 1,
+            Some(Token::RParen) => return Some(k),
+            _ => return None,
+        }
+    };
     (0..sig.len()).any(|i| {
-        let opens_list = token(i).is_some_and(|t| {
+        let opens_list = (sig.get(i)).is_some_and(|&j| {
+            let t = &tokens[j];
             t.is_keyword(Keyword::IN) || t.is_keyword(Keyword::ANY) || t.is_keyword(Keyword::SOME)
-        }) && token(i + 1).is_some_and(|t| t.token == Token::LParen);
+        }) && token(i + 1) == Some(&Token::LParen);
         if !opens_list {
             return false;
         }
+        if token(i + 2) != Some(&Token::LParen) {
+            return placeholders_from(i + 2).is_some();
+        }
         let mut k = i + 2;
         loop {
-            match token(k).map(|t| &t.token) {
-                Some(Token::Placeholder(_)) => k += 1,
-                _ => return false,
-            }
-            match token(k).map(|t| &t.token) {
-                Some(Token::Comma) => k += 1,
+            let Some(end) = (token(k) == Some(&Token::LParen))
+                .then(|| placeholders_from(k + 1))
+                .flatten()
+            else {
+                return false;
+            };
+            match token(end + 1) {
+                Some(Token::Comma) => k = end + 2,
                 Some(Token::RParen) => return true,
                 _ => return false,
             }
