@@ -7,6 +7,7 @@ use super::*;
 pub(super) fn seq_scan_heavy(
     table: &TableRow,
     statements: &[Statement],
+    inputs: &Inputs,
     t: &Thresholds,
 ) -> Option<Finding> {
     if table.pages < t.seq_scan_min_pages
@@ -42,7 +43,7 @@ pub(super) fn seq_scan_heavy(
     if returned > 0.0 {
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
-    let scanner = scanning_reader(table, &readers);
+    let scanner = scanning_reader(table, &readers, inputs);
     if readers.len() > 1 && scanner.is_some() {
         figures.push(("scans_match_calls", 1.0));
     }
@@ -89,16 +90,23 @@ impl<'s, 'a> Remedy<'s, 'a> {
     }
 }
 
-/// The statement behind a table's sequential scans: its only reader, or, among several,
-/// the one reader whose calls per request match the scans per request (within 10%). The
-/// plans pgcost shows are generic; a prepared statement's custom plan may scan where they
-/// do not, so the runtime counts name it.
+/// The statement behind a table's sequential scans: its only reader; among several, the
+/// one reader whose plan (the custom one where it was explained) scans the table
+/// sequentially; without plans that tell, the one reader whose calls per request match the
+/// scans per request (within 10%).
 fn scanning_reader<'a>(
     table: &TableRow,
     readers: &[&'a Statement<'a>],
+    inputs: &Inputs,
 ) -> Option<&'a Statement<'a>> {
     if let [only] = readers {
         return Some(only);
+    }
+    let scanning: Vec<&&Statement> = (readers.iter())
+        .filter(|s| (inputs.plan(s.query)).is_some_and(|p| p.seq_scanned.contains(&table.table)))
+        .collect();
+    if let [one] = scanning.as_slice() {
+        return Some(**one);
     }
     let matching: Vec<&&Statement> = (readers.iter())
         .filter(|s| (s.calls_per_request - table.seq_scans).abs() <= 0.1 * table.seq_scans)
