@@ -42,6 +42,8 @@ const HYPOPG_RESET: &str = include_str!("../../sql/plan_hypopg_reset.sql");
 const COMMON_VALUE: &str = include_str!("../../sql/plan_common_value.sql");
 const CUSTOM: &str = include_str!("../../sql/plan_custom.sql");
 const GENERIC: &str = include_str!("../../sql/plan_generic.sql");
+const SAVEPOINT: &str = include_str!("../../sql/plan_savepoint.sql");
+const ROLLBACK_SAVEPOINT: &str = include_str!("../../sql/plan_rollback_savepoint.sql");
 
 /// `EXPLAIN`'s options: the text for people, the JSON for `cost::plan` (the shape of
 /// every plan, and the index proposals).
@@ -169,7 +171,7 @@ async fn explain_both(
         text,
         root,
     }];
-    if let Some(custom) = custom_plan(client, wanted, settings, &explained[0].root).await?
+    if let Some(custom) = custom_or_none(client, wanted, settings, &explained[0].root).await?
         && plan::shape(&custom.root) != shape
     {
         explained.push(custom);
@@ -246,6 +248,27 @@ fn candidates<'e>(
         }
     }
     out
+}
+
+/// [`custom_plan`], or none when it fails (a value that does not cast to its parameter's
+/// type): the generic plan is kept. `Err` only when the transaction cannot be recovered.
+async fn custom_or_none(
+    client: &Client,
+    wanted: &Wanted,
+    settings: &Settings<'_>,
+    generic: &plan::Node,
+) -> Result<Option<Explained>, tokio_postgres::Error> {
+    client.batch_execute(SAVEPOINT).await?;
+    match custom_plan(client, wanted, settings, generic).await {
+        Ok(custom) => Ok(custom),
+        Err(_) => {
+            // The failure may have left the statement prepared, which a rollback keeps.
+            client.batch_execute(ROLLBACK_SAVEPOINT).await?;
+            let _ = client.batch_execute(DEALLOCATE).await;
+            client.batch_execute(ROLLBACK_SAVEPOINT).await?;
+            Ok(None)
+        }
+    }
 }
 
 /// The custom plan of a statement with parameters, when some parameter has a
