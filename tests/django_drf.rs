@@ -2,7 +2,7 @@
 //! the issue tracker of tests/fixtures/django_drf (Django 5.2, DRF, psycopg2, token
 //! authentication, Django's ModelBackend permissions), migrated with `manage.py migrate`
 //! and served by gunicorn (sync workers, one persistent connection each), all started here,
-//! and audited as a new user would: `pgcost audit -q -n 60 -c 4 --no-plans` with the
+//! and audited as a new user would: `pgcost audit -q -n 60 -c 4` with the
 //! token, one endpoint after another. Each endpoint has a shape real DRF apps have:
 //!
 //! - a page of open issues with PageNumberPagination's exact count, which reads every
