@@ -236,23 +236,38 @@ fn mentions_hashed(expressions: &str, subplan: &str) -> bool {
 /// outer query (not hashed; an InitPlan runs once), and the tables read sequentially.
 pub fn ran(root: &Node) -> RanPlan {
     let mut ran = RanPlan::default();
-    ran_into(root, false, &mut ran);
+    ran_into(root, false, false, &mut ran);
     ran
 }
 
-fn ran_into(node: &Node, per_row: bool, ran: &mut RanPlan) {
+/// `inner`: on the inner side of a Nested Loop, through nodes that pass its rescans on.
+fn ran_into(node: &Node, per_row: bool, inner: bool, ran: &mut RanPlan) {
     let per_row =
         per_row || (node.parent_relationship.as_deref() == Some("SubPlan") && !node.hashed);
-    if let Some(table) = &node.relation {
-        if per_row && !ran.per_row_tables.contains(table) {
-            ran.per_row_tables.push(table.clone());
+    let add = |list: &mut Vec<String>, table: &String| {
+        if !list.contains(table) {
+            list.push(table.clone());
         }
-        if node.node_type == "Seq Scan" && !ran.seq_scanned.contains(table) {
-            ran.seq_scanned.push(table.clone());
+    };
+    if let Some(table) = &node.relation {
+        if per_row {
+            add(&mut ran.per_row_tables, table);
+        }
+        if node.node_type == "Seq Scan" {
+            add(&mut ran.seq_scanned, table);
+            if inner {
+                add(&mut ran.loop_rescanned, table);
+            }
         }
     }
-    for child in &node.children {
-        ran_into(child, per_row, ran);
+    for (i, child) in node.children.iter().enumerate() {
+        let inner = match node.node_type.as_str() {
+            "Nested Loop" => inner || i == 1,
+            // A Materialize, a Memoize or a Hash keeps the rows: no rescan of the table.
+            "Materialize" | "Memoize" | "Hash" => false,
+            _ => inner && child.parent_relationship.as_deref() != Some("SubPlan"),
+        };
+        ran_into(child, per_row, inner, ran);
     }
 }
 

@@ -291,6 +291,10 @@ fn ran_reads_per_row_subplans_and_sequential_scans() {
     // `hashed SubPlan 1` does not hash SubPlan 12.
     assert!(mentions_hashed("(NOT (hashed SubPlan 1))", "SubPlan 1"));
     assert!(!mentions_hashed("(NOT (hashed SubPlan 12))", "SubPlan 1"));
+    // The inner side of a nested loop is rescanned per outer row; a SubPlan's scan is not.
+    assert_eq!(of(NESTED_LOOP).loop_rescanned, vec!["public.api_users"]);
+    assert!(of(SUBPLAN).loop_rescanned.is_empty());
+    assert!(of(DERIVED).loop_rescanned.is_empty());
     let init = SUBPLAN.replace("\"SubPlan\"", "\"InitPlan\"");
     assert!(of(&init).per_row_tables.is_empty());
 }

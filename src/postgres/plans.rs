@@ -215,6 +215,7 @@ fn ran(explained: &[Explained]) -> crate::cost::findings::RanPlan {
         for (all, more) in [
             (&mut ran.per_row_tables, one.per_row_tables),
             (&mut ran.seq_scanned, one.seq_scanned),
+            (&mut ran.loop_rescanned, one.loop_rescanned),
         ] {
             all.extend(
                 more.into_iter()

@@ -14,6 +14,9 @@ pub struct RanPlan {
     pub per_row_tables: Vec<String>,
     /// The tables read by a sequential scan, in plan order.
     pub seq_scanned: Vec<String>,
+    /// The tables scanned sequentially on the inner side of a Nested Loop: read again for
+    /// every row of its outer side.
+    pub loop_rescanned: Vec<String>,
 }
 
 /// The parts of a measurement the rules read.

@@ -40,9 +40,9 @@ fn scanned(name: &str, pages: i64, seq: f64, idx: f64) -> TableRow {
     t
 }
 
-fn plans(of: &[(&str, &str)]) -> BTreeMap<String, RanPlan> {
+fn plans<J: AsRef<str>>(of: &[(&str, J)]) -> BTreeMap<String, RanPlan> {
     (of.iter())
-        .map(|(query, json)| (query.to_string(), ran(&parse(json).unwrap())))
+        .map(|(query, json)| (query.to_string(), ran(&parse(json.as_ref()).unwrap())))
         .collect()
 }
 
@@ -117,6 +117,7 @@ fn the_subplans_of_one_statement_are_one_finding_with_each_tables_rows() {
             "public.cards".into(),
             "public.events".into(),
         ],
+        loop_rescanned: Vec::new(),
     };
     let plans = BTreeMap::from([(two.to_string(), plan)]);
     let found = of_kind(judged(&r, Some(&plans)), FindingKind::PerRowSubquery);
@@ -190,4 +191,30 @@ fn seq_scan_heavy_names_the_reader_whose_plan_scans_the_table() {
     ]);
     let with = heavy(judged(&r, Some(&plans)));
     assert_eq!(with[0].query.as_deref(), Some(page));
+}
+
+#[test]
+fn a_costly_nested_loop_is_named_by_seq_scan_heavy_not_per_row_subquery() {
+    // The inner side of a nested loop rescans 100 pages for each of the 30 outer rows.
+    let join =
+        "SELECT o.id, i.sku FROM orders o JOIN items i ON i.order_ref = o.ref WHERE o.day = $1";
+    let mut items = table("public.items", 100);
+    items.seq_scans = 30.0;
+    items.seq_rows_read = 30.0 * items.live_rows as f64;
+    let r = report(vec![stmt(join, 1.0, 30.0)], vec![items]);
+    let plans = plans(&[(join, NESTED_LOOP.replace("api_users", "items"))]);
+    let found = judged(&r, Some(&plans));
+    assert!(of_kind(found.clone(), FindingKind::PerRowSubquery).is_empty());
+    let heavy = of_kind(found, FindingKind::SeqScanHeavy);
+    assert_eq!(heavy.len(), 1, "{heavy:#?}");
+    assert_eq!(heavy[0].evidence["nested_loop_inner"], 1.0);
+    assert!(
+        heavy[0].suggestion.contains("inner side of a Nested Loop")
+            && heavy[0].suggestion.contains("index on the join column"),
+        "{}",
+        heavy[0].suggestion
+    );
+    // Without the plan, the same counters name no join.
+    let blind = of_kind(judged(&r, None), FindingKind::SeqScanHeavy);
+    assert!(!blind[0].evidence.contains_key("nested_loop_inner"));
 }
