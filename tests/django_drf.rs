@@ -2,7 +2,7 @@
 //! the issue tracker of tests/fixtures/django_drf (Django 5.2, DRF, psycopg2, token
 //! authentication, Django's ModelBackend permissions), migrated with `manage.py migrate`
 //! and served by gunicorn (sync workers, one persistent connection each), all started here,
-//! and audited as a new user would: `pgcost audit -q -n 60 -c 4 --no-plans` with the
+//! and audited as a new user would: `pgcost audit -q -n 60 -c 4` with the
 //! token, one endpoint after another. Each endpoint has a shape real DRF apps have:
 //!
 //! - a page of open issues with PageNumberPagination's exact count, which reads every
@@ -258,8 +258,9 @@ async fn drf_endpoints_get_the_findings_their_sql_deserves() {
 fn audit(db: &TestDb, server: &Gunicorn, endpoint: &Endpoint, dir: &std::path::Path) -> Value {
     let json_file = dir.join(format!("{}.json", endpoint.name));
     let mut audit = pgcost();
+    // With plans: per_row_subquery is judged from the plan's SubPlans (issue 42).
     audit
-        .args(["audit", "-q", "-n", "60", "-c", "4", "--no-plans"])
+        .args(["audit", "-q", "-n", "60", "-c", "4"])
         .args(["-H", &format!("Authorization: {}", authorization())])
         .args(["--url", &server.url(&endpoint.path)])
         .args(["--db", &db.cluster.url(SITE.database)])

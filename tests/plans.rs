@@ -281,3 +281,83 @@ async fn index_proposals_look_through_joins_and_are_verified() {
         "{shape:?}"
     );
 }
+
+/// Issue 42: the findings are judged by the plan that ran. A Rails-style page whose runs
+/// are custom plans that scan (its generic plan reads an index) gets the sort key's index,
+/// verified by hypopg with the rows read before and after; a real SubPlan is one
+/// `per_row_subquery`; TypeORM's derived-table page, with no SubPlan, none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn findings_are_judged_by_the_plan_that_ran() {
+    use support::fixture::rails_updated_on as ran;
+    let db = TestDb::start().await;
+    let app_db = db.connect(support::DB).await;
+    app_db.batch_execute(ran::SCHEMA).await.unwrap();
+    app_db.batch_execute(ran::ANALYZE).await.unwrap();
+    app_db
+        .batch_execute("CREATE EXTENSION hypopg")
+        .await
+        .unwrap();
+    let app = Fixture::start(&db.url(), 2).await;
+
+    let rails = support::audit(&db, app.url("/ran/rails-issues"), &ARGS).await;
+    assert_valid(&rails);
+    assert_eq!(rails.per_request.rows_returned, Some(25.0));
+    assert_eq!(rails.per_request.rows_read, ran::ISSUES as f64);
+    let finding =
+        heavy_on(&rails, "public.ran_issues").unwrap_or_else(|| panic!("{:#?}", rails.findings));
+    assert_eq!(finding.query.as_deref(), Some(ran::ISSUES_PAGE));
+    let index = finding.index.as_ref().expect("an index proposal");
+    assert_eq!(
+        index.statement,
+        "CREATE INDEX CONCURRENTLY ON public.ran_issues (updated_on);"
+    );
+    assert_eq!(index.verified, Some(true));
+    // EXPLAIN's estimates: the whole table, then 6,000 × 25 / 5,700 read backwards.
+    assert_eq!(index.estimated_rows_read_before, Some(ran::ISSUES as f64));
+    assert_eq!(index.estimated_rows_read_after, Some(26.0));
+    let with_index = index.plan_with_index.as_deref().expect("the plan with it");
+    assert!(
+        with_index.contains("btree_ran_issues_updated_on"),
+        "{with_index}"
+    );
+    // The generic plan reads the project's index; the custom plan, shown after it with
+    // the project's most common value and the measured rows per call, scans.
+    let plan = finding.plan.as_deref().expect("a plan");
+    let (generic, custom) = plan.split_once("Custom plan").expect("a custom plan");
+    assert!(
+        generic.contains("Index Scan using ran_issues_project_id"),
+        "{plan}"
+    );
+    assert!(!generic.contains("Seq Scan"), "{plan}");
+    assert!(custom.contains("EXECUTE with ('1', '25')"), "{plan}");
+    assert!(custom.contains("Seq Scan on ran_issues"), "{plan}");
+    let text =
+        pgcost::render::View::render(&rails, pgcost::render::format::Format::Markdown).unwrap();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("6000 before, 26 with it"), "{text}");
+
+    let subplan = support::audit(&db, app.url("/ran/subplan-page"), &ARGS).await;
+    assert_valid(&subplan);
+    let per_row: Vec<_> = (subplan.findings.iter())
+        .filter(|f| f.kind == FindingKind::PerRowSubquery)
+        .collect();
+    assert_eq!(per_row.len(), 1, "{:#?}", subplan.findings);
+    assert_eq!(per_row[0].query.as_deref(), Some(ran::SUBPLAN_PAGE));
+    assert_eq!(per_row[0].table.as_deref(), Some("public.ran_comments"));
+    assert_eq!(
+        per_row[0].evidence["seq_scans_per_request"],
+        ran::POSTS_PER_PAGE as f64
+    );
+    assert_eq!(per_row[0].evidence["tables"], 1.0);
+
+    let derived = support::audit(&db, app.url("/ran/typeorm-derived-page"), &ARGS).await;
+    assert_valid(&derived);
+    assert_eq!(derived.per_request.rows_returned, Some(25.0));
+    assert!(
+        (derived.findings.iter()).all(|f| f.kind != FindingKind::PerRowSubquery),
+        "{:#?}",
+        derived.findings
+    );
+    let shape = derived.statements[0].plan_shape.as_ref().expect("a shape");
+    assert!(!shape.iter().any(|n| n.contains("SubPlan")), "{shape:?}");
+}

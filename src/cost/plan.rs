@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::cost::findings::{Finding, FindingKind, proposes_no_index};
+use crate::cost::findings::{Finding, FindingKind, RanPlan, proposes_no_index};
 use crate::cost::notes::Note;
 pub use crate::cost::report::model::IndexProposal;
 use crate::cost::report::model::Report;
@@ -22,6 +22,19 @@ pub struct Plans {
     pub by_query: BTreeMap<String, StatementPlan>,
     /// Why plans were skipped; each joins the notes of every report built with them.
     pub notes: Vec<Note>,
+    /// Plans were fetched: the findings are judged by them (see `findings::Inputs::plans`).
+    pub fetched: bool,
+}
+
+impl Plans {
+    /// What the findings read of the plans, by statement; `None` when none were fetched.
+    pub fn ran(&self) -> Option<BTreeMap<String, RanPlan>> {
+        let ran = self
+            .by_query
+            .iter()
+            .map(|(q, p)| (q.clone(), p.ran.clone()));
+        self.fetched.then(|| ran.collect())
+    }
 }
 
 /// One statement's generic plan.
@@ -35,6 +48,8 @@ pub struct StatementPlan {
     pub index: Option<IndexProposal>,
     /// The plan's fingerprint, from its JSON: see [`shape`]. Empty when it did not parse.
     pub shape: Vec<String>,
+    /// What the findings read of it (the custom plan's scans where one was explained).
+    pub ran: RanPlan,
 }
 
 impl IndexProposal {
@@ -49,29 +64,37 @@ impl IndexProposal {
 }
 
 /// A statement that needs a plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Wanted {
     pub query: String,
     /// Its report has a `seq_scan_heavy` finding that it may cause: propose an index.
     pub propose_index: bool,
+    /// Rows per call as measured: the value of a `LIMIT $n` in its custom plan.
+    pub rows_per_call: f64,
 }
 
-/// The statements the reports need plans for: every finding's statement, and the top
+/// The statements the reports need plans for: every finding's statement, every statement
+/// with a subquery in its text (`per_row_subquery` reads its plan), and the top
 /// [`TOP_STATEMENTS`] top-level statements by buffers touched (utility statements have no
 /// plan). Each text once, in the order first met. Where a report has a `seq_scan_heavy`
 /// finding, its top statements get a proposal too: a finding read by several statements
 /// (a page and its count, a join) names none of them.
 pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
     let mut wanted: Vec<Wanted> = Vec::new();
-    let mut add =
-        |query: &str, propose_index: bool| match wanted.iter_mut().find(|w| w.query == query) {
-            Some(w) => w.propose_index |= propose_index,
-            None => wanted.push(Wanted {
-                query: query.to_string(),
-                propose_index,
-            }),
-        };
     for report in reports {
+        let mut add = |query: &str, propose_index: bool| {
+            let rows_per_call = (report.statements.iter())
+                .find(|s| s.query == query)
+                .map_or(0.0, |s| s.rows_per_call);
+            match wanted.iter_mut().find(|w| w.query == query) {
+                Some(w) => w.propose_index |= propose_index,
+                None => wanted.push(Wanted {
+                    query: query.to_string(),
+                    propose_index,
+                    rows_per_call,
+                }),
+            }
+        };
         // A finding on a small table blames the query's shape and asks for no index.
         let wants_index =
             |f: &Finding| f.kind == FindingKind::SeqScanHeavy && !proposes_no_index(f);
@@ -85,6 +108,11 @@ pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
             .filter(|s| s.toplevel && !s.utility)
             .collect();
         top.sort_by(|a, b| b.blocks_per_request.total_cmp(&a.blocks_per_request));
+        for statement in &top {
+            if has_subquery(&statement.query) {
+                add(&statement.query, false);
+            }
+        }
         for statement in top.into_iter().take(TOP_STATEMENTS) {
             add(&statement.query, heavy);
         }
@@ -92,11 +120,33 @@ pub fn wanted(reports: &[Report]) -> Vec<Wanted> {
     wanted
 }
 
+/// Whether a statement's text has a `(SELECT` anywhere: a subquery the plan may run per row.
+fn has_subquery(query: &str) -> bool {
+    let lower = query.to_lowercase();
+    lower
+        .match_indices('(')
+        .any(|(at, _)| lower[at + 1..].trim_start().starts_with("select"))
+}
+
 /// The tables' sizes in 8 kB pages, by `schema.table`, as the reports saw them.
 pub fn table_pages(reports: &[Report]) -> BTreeMap<String, i64> {
     (reports.iter())
         .flat_map(|r| r.tables.iter())
         .map(|t| (t.table.clone(), t.pages))
+        .collect()
+}
+
+/// The tables' rows, by `schema.table`: what each measured sequential scan read, or the
+/// live rows of a table with none (an estimate the statistics collector may have
+/// counted twice after a bulk load and a VACUUM).
+pub fn table_rows(reports: &[Report]) -> BTreeMap<String, i64> {
+    let rows = |t: &crate::cost::report::model::TableRow| match t.seq_scans > 0.0 {
+        true => (t.seq_rows_read / t.seq_scans).round() as i64,
+        false => t.live_rows,
+    };
+    (reports.iter())
+        .flat_map(|r| r.tables.iter())
+        .map(|t| (t.table.clone(), rows(t)))
         .collect()
 }
 
@@ -108,8 +158,16 @@ pub struct Node {
     pub relation: Option<String>,
     pub alias: Option<String>,
     pub filter: Option<String>,
+    /// `Index Cond` or `Recheck Cond`: what an index scan looks up.
+    pub index_cond: Option<String>,
     pub sort_key: Vec<String>,
     pub index_name: Option<String>,
+    /// The planner's estimate of the rows the node returns.
+    pub plan_rows: f64,
+    /// `SubPlan`, `InitPlan`, `Outer`, `Inner`...
+    pub parent_relationship: Option<String>,
+    /// A SubPlan its parent runs once, into a hash table (`hashed SubPlan 1`).
+    pub hashed: bool,
     pub children: Vec<Node>,
 }
 
@@ -129,20 +187,87 @@ fn node(value: &Value) -> Node {
         Some(schema) => format!("{schema}.{name}"),
         None => name,
     });
+    // The node's own expressions, where a SubPlan below is named `hashed SubPlan n`.
+    let expressions: String = (value.as_object().into_iter().flatten())
+        .filter(|(key, _)| *key != "Plans")
+        .map(|(_, v)| v.to_string())
+        .collect();
+    let child = |plan: &Value| {
+        let mut child = node(plan);
+        child.hashed = plan
+            .get("Subplan Name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| mentions_hashed(&expressions, name));
+        child
+    };
     Node {
         node_type: text("Node Type").unwrap_or_default(),
         relation,
         alias: text("Alias"),
         filter: text("Filter"),
+        index_cond: text("Index Cond").or_else(|| text("Recheck Cond")),
         sort_key: (value.get("Sort Key").and_then(Value::as_array))
             .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_string))
             .into_iter()
             .flatten()
             .collect(),
         index_name: text("Index Name"),
+        plan_rows: value
+            .get("Plan Rows")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        parent_relationship: text("Parent Relationship"),
+        hashed: false,
         children: (value.get("Plans").and_then(Value::as_array))
-            .map(|plans| plans.iter().map(node).collect())
+            .map(|plans| plans.iter().map(child).collect())
             .unwrap_or_default(),
+    }
+}
+
+/// Whether `expressions` name `hashed {subplan}` (`SubPlan 1`, not `SubPlan 12`).
+fn mentions_hashed(expressions: &str, subplan: &str) -> bool {
+    let needle = format!("hashed {subplan}");
+    expressions.match_indices(&needle).any(|(at, _)| {
+        !(expressions[at + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+/// What the findings read of a plan: the tables under a SubPlan run once per row of the
+/// outer query (not hashed; an InitPlan runs once), and the tables read sequentially.
+pub fn ran(root: &Node) -> RanPlan {
+    let mut ran = RanPlan::default();
+    ran_into(root, false, false, &mut ran);
+    ran
+}
+
+/// `inner`: on the inner side of a Nested Loop, through nodes that pass its rescans on.
+fn ran_into(node: &Node, per_row: bool, inner: bool, ran: &mut RanPlan) {
+    let per_row =
+        per_row || (node.parent_relationship.as_deref() == Some("SubPlan") && !node.hashed);
+    let add = |list: &mut Vec<String>, table: &String| {
+        if !list.contains(table) {
+            list.push(table.clone());
+        }
+    };
+    if let Some(table) = &node.relation {
+        if per_row {
+            add(&mut ran.per_row_tables, table);
+        }
+        if node.node_type == "Seq Scan" {
+            add(&mut ran.seq_scanned, table);
+            if inner {
+                add(&mut ran.loop_rescanned, table);
+            }
+        }
+    }
+    for (i, child) in node.children.iter().enumerate() {
+        let inner = match node.node_type.as_str() {
+            "Nested Loop" => inner || i == 1,
+            // A Materialize, a Memoize or a Hash keeps the rows: no rescan of the table.
+            "Materialize" | "Memoize" | "Hash" => false,
+            _ => inner && child.parent_relationship.as_deref() != Some("SubPlan"),
+        };
+        ran_into(child, per_row, inner, ran);
     }
 }
 
@@ -155,6 +280,27 @@ pub struct SeqScan {
     pub alias: String,
     pub filter: Option<String>,
     pub top_n_sort: Option<Vec<String>>,
+    /// The rows the scan returns, by the planner's estimate.
+    pub rows: f64,
+    /// The table's live rows, where known (see [`with_table_rows`]).
+    pub table_rows: Option<f64>,
+}
+
+impl SeqScan {
+    /// The filter keeps most of the table (the plan of a common value): its equality
+    /// columns would narrow nothing, an index on the sort key alone serves the page.
+    fn keeps_most(&self) -> bool {
+        self.table_rows
+            .is_some_and(|n| n > 0.0 && self.rows >= 0.5 * n)
+    }
+}
+
+/// The scans with their tables' live rows, by `schema.table`.
+pub fn with_table_rows(mut scans: Vec<SeqScan>, rows: &BTreeMap<String, i64>) -> Vec<SeqScan> {
+    for scan in &mut scans {
+        scan.table_rows = rows.get(&scan.table).map(|&n| n as f64);
+    }
+    scans
 }
 
 /// The sequential scans of tables of at least `min_pages` pages (by `pages`; a table of
@@ -193,6 +339,8 @@ fn collect_scans(
                 .map(<[String]>::to_vec),
             alias,
             filter: node.filter.clone(),
+            rows: node.plan_rows,
+            table_rows: None,
         });
     }
     for child in &node.children {
@@ -236,7 +384,9 @@ fn proposal(scan: &SeqScan) -> Option<IndexProposal> {
     let (columns, replaces) = match &scan.top_n_sort {
         Some(keys) => {
             let sort = sort_columns(keys, &scan.alias)?;
-            let mut columns = filter.map(|f| f.equality).unwrap_or_default();
+            let mut columns = (filter.filter(|_| !scan.keeps_most()))
+                .map(|f| f.equality)
+                .unwrap_or_default();
             columns.retain(|c| !sort.iter().any(|s| s.split(' ').next() == Some(c)));
             columns.extend(sort);
             let replaces = format!(
@@ -277,6 +427,9 @@ fn proposal(scan: &SeqScan) -> Option<IndexProposal> {
         columns,
         replaces,
         verified: None,
+        estimated_rows_read_before: None,
+        estimated_rows_read_after: None,
+        plan_with_index: None,
     })
 }
 
@@ -404,6 +557,141 @@ fn quote_ident(name: &str) -> String {
     }
 }
 
+/// The rows a plan reads from its tables, by the planner's estimates (EXPLAIN without
+/// ANALYZE): each scan's rows visited per execution times its executions, a LIMIT cutting
+/// short the nodes that stream rows to it and blocking nodes (sorts, hashes, aggregates)
+/// reading all their input. A sequential scan, or an index scan with no condition, visits
+/// the whole table (`table_rows` by `schema.table`, else its own estimate).
+pub fn rows_read(root: &Node, table_rows: &BTreeMap<String, i64>) -> f64 {
+    rows_read_times(root, 1.0, table_rows)
+}
+
+/// `times`: how often the node runs, a fraction when a LIMIT above stops it early.
+fn rows_read_times(node: &Node, times: f64, table_rows: &BTreeMap<String, i64>) -> f64 {
+    let whole = || {
+        (node.relation.as_ref())
+            .and_then(|t| table_rows.get(t))
+            .map_or(node.plan_rows, |&n| n as f64)
+    };
+    let visited = match node.node_type.as_str() {
+        "Seq Scan" => whole(),
+        "Index Scan" | "Index Only Scan" if node.index_cond.is_none() => whole(),
+        "Index Scan" | "Index Only Scan" | "Bitmap Heap Scan" => node.plan_rows,
+        _ => 0.0,
+    };
+    let mut read = visited * times;
+    for (i, child) in node.children.iter().enumerate() {
+        let child_times = match (
+            node.node_type.as_str(),
+            child.parent_relationship.as_deref(),
+        ) {
+            (_, Some("InitPlan")) => 1.0,
+            (_, Some("SubPlan")) if child.hashed => 1.0,
+            (_, Some("SubPlan")) => times * node.plan_rows.max(1.0),
+            ("Limit", _) if child.plan_rows > 0.0 => {
+                times * (node.plan_rows / child.plan_rows).min(1.0)
+            }
+            ("Nested Loop", _) if i == 1 => times * node.children[0].plan_rows.max(1.0),
+            ("Sort" | "Hash" | "Aggregate" | "SetOp" | "WindowAgg" | "Materialize", _) => {
+                times.max(1.0)
+            }
+            _ => times,
+        };
+        read += rows_read_times(child, child_times, table_rows);
+    }
+    read
+}
+
+/// The first element of an array's text (`{1,2}`, `{"a b",c}`): the most common value of
+/// `pg_stats.most_common_vals`, as a literal's content.
+pub fn first_element(array: &str) -> Option<String> {
+    let rest = array.strip_prefix('{')?;
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let mut value = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => value.push(chars.next()?),
+                '"' => return Some(value),
+                c => value.push(c),
+            }
+        }
+        return None;
+    }
+    let end = rest.find([',', '}'])?;
+    let value = &rest[..end];
+    (!value.is_empty() && value != "NULL").then(|| value.to_string())
+}
+
+/// What a custom plan needs to know about each parameter `$n` of a statement: a `LIMIT $n`
+/// or `OFFSET $n` (by the text), or the column a condition of the generic plan compares it
+/// with (`alias.column = $n`), as `(schema.table, column)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parameter {
+    Limit,
+    Offset,
+    Column { table: String, column: String },
+    Unknown,
+}
+
+/// The parameters `$1..=$count` of `query`, read off its text and its generic plan.
+pub fn parameters(query: &str, root: &Node, count: usize) -> Vec<Parameter> {
+    let words: Vec<String> = query
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let after = |keyword: &str, n: usize| {
+        let placeholder = format!("${n}");
+        words
+            .windows(2)
+            .any(|w| w[0] == keyword && w[1] == placeholder)
+    };
+    (1..=count)
+        .map(|n| {
+            if after("limit", n) {
+                Parameter::Limit
+            } else if after("offset", n) {
+                Parameter::Offset
+            } else {
+                compared_column(root, n).unwrap_or(Parameter::Unknown)
+            }
+        })
+        .collect()
+}
+
+/// The column a scan's condition compares with `$n` by `=`, in either order.
+fn compared_column(node: &Node, n: usize) -> Option<Parameter> {
+    let conditions = [node.filter.as_deref(), node.index_cond.as_deref()];
+    if let (Some(table), Some(alias)) = (&node.relation, &node.alias) {
+        let prefix = format!("{}.", quote_ident(alias));
+        for condition in conditions.into_iter().flatten() {
+            for pattern in [format!(" = ${n})"), format!("(${n} = ")] {
+                let Some(at) = condition.find(&pattern) else {
+                    continue;
+                };
+                let side = match pattern.starts_with('(') {
+                    true => &condition[at + pattern.len()..],
+                    false => condition[..at].rsplit('(').next().unwrap_or_default(),
+                };
+                let side = side.replace(")::", "::");
+                let side = side.trim_start_matches('(').trim_end_matches(')');
+                let column = side.strip_prefix(&prefix).unwrap_or(side);
+                if let Some((name, length)) = identifier(column)
+                    && (length == column.len() || column[length..].starts_with("::"))
+                {
+                    let column = name.trim_matches('"').to_string();
+                    return Some(Parameter::Column {
+                        table: table.clone(),
+                        column,
+                    });
+                }
+            }
+        }
+    }
+    node.children.iter().find_map(|c| compared_column(c, n))
+}
+
 /// True when some node of the plan reads the index named `index`.
 pub fn uses_index(root: &Node, index: &str) -> bool {
     root.index_name.as_deref() == Some(index) || root.children.iter().any(|c| uses_index(c, index))
@@ -468,262 +756,5 @@ fn shape_into(node: &Node, out: &mut Vec<String>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `EXPLAIN (GENERIC_PLAN, FORMAT JSON, VERBOSE) SELECT id, total FROM plan_orders WHERE
-    /// customer_ref = $1`, as PostgreSQL 16 prints it.
-    const FILTER: &str = r#"[{"Plan": {"Node Type": "Seq Scan", "Parallel Aware": false,
-        "Async Capable": false, "Relation Name": "plan_orders", "Schema": "public",
-        "Alias": "plan_orders", "Startup Cost": 0.00, "Total Cost": 1018.00,
-        "Plan Rows": 1, "Plan Width": 12,
-        "Output": ["id", "total"], "Filter": "(plan_orders.customer_ref = $1)"}}]"#;
-
-    /// `... ORDER BY created_at DESC LIMIT $1` over the same table, no index.
-    const PAGE: &str = r#"[{"Plan": {"Node Type": "Limit", "Plan Rows": 5000,
-        "Plans": [{"Node Type": "Sort", "Parent Relationship": "Outer",
-          "Sort Key": ["o.created_at DESC"],
-          "Plans": [{"Node Type": "Seq Scan", "Parent Relationship": "Outer",
-            "Relation Name": "plan_orders", "Schema": "public", "Alias": "o"}]}]}}]"#;
-
-    fn pages() -> BTreeMap<String, i64> {
-        BTreeMap::from([
-            ("public.plan_orders".to_string(), 393),
-            ("public.tiny".into(), 1),
-        ])
-    }
-
-    #[test]
-    fn a_seq_scan_heavy_finding_on_a_small_table_asks_for_no_index() {
-        use crate::cost::findings::tests::{report, stmt, table};
-        let q = "SELECT id FROM sites WHERE id IN (SELECT id FROM sites WHERE tenant_id = $1)";
-        let wanted_for = |pages: i64| {
-            let mut sites = table("public.sites", pages);
-            sites.seq_scans = 2.0;
-            sites.seq_rows_read = 100.0 * pages as f64;
-            sites.rows_updated = 1.0;
-            let mut r = report(vec![stmt(q, 1.0, 5.0)], vec![sites]);
-            r.findings = crate::cost::findings::analyze(
-                &crate::cost::findings::Inputs::of(&r),
-                &Default::default(),
-            );
-            assert!(
-                (r.findings.iter()).any(|f| f.kind == FindingKind::SeqScanHeavy),
-                "{:#?}",
-                r.findings
-            );
-            wanted(&[r])
-        };
-        // Small, and a self-semi-join: the query's shape, no index.
-        let w = wanted_for(9);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(!w[0].propose_index, "{w:?}");
-        // Large: the semi-join is named, and an index on the subquery's filter may serve.
-        let w = wanted_for(400);
-        assert!(w[0].propose_index, "{w:?}");
-    }
-
-    #[test]
-    fn a_filter_on_an_unindexed_column_proposes_that_column() {
-        let root = parse(FILTER).unwrap();
-        let scans = seq_scans(&root, &pages(), 8);
-        assert_eq!(scans.len(), 1);
-        assert_eq!(scans[0].table, "public.plan_orders");
-        assert_eq!(scans[0].top_n_sort, None);
-        let index = propose_index(&scans).unwrap();
-        assert_eq!(
-            index.statement,
-            "CREATE INDEX CONCURRENTLY ON public.plan_orders (customer_ref);"
-        );
-        assert_eq!(index.columns, vec!["customer_ref"]);
-        assert_eq!(index.verified, None);
-        assert_eq!(
-            index.hypothetical(),
-            "CREATE INDEX ON public.plan_orders (customer_ref)"
-        );
-        assert!(
-            index
-                .replaces
-                .starts_with("Seq Scan on public.plan_orders (393 pages)")
-        );
-    }
-
-    #[test]
-    fn a_top_n_sort_under_a_limit_proposes_the_sort_key() {
-        let root = parse(PAGE).unwrap();
-        let scans = seq_scans(&root, &pages(), 8);
-        assert_eq!(
-            scans[0].top_n_sort,
-            Some(vec!["o.created_at DESC".to_string()])
-        );
-        let index = propose_index(&scans).unwrap();
-        assert_eq!(index.columns, vec!["created_at"]);
-        assert_eq!(
-            index.statement,
-            "CREATE INDEX CONCURRENTLY ON public.plan_orders (created_at);"
-        );
-        assert!(index.replaces.contains("top-N sort"), "{}", index.replaces);
-    }
-
-    #[test]
-    fn equality_columns_come_before_the_sort_key_and_ranges() {
-        let filter =
-            "((o.tenant_id = $1) AND (o.created_at > $2) AND ((o.status)::text = 'x'::text))";
-        assert_eq!(
-            filter_columns(filter, "o"),
-            FilterColumns {
-                equality: vec!["tenant_id".into(), "status".into()],
-                other: vec!["created_at".into()],
-                disjunction: false,
-            }
-        );
-        let scan = SeqScan {
-            table: "public.t".into(),
-            pages: 100,
-            alias: "o".into(),
-            filter: Some("(o.tenant_id = $1)".into()),
-            top_n_sort: Some(vec!["o.created_at DESC".into(), "o.id".into()]),
-        };
-        let index = propose_index(&[scan]).unwrap();
-        assert_eq!(index.columns, vec!["tenant_id", "created_at DESC", "id"]);
-        // `($1 = o.owner)` reads the same; a column of another alias is not this table's.
-        let other = filter_columns("(($1 = o.owner) AND (x.o.id = p.id))", "o");
-        assert_eq!(other.equality, vec!["owner"]);
-        assert!(other.other.is_empty());
-    }
-
-    #[test]
-    fn no_proposal_for_small_tables_or_ors_or_expressions() {
-        let tiny = FILTER.replace("plan_orders", "tiny");
-        assert!(seq_scans(&parse(&tiny).unwrap(), &pages(), 8).is_empty());
-        let unknown = FILTER.replace("plan_orders", "elsewhere");
-        assert!(seq_scans(&parse(&unknown).unwrap(), &pages(), 8).is_empty());
-        let or = SeqScan {
-            table: "public.t".into(),
-            pages: 100,
-            alias: "t".into(),
-            filter: Some("((t.a = $1) OR (t.b = $2))".into()),
-            top_n_sort: None,
-        };
-        assert_eq!(propose_index(&[or]), None);
-        let expression = SeqScan {
-            table: "public.t".into(),
-            pages: 100,
-            alias: "t".into(),
-            filter: None,
-            top_n_sort: Some(vec!["lower(t.name)".into()]),
-        };
-        assert_eq!(propose_index(&[expression]), None);
-    }
-
-    /// `SELECT o.id, c.name FROM plan_orders o JOIN plan_customers c ON c.ref =
-    /// o.customer_ref ORDER BY {key} LIMIT 25`, as PostgreSQL 16 plans it without an index
-    /// on the key: the top-N sort sits above the join, the scans below its Hash.
-    fn join_page(key: &str, join: &str) -> String {
-        format!(
-            r#"[{{"Plan": {{"Node Type": "Limit", "Plans": [{{"Node Type": "Sort",
-            "Sort Key": ["{key}"], "Plans": [{{"Node Type": "{join}", "Plans": [
-              {{"Node Type": "Seq Scan", "Relation Name": "plan_orders", "Schema": "public",
-               "Alias": "o", "Filter": "(o.total = 7)"}},
-              {{"Node Type": "Hash", "Plans": [{{"Node Type": "Seq Scan",
-               "Relation Name": "plan_customers", "Schema": "public", "Alias": "c"}}]}}]}}]}}]}}}}]"#
-        )
-    }
-
-    #[test]
-    fn a_top_n_sort_over_joins_proposes_the_sorted_tables_keys() {
-        let pages = BTreeMap::from([
-            ("public.plan_orders".to_string(), 393),
-            ("public.plan_customers".to_string(), 60),
-        ]);
-        for join in ["Hash Join", "Nested Loop", "Merge Join"] {
-            let root = parse(&join_page("o.created_at DESC", join)).unwrap();
-            let scans = seq_scans(&root, &pages, 8);
-            assert_eq!(scans.len(), 2, "{join}");
-            assert_eq!(
-                scans[0].top_n_sort,
-                Some(vec!["o.created_at DESC".to_string()]),
-                "{join}"
-            );
-            // The keys are not the customers': their scan takes none.
-            assert_eq!(scans[1].top_n_sort, None, "{join}");
-            let all = propose_indexes(&scans);
-            assert_eq!(all.len(), 1, "{all:?}");
-            assert_eq!(all[0].table, "public.plan_orders");
-            assert_eq!(all[0].columns, vec!["total", "created_at"]);
-        }
-        // Keys of the other table: that table's scan gets them, through the Hash.
-        let root = parse(&join_page("c.name", "Hash Join")).unwrap();
-        let scans = seq_scans(&root, &pages, 8);
-        assert_eq!(scans[0].top_n_sort, None);
-        assert_eq!(scans[1].top_n_sort, Some(vec!["c.name".to_string()]));
-        let all = propose_indexes(&scans);
-        let tables: Vec<&str> = all.iter().map(|p| p.table.as_str()).collect();
-        // Biggest first: the orders' filter, then the customers' sort key.
-        assert_eq!(tables, vec!["public.plan_orders", "public.plan_customers"]);
-        assert_eq!(all[1].columns, vec!["name"]);
-        // Keys of both tables: no one index serves the sort.
-        let both = join_page("o.created_at DESC\", \"c.name", "Hash Join");
-        let scans = seq_scans(&parse(&both).unwrap(), &pages, 8);
-        assert!(scans.iter().all(|s| s.top_n_sort.is_none()), "{scans:?}");
-        // An aggregate between the sort and the join sorts groups, not rows of one table.
-        let grouped = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Sort",
-            "Sort Key": ["o.created_at"], "Plans": [{"Node Type": "Aggregate", "Plans": [
-              {"Node Type": "Memoize", "Plans": [{"Node Type": "Seq Scan",
-               "Relation Name": "plan_orders", "Schema": "public", "Alias": "o"}]}]}]}]}}]"#;
-        let scans = seq_scans(&parse(grouped).unwrap(), &pages, 8);
-        assert_eq!(scans[0].top_n_sort, None);
-        assert!(propose_indexes(&scans).is_empty());
-        // Materialize and Memoize pass the keys on.
-        let memoized = grouped.replace("Aggregate", "Materialize");
-        let scans = seq_scans(&parse(&memoized).unwrap(), &pages, 8);
-        assert_eq!(scans[0].top_n_sort, Some(vec!["o.created_at".to_string()]));
-    }
-
-    #[test]
-    fn the_shape_names_node_types_indexes_and_relations_in_plan_order() {
-        let indexed = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Nested Loop",
-            "Plans": [{"Node Type": "Index Scan", "Scan Direction": "Backward",
-              "Index Name": "plan_orders_created_idx", "Relation Name": "plan_orders",
-              "Schema": "public", "Alias": "o"},
-             {"Node Type": "Bitmap Heap Scan", "Relation Name": "plan_customers",
-              "Schema": "public", "Alias": "c", "Plans": [{"Node Type": "Bitmap Index Scan",
-              "Index Name": "plan_customers_pkey"}]}]}]}}]"#;
-        assert_eq!(
-            shape(&parse(indexed).unwrap()),
-            vec![
-                "Limit",
-                "Nested Loop",
-                "Index Scan using plan_orders_created_idx on public.plan_orders",
-                "Bitmap Heap Scan on public.plan_customers",
-                "Bitmap Index Scan on plan_customers_pkey",
-            ]
-        );
-        assert_eq!(
-            shape(&parse(PAGE).unwrap()),
-            vec!["Limit", "Sort", "Seq Scan on public.plan_orders"]
-        );
-    }
-
-    #[test]
-    fn hypothetical_index_use_is_read_from_index_names() {
-        let used = r#"[{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Index Scan",
-            "Index Name": "<13543>btree_plan_orders_created_at"}]}}]"#;
-        let root = parse(used).unwrap();
-        assert!(uses_index(&root, "<13543>btree_plan_orders_created_at"));
-        assert!(!uses_index(
-            &parse(PAGE).unwrap(),
-            "<13543>btree_plan_orders_created_at"
-        ));
-        assert!(parse("[]").is_err());
-        assert!(parse("not json").is_err());
-    }
-
-    #[test]
-    fn quoted_identifiers() {
-        assert_eq!(quote_ident("Orders"), "\"Orders\"");
-        assert_eq!(quote_ident("orders_2"), "orders_2");
-        let columns = filter_columns("(\"O\".\"Ref\" = $1)", "O");
-        assert_eq!(columns.equality, vec!["\"Ref\""]);
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

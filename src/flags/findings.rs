@@ -8,7 +8,8 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct PlansArgs {
     /// Do not fetch the plans (EXPLAIN, never run) of the findings' and the top statements
-    /// after the measured window.
+    /// after the measured window; `per_row_subquery`, judged from the plans, then says
+    /// nothing.
     #[arg(long)]
     pub no_plans: bool,
 }

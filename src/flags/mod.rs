@@ -170,7 +170,8 @@ pub struct MeasureArgs {
     mut_arg("format", output::narrowed(CHECK_FORMATS)),
     mut_arg("no_plans", |a| a.help(
         "Do not fetch the plans (EXPLAIN, never run) of the findings' and the top \
-         statements after the last endpoint; overrides `plans` under [defaults] in the file"
+         statements after the last endpoint (per_row_subquery, judged from the plans, then \
+         says nothing); overrides `plans` under [defaults] in the file"
     )),
     mut_arg("config", |a| a
         .help("The file that lists the endpoints and their budgets")

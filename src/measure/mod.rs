@@ -239,9 +239,11 @@ pub(crate) async fn reports_with_plans(
         return reports;
     }
     let pages = plan::table_pages(&reports);
+    let rows = plan::table_rows(&reports);
     let settings = plans::Settings {
         server_version_num: first.context.target.server_version_num,
         pages: &pages,
+        rows: &rows,
         min_pages: (config.findings.as_ref())
             .map(|t| t.seq_scan_min_pages)
             .unwrap_or_else(|| crate::cost::findings::Thresholds::default().seq_scan_min_pages),

@@ -436,11 +436,20 @@ fn locations_text(locations: &[crate::source::CodeLocation], width: usize) -> St
 fn plan_text(f: &Finding, width: usize) -> String {
     let mut out = String::new();
     if let Some(index) = &f.index {
-        let check = match index.verified {
+        let mut check = match index.verified {
             Some(true) => "hypopg: the planner would use it",
             Some(false) => "hypopg: the planner would not use it",
             None => "unverified: install hypopg in the target database to check",
-        };
+        }
+        .to_string();
+        if let (Some(before), Some(after)) = (
+            index.estimated_rows_read_before,
+            index.estimated_rows_read_after,
+        ) {
+            check.push_str(&format!(
+                "; rows read per call, by EXPLAIN's estimates: {before:.0} before, {after:.0} with it"
+            ));
+        }
         let _ = writeln!(
             out,
             "{}",
@@ -457,6 +466,12 @@ fn plan_text(f: &Finding, width: usize) -> String {
     }
     if let Some(plan) = &f.plan {
         let _ = writeln!(out, "   plan:");
+        for line in plan.lines() {
+            let _ = writeln!(out, "     {line}");
+        }
+    }
+    if let Some(plan) = f.index.as_ref().and_then(|i| i.plan_with_index.as_ref()) {
+        let _ = writeln!(out, "   plan with the index (hypopg):");
         for line in plan.lines() {
             let _ = writeln!(out, "     {line}");
         }

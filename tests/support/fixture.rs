@@ -26,6 +26,7 @@ pub mod plan_joins;
 pub mod plan_switch;
 pub mod planning;
 pub mod rails_like;
+pub mod rails_updated_on;
 pub mod rare;
 pub mod replica;
 pub mod scale;
@@ -365,6 +366,7 @@ impl Fixture {
             .merge(replica::routes())
             .merge(plan_switch::routes())
             .merge(rails_like::routes())
+            .merge(rails_updated_on::routes())
             .merge(rare::routes())
             .merge(plan_joins::routes())
             .merge(planning::routes())

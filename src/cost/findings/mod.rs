@@ -20,6 +20,8 @@ mod inputs;
 mod kinds_tests;
 mod overfetch;
 mod per_row_subquery;
+#[cfg(test)]
+pub(crate) mod plan_rules_tests;
 pub mod planning;
 #[cfg(test)]
 mod precision_tests;
@@ -46,7 +48,7 @@ pub use crate::cost::report::model::finding::{Finding, FindingKind, Saving, Seve
 use crate::cost::text::shown_sql;
 pub use advice::{explain, summary};
 use connection::connection_per_request;
-pub use inputs::Inputs;
+pub use inputs::{Inputs, RanPlan};
 use rules::{cache_candidate, collection_to_boolean, n_plus_one, round_trips};
 pub use saving::{rank, severity};
 pub use seq_scan::proposes_no_index;
@@ -341,14 +343,12 @@ pub fn analyze(inputs: &Inputs, t: &Thresholds) -> Vec<Finding> {
         inputs
             .tables
             .iter()
-            .filter_map(|table| seq_scan_heavy(table, &statements, t)),
+            .filter_map(|table| seq_scan_heavy(table, &statements, inputs, t)),
     );
-    findings.extend(
-        inputs
-            .tables
-            .iter()
-            .filter_map(|table| per_row_subquery::per_row_subquery(table, &statements, t)),
-    );
+    findings.extend(statements.iter().filter_map(|s| {
+        let plan = inputs.plan(s.query)?;
+        per_row_subquery::per_row_subquery(s, plan, &statements, t)
+    }));
     seq_scan::leave_to_counts(&mut findings, &statements, t);
     // After round_trips: on a tie in the ranking, its wider advice comes first.
     findings.extend(duplicate_load::duplicate_load(&statements, t));

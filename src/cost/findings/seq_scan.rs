@@ -7,6 +7,7 @@ use super::*;
 pub(super) fn seq_scan_heavy(
     table: &TableRow,
     statements: &[Statement],
+    inputs: &Inputs,
     t: &Thresholds,
 ) -> Option<Finding> {
     if table.pages < t.seq_scan_min_pages
@@ -31,7 +32,12 @@ pub(super) fn seq_scan_heavy(
     let saved = (table.seq_rows_read - returned).max(0.0);
     let readers_time: f64 = readers.iter().map(|s| s.db_time_ms).sum();
     let remedy = Remedy::of(table, &readers, t);
-    let suggestion = seq_scan_suggestion(table, &readers, returned, &remedy);
+    let looped = (readers.iter())
+        .find(|s| (inputs.plan(s.query)).is_some_and(|p| p.loop_rescanned.contains(&table.table)));
+    let mut suggestion = seq_scan_suggestion(table, &readers, returned, &remedy);
+    if let Some(s) = looped {
+        suggestion.push_str(&nested_loop_text(s, table, &remedy));
+    }
     let mut figures = vec![
         ("seq_rows_read_per_request", table.seq_rows_read),
         ("seq_scans_per_request", table.seq_scans),
@@ -42,7 +48,7 @@ pub(super) fn seq_scan_heavy(
     if returned > 0.0 {
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
-    let scanner = scanning_reader(table, &readers);
+    let scanner = scanning_reader(table, &readers, inputs);
     if readers.len() > 1 && scanner.is_some() {
         figures.push(("scans_match_calls", 1.0));
     }
@@ -51,6 +57,9 @@ pub(super) fn seq_scan_heavy(
     }
     if !remedy.semi_joined.is_empty() {
         figures.push(("self_semi_join", 1.0));
+    }
+    if looped.is_some() {
+        figures.push(("nested_loop_inner", 1.0));
     }
     Some(Finding {
         query: (remedy.semi_joined.first().copied())
@@ -66,6 +75,23 @@ pub(super) fn seq_scan_heavy(
         },
         ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
     })
+}
+
+/// The join a reader's plan rescans the table in, once per row of its outer side.
+fn nested_loop_text(s: &Statement, table: &TableRow, remedy: &Remedy) -> String {
+    let fix = match remedy.small {
+        true => {
+            "A hash join would read it once: check the outer side's row estimates \
+             (ANALYZE), which the planner took for a few rows."
+        }
+        false => "An index on the join column lets each loop fetch only its matching rows.",
+    };
+    format!(
+        "\n\nThe plan of {} scans {} on the inner side of a Nested Loop: the whole table \
+         again for every row of the outer side. {fix}",
+        quoted(s.query),
+        table.table,
+    )
 }
 
 /// What the remedy turns on: a table this small is read whole about as cheaply as
@@ -89,16 +115,23 @@ impl<'s, 'a> Remedy<'s, 'a> {
     }
 }
 
-/// The statement behind a table's sequential scans: its only reader, or, among several,
-/// the one reader whose calls per request match the scans per request (within 10%). The
-/// plans pgcost shows are generic; a prepared statement's custom plan may scan where they
-/// do not, so the runtime counts name it.
+/// The statement behind a table's sequential scans: its only reader; among several, the
+/// one reader whose plan (the custom one where it was explained) scans the table
+/// sequentially; without plans that tell, the one reader whose calls per request match the
+/// scans per request (within 10%).
 fn scanning_reader<'a>(
     table: &TableRow,
     readers: &[&'a Statement<'a>],
+    inputs: &Inputs,
 ) -> Option<&'a Statement<'a>> {
     if let [only] = readers {
         return Some(only);
+    }
+    let scanning: Vec<&&Statement> = (readers.iter())
+        .filter(|s| (inputs.plan(s.query)).is_some_and(|p| p.seq_scanned.contains(&table.table)))
+        .collect();
+    if let [one] = scanning.as_slice() {
+        return Some(**one);
     }
     let matching: Vec<&&Statement> = (readers.iter())
         .filter(|s| (s.calls_per_request - table.seq_scans).abs() <= 0.1 * table.seq_scans)

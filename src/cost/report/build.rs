@@ -212,6 +212,7 @@ impl Report {
                 &report,
                 context.findings.as_ref(),
                 context.source.as_deref(),
+                &context.plans,
             ),
             ..report
         };
@@ -220,17 +221,20 @@ impl Report {
     }
 }
 
-/// The findings of `report` (none with `--no-findings`), each with its tags and the
-/// places to open in the source.
+/// The findings of `report` (none with `--no-findings`), judged by the plans where they
+/// were fetched, each with its tags and the places to open in the source.
 fn found(
     report: &Report,
     thresholds: Option<&Thresholds>,
     source: Option<&crate::source::SourceMap>,
+    plans: &Plans,
 ) -> Vec<findings::Finding> {
     let Some(thresholds) = thresholds else {
         return Vec::new();
     };
-    let mut found = findings::analyze(&findings::Inputs::of(report), thresholds);
+    let ran = plans.ran();
+    let inputs = findings::Inputs::of(report).with_plans(ran.as_ref());
+    let mut found = findings::analyze(&inputs, thresholds);
     // An absolute root, so that a tag's absolute path under it can be made relative.
     let root = source.map(|s| std::path::absolute(&s.root).unwrap_or(s.root.clone()));
     findings::locate(&mut found, &report.statements, source.zip(root.as_deref()));

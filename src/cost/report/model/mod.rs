@@ -380,6 +380,17 @@ pub struct IndexProposal {
     /// True when `hypopg` showed the planner would use it, false when it would not; null
     /// when unverified (no `hypopg` in the target database).
     pub verified: Option<bool>,
+    /// The rows the plan that scans reads per call, by EXPLAIN's estimates (no ANALYZE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_rows_read_before: Option<f64>,
+    /// The rows it would read per call with the index, by EXPLAIN's estimates under the
+    /// hypothetical index (only when `verified`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_rows_read_after: Option<f64>,
+    /// The plan with the hypothetical index, in EXPLAIN's text format (only when
+    /// `verified`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_with_index: Option<String>,
 }
 
 /// `load.source` of pgcost's own burst.
