@@ -244,6 +244,10 @@ fn round_trips_say_where_to_look_without_tag_comments(n: &pgcost::cost::report::
         "{}",
         trips.suggestion
     );
+    let scoping = (trips.suggestion.split("\n\n"))
+        .find(|part| part.starts_with("The tenant that scopes the page"))
+        .unwrap_or_default();
+    assert!(scoping.contains("FROM tenants"), "{}", trips.suggestion);
     let table = View::render(n, Format::Table).unwrap();
     let findings = &table[table.find("\nFindings (").expect("findings")..];
     let end = ["\nWhy the numbers", "\nWarnings"]

@@ -47,6 +47,19 @@ fn follows_the_page(s: &Statement, all: &[Statement]) -> bool {
     })
 }
 
+/// Whether `s` looks one table up by `id` alone, and a page of the request is filtered by
+/// the key to that table (`tenant_id = $1`): the tenant (or account, or workspace) that
+/// scopes the page, keyed by the token or the session, looked up before it.
+pub(super) fn scopes_the_page(s: &Statement, all: &[Statement]) -> bool {
+    let [key] = s.shape.keys.as_slice() else {
+        return false;
+    };
+    let stem = singular(&key.relation.name.to_lowercase());
+    key.columns == ["id"]
+        && (all.iter())
+            .any(|page| page.page && page.query != s.query && filtered_by_key_to(page, &stem))
+}
+
 /// Whether the page's WHERE looks its rows up by the key to the table whose singular name
 /// is `stem` (`tenant_id = $1`).
 fn filtered_by_key_to(page: &Statement, stem: &str) -> bool {

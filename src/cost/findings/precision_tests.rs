@@ -514,13 +514,50 @@ fn round_trips_sorts_its_statements_into_auth_page_batch_loads_and_other_lookups
         batch.contains("dcim_rack") && !batch.contains("dcim_device"),
         "{batch}"
     );
-    let page = section("The page and its count");
+    let page = section("The page:");
     assert!(page.contains("dcim_device"), "{page}");
     let other = section("Other lookups");
     assert!(other.contains("tenancy_tenant"), "{other}");
     assert!(!advice.contains("usually auth"), "{advice}");
     // The saving is unchanged: five statements once per request, four avoidable at most.
     assert_eq!(found[0].saves_per_request.statements, 4.0);
+}
+
+#[test]
+fn round_trips_names_the_tenant_that_scopes_the_page_and_the_count_apart() {
+    let token = "SELECT user_id FROM api_tokens WHERE token = $1";
+    let user = "SELECT id, tenant_id FROM users WHERE id = $1";
+    let tenant = "SELECT id, status FROM tenants WHERE id = $1";
+    let page = "SELECT id, title FROM events WHERE tenant_id = $1 ORDER BY id DESC LIMIT 20";
+    let count = "SELECT count(*) FROM events WHERE tenant_id = $1";
+    let r = once_each(&[
+        (token, 1.0, "public.api_tokens", 2),
+        (user, 1.0, "public.users", 2),
+        (tenant, 1.0, "public.tenants", 1),
+        (page, 20.0, "public.events", 100),
+        (count, 1.0, "public.events", 100),
+    ]);
+    let found = of_kind(&r, FindingKind::RoundTrips);
+    let advice = &found[0].suggestion;
+    let section = |heading: &str| {
+        let rest = &advice[advice.find(heading).expect(heading)..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+    };
+    let scoping = section("The tenant that scopes the page");
+    assert!(scoping.contains("FROM tenants"), "{advice}");
+    assert!(!section("Auth steps").contains("FROM tenants"), "{advice}");
+    assert!(
+        !advice.contains("Batch loads keyed by the page"),
+        "{advice}"
+    );
+    assert!(
+        section("The page:").contains("FROM events WHERE"),
+        "{advice}"
+    );
+    assert!(
+        section("The count of the page").contains("count(*)"),
+        "{advice}"
+    );
 }
 
 /// Each statement once per request with its rows per call, and its table of that many pages.

@@ -177,8 +177,13 @@ mod tests {
 enum Class {
     /// Authentication or authorisation: sessions, tokens, users, permissions, scopes.
     Auth,
-    /// The page the endpoint returns, or its count.
+    /// The tenant (account, workspace) whose key filters the page, looked up by the key the
+    /// token or the session gave.
+    Tenant,
+    /// The page the endpoint returns.
     Page,
+    /// The count of the page's rows.
+    Count,
     /// A batch load keyed by the page's rows (a prefetch, an include, a relation).
     BatchLoad,
     /// Any other lookup.
@@ -187,10 +192,14 @@ enum Class {
 
 fn class(s: &Statement, all: &[Statement]) -> Class {
     let tables: Vec<&str> = s.tables.iter().map(|t| t.table.as_str()).collect();
-    if s.page || s.is_total() {
+    if s.is_total() {
+        Class::Count
+    } else if s.page {
         Class::Page
     } else if super::batch_load::keyed_by_the_page(s, all) {
         Class::BatchLoad
+    } else if super::batch_load::scopes_the_page(s, all) {
+        Class::Tenant
     } else if super::identity::decides_identity(tables, s.query)
         || super::identity::authorises(&s.relation_names())
     {
@@ -210,15 +219,21 @@ pub(super) fn once_per_request_advice(once: &[&Statement], all: &[Statement]) ->
              them, or scalar subqueries side by side in one select list):",
         ),
         (
+            Class::Tenant,
+            "The tenant that scopes the page, keyed by the token or the session: fold it \
+             into the auth step that gave its key, or cache it for a few seconds:",
+        ),
+        (
             Class::BatchLoad,
             "Batch loads keyed by the page (one prefetch per relation): join the to-one \
              relations into the page's statement (select_related, joins, eager_load), and \
              drop the relations the response does not show:",
         ),
+        (Class::Page, "The page: the endpoint's own rows, needed:"),
         (
-            Class::Page,
-            "The page and its count: the endpoint's own rows, needed (see count_per_page \
-             for the count):",
+            Class::Count,
+            "The count of the page: one more scan of its rows on every request (see \
+             count_per_page):",
         ),
         (
             Class::Other,
