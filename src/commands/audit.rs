@@ -1,15 +1,15 @@
 //! `pgcost audit`: one endpoint measured, rendered in the format asked for.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::AuditConfig;
-use crate::cost::report::Report;
 use crate::error::{Result, exit};
 use crate::flags::AuditArgs;
 use crate::measure;
 use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
+use crate::render::view::View;
 
 /// The command: validate the flags, measure, render, and the exit code.
 pub async fn execute(args: &AuditArgs, env: EnvLookup<'_>) -> Result<i32> {
@@ -24,30 +24,27 @@ async fn run(config: &AuditConfig) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
     let report = measure::measure(config, &progress, stop.clone()).await?;
-    emit(config, &report, &progress, stop.load(Ordering::Relaxed))
+    emit(config, &report, report.valid, &progress, &stop)
 }
 
 /// Writes `report` where `config` asks for (the main format, then every export), and
-/// returns the exit code (`interrupted` by Ctrl-C or not).
+/// returns the exit code of a report that is `valid` or not, interrupted by `stop` or not.
 pub fn emit(
     config: &AuditConfig,
-    report: &Report,
+    report: &dyn View,
+    valid: bool,
     progress: &Progress,
-    interrupted: bool,
+    stop: &AtomicBool,
 ) -> Result<i32> {
     // Secrets never reach the report by design; scrubbing is the second line, for text
     // that comes from outside (an app that SETs its token in a logged statement).
     let scrub = |text: &str| config.auth.redactor.scrub(text);
     output::write(report, &config.outputs, &scrub, progress)?;
-    Ok(exit_code(report, interrupted))
+    Ok(exit_code_of(valid, stop.load(Ordering::Relaxed)))
 }
 
-/// 130 when interrupted, 0 for a valid report, 3 otherwise.
-pub fn exit_code(report: &Report, interrupted: bool) -> i32 {
-    exit_code_of(report.valid, interrupted)
-}
-
-/// The exit code of a report that is `valid` or not (any command's report).
+/// The exit code of a report that is `valid` or not (any command's report): 130 when
+/// interrupted, 0 for a valid report, 3 otherwise.
 pub fn exit_code_of(valid: bool, interrupted: bool) -> i32 {
     if interrupted {
         exit::INTERRUPTED

@@ -1,7 +1,5 @@
 //! `pgcost ramp`: raise the load step by step, find the knee, and name the wall.
 
-use std::sync::atomic::Ordering;
-
 use crate::commands::audit;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
@@ -31,12 +29,7 @@ async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
     let report = ramp::ramp(config, plan, &progress, stop.clone()).await?;
-    let scrub = |text: &str| config.auth.redactor.scrub(text);
-    output::write(&report, &config.outputs, &scrub, &progress)?;
-    Ok(audit::exit_code_of(
-        report.valid,
-        stop.load(Ordering::Relaxed),
-    ))
+    audit::emit(config, &report, report.valid, &progress, &stop)
 }
 
 /// The ramp's own flags, checked.

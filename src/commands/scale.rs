@@ -2,8 +2,6 @@
 //! sequence of shared settle waits (as `check` measures its endpoints), each figure fitted
 //! over the values, and the findings the slopes prove.
 
-use std::sync::atomic::Ordering;
-
 use crate::commands::audit;
 use crate::config::AuditConfig;
 use crate::cost::scale::{self, ScaleReport, Template};
@@ -73,12 +71,7 @@ async fn run(config: &AuditConfig, plan: &ScalePlan) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
     let report = measure_points(plan, &progress, stop.clone()).await?;
-    let scrub = |text: &str| config.auth.redactor.scrub(text);
-    output::write(&report, &config.outputs, &scrub, &progress)?;
-    Ok(audit::exit_code_of(
-        report.valid,
-        stop.load(Ordering::Relaxed),
-    ))
+    audit::emit(config, &report, report.valid, &progress, &stop)
 }
 
 /// Measures every point between shared settle waits (N + 1 for N values) and fits them.

@@ -57,13 +57,7 @@ pub async fn measure(
                 break;
             }
             let route = &routes[accepted[k]];
-            progress.status(&format!(
-                "screening {}/{}: {} {}",
-                k + 1,
-                ready.len(),
-                route.method,
-                route.template
-            ));
+            progress.status(&step("screening", k, ready.len(), route));
             let report = screen.route(config, progress, &stop).await?;
             let expectation = &expectations[accepted[k]];
             screened[k] = Some(held_to_log(expectation, report, Measured::screened));
@@ -79,13 +73,7 @@ pub async fn measure(
         ));
         let reports = measure::run_sequence(&to_measure, progress, stop, |j| {
             let route = &routes[accepted[chosen[j]]];
-            progress.status(&format!(
-                "measuring {}/{}: {} {}",
-                j + 1,
-                chosen.len(),
-                route.method,
-                route.template
-            ));
+            progress.status(&step("measuring", j, chosen.len(), route));
         })
         .await?;
         for (&k, report) in chosen.iter().zip(reports) {
@@ -104,6 +92,11 @@ pub async fn measure(
             })
         })
         .collect())
+}
+
+/// The status line of the `k`th of `n` routes, e.g. `screening 2/7: GET /items/{id}`.
+fn step(verb: &str, k: usize, n: usize, route: &Route) -> String {
+    format!("{verb} {}/{n}: {} {}", k + 1, route.method, route.template)
 }
 
 /// A route's report as the ranking reads it (`read`: exact, or screened), its reasons held

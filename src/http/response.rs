@@ -216,10 +216,7 @@ fn parse_head(
         (_, None, Some(n)) => Framing::Length(n),
         (_, None, None) => Framing::UntilClose,
     };
-    let keep_alive = match response.version {
-        Some(1) => !close,
-        _ => keep_alive_token && !close,
-    };
+    let keep_alive = !close && (response.version == Some(1) || keep_alive_token);
     let head = Head {
         status,
         framing,
@@ -242,40 +239,7 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
     head_only: bool,
     rule: &ErrorRule,
 ) -> Result<Response, Failed> {
-    (buffer.start, buffer.end) = (0, 0);
-    let mut received = false;
-    let head = loop {
-        let unread = buffer.unread();
-        if let Some((head, length)) = (!unread.is_empty())
-            .then(|| parse_head(unread, head_only, rule))
-            .transpose()?
-            .flatten()
-        {
-            buffer.start += length;
-            // Interim responses (100 Continue, 103 Early Hints) precede the real one.
-            if (100..200).contains(&head.status) && head.status != 101 {
-                continue;
-            }
-            break head;
-        }
-        match buffer.fill(stream).await {
-            Ok(0) => {
-                return Err(Failed {
-                    kind: "request",
-                    text: "the server closed the connection before the response ended".into(),
-                    nothing_received: !received,
-                });
-            }
-            Ok(_) => received = true,
-            Err(e) => {
-                return Err(Failed {
-                    kind: "request",
-                    text: crate::error::chain(&e),
-                    nothing_received: !received,
-                });
-            }
-        }
-    };
+    let head = read_head(stream, buffer, head_only, rule).await?;
     buffer.kept.clear();
     buffer.keeping = ErrorRule::applies_to(head.status) && head.error.is_none();
     buffer.counting = buffer.count_items && buffer.keeping;
@@ -310,6 +274,45 @@ pub(crate) async fn read<S: AsyncRead + Unpin>(
             Ended::Close
         },
     })
+}
+
+/// Reads the head of the response (past any interim one) into `buffer`, from its start.
+async fn read_head<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buffer: &mut Buffer,
+    head_only: bool,
+    rule: &ErrorRule,
+) -> Result<Head, Failed> {
+    (buffer.start, buffer.end) = (0, 0);
+    let mut received = false;
+    loop {
+        let unread = buffer.unread();
+        if let Some((head, length)) = (!unread.is_empty())
+            .then(|| parse_head(unread, head_only, rule))
+            .transpose()?
+            .flatten()
+        {
+            buffer.start += length;
+            // Interim responses (100 Continue, 103 Early Hints) precede the real one.
+            if (100..200).contains(&head.status) && head.status != 101 {
+                continue;
+            }
+            return Ok(head);
+        }
+        let text = match buffer.fill(stream).await {
+            Ok(0) => "the server closed the connection before the response ended".into(),
+            Ok(_) => {
+                received = true;
+                continue;
+            }
+            Err(e) => crate::error::chain(&e),
+        };
+        return Err(Failed {
+            kind: "request",
+            text,
+            nothing_received: !received,
+        });
+    }
 }
 
 /// Reads more of the body; the end of the stream is a failure.

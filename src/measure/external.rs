@@ -18,7 +18,7 @@ use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
-use crate::measure::{Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
+use crate::measure::{Boundaries, Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
 use crate::progress::Progress;
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
@@ -79,18 +79,10 @@ pub async fn measure(
         requests: counted.requests,
         ..config.clone()
     };
-    let mut notes = Notes {
-        invalid_reasons: control
-            .into_iter()
-            .chain(invalid_reasons(&ran, counted, load.count))
-            .collect(),
-        ..Notes::default()
-    };
-    if let ChurnVerdict::Churned(churned) =
-        churn::judge(meter.churn(&opened, &closed), counted.requests)
-    {
-        notes = retry::with_unclean_warning(&meter, &config, (&opened, &closed), notes, churned);
-    }
+    let invalid = control
+        .into_iter()
+        .chain(invalid_reasons(&ran, counted, load.count));
+    let notes = notes(&meter, &config, (&opened, &closed), invalid.collect());
     let burst = Burst {
         load: load_result(&ran, counted, load.count),
         ended: ran.ended,
@@ -117,6 +109,26 @@ pub async fn measure(
     }
     let mut reports = reports_with_plans(&config, &windows, progress, &stop).await;
     Ok(reports.pop().expect("one report for one window"))
+}
+
+/// The notes of the command's window: why it is not valid (`invalid_reasons`), and what
+/// the app's connection churn added.
+fn notes(
+    meter: &Meters,
+    config: &AuditConfig,
+    edges: (&Boundaries, &Boundaries),
+    invalid_reasons: Vec<Invalid>,
+) -> Notes {
+    let notes = Notes {
+        invalid_reasons,
+        ..Notes::default()
+    };
+    match churn::judge(meter.churn(edges.0, edges.1), config.requests) {
+        ChurnVerdict::Churned(churned) => {
+            retry::with_unclean_warning(meter, config, edges, notes, churned)
+        }
+        _ => notes,
+    }
 }
 
 /// The file the count is read from, if any.

@@ -491,21 +491,7 @@ impl Meter {
             self.source.server.version_num,
             tail,
         );
-        let mut warnings = self.warnings(config);
-        let warmed = notes.warmed.clone();
-        warnings.extend(warmed.as_ref().and_then(crate::cost::steady::Warmed::note));
-        warnings.extend(clock_warning(opened, closed));
-        warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
-        warnings.extend(notes.warnings);
-        warnings.extend(notes.windows.warning());
-        if let Some((extra, transactions, statements)) = self.uncounted(&window) {
-            warnings.push(churn::uncounted_warning(
-                extra,
-                transactions,
-                statements,
-                config.requests,
-            ));
-        }
+        let warnings = self.warnings(config, (opened, closed), &window, &notes);
         let mut invalid_reasons = notes.invalid_reasons;
         invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
         let settle_tables =
@@ -532,7 +518,7 @@ impl Meter {
             windows: notes.windows,
             plans: Plans::default(),
             background: Some(background),
-            warmed,
+            warmed: notes.warmed,
             tags: crate::measure::tags::merged(notes.tags, burst.tags.as_ref()),
             source: config.source.clone(),
         };
@@ -601,11 +587,37 @@ impl Meter {
         lines
     }
 
-    fn warnings(&self, config: &AuditConfig) -> Vec<Note> {
+    /// The window's warnings: the credentials' and the source's, the run's (`notes`), the
+    /// clock's and the node's, and the statements no request accounts for.
+    fn warnings(
+        &self,
+        config: &AuditConfig,
+        (opened, closed): (&Boundary, &Boundary),
+        window: &WindowDelta,
+        notes: &Notes,
+    ) -> Vec<Note> {
         let mut warnings = config.auth.warnings.clone();
         warnings.extend(self.source.warnings.iter().cloned());
         if config.insecure {
             warnings.push(Note::TlsInsecure);
+        }
+        warnings.extend(
+            notes
+                .warmed
+                .as_ref()
+                .and_then(crate::cost::steady::Warmed::note),
+        );
+        warnings.extend(clock_warning(opened, closed));
+        warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
+        warnings.extend(notes.warnings.iter().cloned());
+        warnings.extend(notes.windows.warning());
+        if let Some((extra, transactions, statements)) = self.uncounted(window) {
+            warnings.push(churn::uncounted_warning(
+                extra,
+                transactions,
+                statements,
+                config.requests,
+            ));
         }
         warnings
     }

@@ -121,16 +121,29 @@ pub async fn measure(
                 base.windows.discarded, config.retries
             ));
         }
-        let meters = &*meter;
-        let driver = endpoint.driver;
-        let warm_up = super::warm_up_sampled(meters, (config, driver), progress, stop, min_slices);
-        let (warmed, sampled) = warm_up.await?;
-        base.warmed = warmed;
-        base.tags = super::tags::merged(base.tags.take(), sampled.as_ref());
-        opened = meter
-            .boundary((false, true, false), progress, stop, Instant::now())
-            .await?;
+        opened = warm_up_again(meter, &endpoint, &mut base, min_slices, (progress, stop)).await?;
     }
+}
+
+/// Warms `endpoint` up again (comparing at least `min_slices` slices), noting it in
+/// `base`, and opens the next window.
+async fn warm_up_again(
+    meter: &mut Meters,
+    endpoint: &Endpoint<'_>,
+    base: &mut Notes,
+    min_slices: u32,
+    (progress, stop): (&Progress, &Arc<AtomicBool>),
+) -> Result<Boundaries> {
+    let meters = &*meter;
+    let driver = endpoint.driver;
+    let config = endpoint.config;
+    let warm_up = super::warm_up_sampled(meters, (config, driver), progress, stop, min_slices);
+    let (warmed, sampled) = warm_up.await?;
+    base.warmed = warmed;
+    base.tags = super::tags::merged(base.tags.take(), sampled.as_ref());
+    meter
+        .boundary((false, true, false), progress, stop, Instant::now())
+        .await
 }
 
 /// The notes of a window kept though it would be measured again: what its churn added,

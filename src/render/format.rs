@@ -1,13 +1,16 @@
 //! The one list of output formats, the subset each command offers (so `--help` lists only
 //! what works), and where each rendering of one run goes (`--format`/`-o` and `--export`).
 
-use std::fmt;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, TypedValueParser};
+use strum::{Display, IntoStaticStr, VariantArray};
 
 /// Every output format pgcost can write. A command offers a subset of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, IntoStaticStr, Display, VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Format {
     /// Aligned tables for a terminal, readable at 100 columns.
     #[default]
@@ -54,27 +57,11 @@ pub const CHECK_FORMATS: &[Format] = &[
 ];
 
 impl Format {
-    pub const ALL: &'static [Format] = &[
-        Format::Table,
-        Format::Json,
-        Format::Markdown,
-        Format::Html,
-        Format::Junit,
-        Format::Sarif,
-        Format::Github,
-    ];
+    pub const ALL: &'static [Format] = <Format as VariantArray>::VARIANTS;
 
     /// The name the user types, e.g. `markdown`.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Json => "json",
-            Format::Markdown => "markdown",
-            Format::Html => "html",
-            Format::Junit => "junit",
-            Format::Sarif => "sarif",
-            Format::Github => "github",
-        }
+        self.into()
     }
 
     /// One line for `--help`.
@@ -106,12 +93,6 @@ impl Format {
                     names.join(", ")
                 )
             })
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -100,6 +100,23 @@ fn slopes(m: &Measured, verdict: &mut budget::BudgetVerdict) {
     }
 }
 
+/// The baseline's entry `m` is compared with, or why there is none.
+fn compared_entry<'a>(
+    m: &Measured,
+    baseline: Option<&'a PreviousRun>,
+) -> (Option<&'a Entry>, Option<String>) {
+    let Some(baseline) = baseline else {
+        return (None, None);
+    };
+    let note = match baseline.find(&m.name, &m.report.target.method, &m.report.target.url) {
+        None => "not in the baseline",
+        Some(entry) if !entry.valid => "not valid in the baseline",
+        Some(_) if !m.report.valid => "not compared: this run is not valid",
+        Some(entry) => return (Some(entry), None),
+    };
+    (None, Some(note.into()))
+}
+
 /// One endpoint: its budget, the baseline's figures, statements and findings, and its
 /// acknowledgements.
 fn judge(
@@ -113,25 +130,14 @@ fn judge(
     } else {
         Default::default()
     };
-    let (mut deltas, mut regressions, mut baseline_note) = (Vec::new(), Vec::new(), None);
-    let mut compared: Option<&Entry> = None;
-    if let Some(baseline) = baseline {
-        match baseline.find(&m.name, &m.report.target.method, &m.report.target.url) {
-            None => baseline_note = Some("not in the baseline".into()),
-            Some(entry) if !entry.valid => baseline_note = Some("not valid in the baseline".into()),
-            Some(_) if !m.report.valid => {
-                baseline_note = Some("not compared: this run is not valid".into())
-            }
-            Some(entry) => {
-                (deltas, regressions) = budget::compare(
-                    &entry.figures,
-                    &Figures::of(&m.report),
-                    max_regression_percent,
-                );
-                compared = Some(entry);
-            }
-        }
-    }
+    let (compared, baseline_note) = compared_entry(&m, baseline);
+    let (deltas, regressions) = compared.map_or_else(Default::default, |entry| {
+        budget::compare(
+            &entry.figures,
+            &Figures::of(&m.report),
+            max_regression_percent,
+        )
+    });
     let current: Vec<FindingRef> = m.report.findings.iter().map(FindingRef::of).collect();
     let statement_diff = compared
         .filter(|entry| entry.statements_available && m.report.per_request.statements.is_some())

@@ -42,16 +42,26 @@ fn sql_error(what: &str) -> impl Fn(tokio_postgres::Error) -> Error + '_ {
 }
 
 async fn connect(url: &str) -> Result<tokio_postgres::Client> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await.map_err(|e| {
-        setup_error(
-            "connecting to the throwaway cluster",
-            crate::error::describe_pg(&e).0,
-        )
-    })?;
+    let (client, connection) = (tokio_postgres::connect(url, NoTls).await)
+        .map_err(sql_error("connecting to the throwaway cluster"))?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
     Ok(client)
+}
+
+/// Installs pg_stat_statements in the database a client is connected to.
+const EXTENSION: (&str, &str) = (
+    "CREATE EXTENSION pg_stat_statements",
+    "creating pg_stat_statements",
+);
+
+/// Runs each batch of statements on `client`; a failure says what the batch was doing.
+async fn batches(client: &tokio_postgres::Client, batches: &[(&str, &str)]) -> Result<()> {
+    for (sql, what) in batches {
+        client.batch_execute(sql).await.map_err(sql_error(what))?;
+    }
+    Ok(())
 }
 
 fn now_seconds() -> u64 {
@@ -70,25 +80,17 @@ pub async fn setup(cache_ttl: Duration, progress: &Progress) -> Result<Environme
     progress.status(&format!("cluster: {}", cluster.dir().display()));
     spinner.set_message("loading the demo schema");
     let admin = connect(&cluster.url("postgres")).await?;
-    admin
-        .batch_execute("CREATE EXTENSION pg_stat_statements")
-        .await
-        .map_err(sql_error("creating pg_stat_statements"))?;
-    admin
-        .batch_execute(&format!("CREATE DATABASE {DB}"))
-        .await
-        .map_err(sql_error("creating the demo database"))?;
+    let create = format!("CREATE DATABASE {DB}");
+    let for_admin = [EXTENSION, (create.as_str(), "creating the demo database")];
+    batches(&admin, &for_admin).await?;
     let db_url = cluster.url(DB);
     let db = connect(&db_url).await?;
-    db.batch_execute("CREATE EXTENSION pg_stat_statements")
-        .await
-        .map_err(sql_error("creating pg_stat_statements"))?;
-    db.batch_execute(SCHEMA)
-        .await
-        .map_err(sql_error("sql/demo_schema.sql"))?;
-    db.batch_execute(SEED)
-        .await
-        .map_err(sql_error("sql/demo_seed.sql"))?;
+    let for_db = [
+        EXTENSION,
+        (SCHEMA, "sql/demo_schema.sql"),
+        (SEED, "sql/demo_seed.sql"),
+    ];
+    batches(&db, &for_db).await?;
 
     let secret = format!(
         "{}{}",
@@ -96,25 +98,7 @@ pub async fn setup(cache_ttl: Duration, progress: &Progress) -> Result<Environme
         uuid::Uuid::new_v4().simple()
     )
     .into_bytes();
-    let jti = uuid::Uuid::new_v4().to_string();
-    db.execute(
-        "INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + interval '2 hours')",
-        &[&jti, &USER_ID],
-    )
-    .await
-    .map_err(sql_error("creating the demo session"))?;
-    let now = now_seconds();
-    let claims = Claims {
-        sub: USER_ID.to_string(),
-        org_id: TENANT_ID,
-        jti,
-        iat: now,
-        exp: now + 7200,
-    };
-    let key =
-        EncodingKey::from_secret(&secret).map_err(|e| setup_error("the demo signing key", e))?;
-    let token = jsonwebtoken::encode(&Header::default(), &claims, &key)
-        .map_err(|e| setup_error("minting the demo token", e))?;
+    let token = mint_token(&db, &secret).await?;
 
     let mut pool_config = PoolConfig::new();
     pool_config.url = Some(db_url.clone());
@@ -133,6 +117,29 @@ pub async fn setup(cache_ttl: Duration, progress: &Progress) -> Result<Environme
         db_url,
         cluster,
     })
+}
+
+/// A demo session for the demo user, and the JWT that names it, signed with `secret`.
+async fn mint_token(db: &tokio_postgres::Client, secret: &[u8]) -> Result<String> {
+    let jti = uuid::Uuid::new_v4().to_string();
+    db.execute(
+        "INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + interval '2 hours')",
+        &[&jti, &USER_ID],
+    )
+    .await
+    .map_err(sql_error("creating the demo session"))?;
+    let now = now_seconds();
+    let claims = Claims {
+        sub: USER_ID.to_string(),
+        org_id: TENANT_ID,
+        jti,
+        iat: now,
+        exp: now + 7200,
+    };
+    let key =
+        EncodingKey::from_secret(secret).map_err(|e| setup_error("the demo signing key", e))?;
+    jsonwebtoken::encode(&Header::default(), &claims, &key)
+        .map_err(|e| setup_error("minting the demo token", e))
 }
 
 /// The audit configuration for one pipeline of a running demo: the flags `pgcost audit`

@@ -5,8 +5,6 @@ mod config;
 
 pub use config::MeasureConfig;
 
-use std::sync::atomic::Ordering;
-
 use crate::commands::audit;
 use crate::error::Result;
 use crate::flags::MeasureArgs;
@@ -36,5 +34,5 @@ async fn run(config: &MeasureConfig) -> Result<i32> {
         stdout: Stdout::beside_report(audit.outputs.report_on_stdout()),
     };
     let report = external::measure(audit, load, &progress, stop.clone()).await?;
-    audit::emit(audit, &report, &progress, stop.load(Ordering::Relaxed))
+    audit::emit(audit, &report, report.valid, &progress, &stop)
 }

@@ -6,31 +6,13 @@
 
 use serde_json::Value;
 
-/// The three kinds of GraphQL operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The three kinds of GraphQL operation, named by their keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::Display)]
+#[strum(serialize_all = "lowercase")]
 pub enum Kind {
     Query,
     Mutation,
     Subscription,
-}
-
-impl Kind {
-    fn of(keyword: &str) -> Option<Kind> {
-        match keyword {
-            "query" => Some(Kind::Query),
-            "mutation" => Some(Kind::Mutation),
-            "subscription" => Some(Kind::Subscription),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Query => "query",
-            Kind::Mutation => "mutation",
-            Kind::Subscription => "subscription",
-        }
-    }
 }
 
 /// One operation of a document: its kind, its name (none for an anonymous one) and the
@@ -157,8 +139,8 @@ pub fn operations(document: &str) -> Result<Vec<Operation>, String> {
                 continue;
             }
             Token::Name(keyword) => {
-                let kind = Kind::of(keyword)
-                    .ok_or_else(|| format!("{keyword:?} does not open an operation"))?;
+                let kind: Kind = (keyword.parse())
+                    .map_err(|_| format!("{keyword:?} does not open an operation"))?;
                 let name = match tokens.get(i + 1) {
                     Some(Token::Name(name)) => Some(name.to_string()),
                     _ => None,
@@ -379,7 +361,7 @@ fn read(document: &str, operation_name: Option<&str>, endpoint: bool) -> Request
         Ok(op) if op.kind == Kind::Query => Request::Read(op.label()),
         Ok(op) => Request::Skipped(
             Some(op.label()),
-            format!("a GraphQL {} changes the app's data", op.kind.name()),
+            format!("a GraphQL {} changes the app's data", op.kind),
         ),
         Err(_) if !endpoint => Request::Not,
         Err(e) => Request::Skipped(

@@ -238,11 +238,7 @@ fn place(hit: &Hit, overrides: &[Override], allowed: &[String]) -> Place {
 /// only counted; methods outside [`SAFE_METHODS`] and `allowed`, and GraphQL writes, are
 /// skipped with the reason. Routes come most logged first, then by template.
 pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Grouping {
-    type Concrete = (String, Option<String>);
     let mut grouping = Grouping::default();
-    // Per route, per concrete request (URL and body): its requests and their logged
-    // statuses.
-    type Urls = BTreeMap<Concrete, (u64, BTreeMap<u16, u64>)>;
     let mut routes: BTreeMap<(String, String), Urls> = BTreeMap::new();
     let mut skipped: BTreeMap<(String, String), (u64, String)> = BTreeMap::new();
     let mut statics: BTreeMap<(String, String), u64> = BTreeMap::new();
@@ -270,27 +266,7 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
         }
     }
     grouping.routes = (routes.into_iter())
-        .map(|((method, template), urls)| {
-            let mut statuses = BTreeMap::new();
-            for (status, n) in urls.values().flat_map(|(_, s)| s) {
-                *statuses.entry(*status).or_default() += n;
-            }
-            let mut urls: Vec<UrlCount> = (urls.into_iter())
-                .map(|((url, body), (requests, statuses))| UrlCount {
-                    url,
-                    requests,
-                    body,
-                    logged_status: most_logged(&statuses),
-                })
-                .collect();
-            urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
-            Route {
-                method,
-                template,
-                urls,
-                statuses,
-            }
-        })
+        .map(|((method, template), urls)| route(method, template, urls))
         .collect();
     (grouping.routes).sort_by(|a, b| {
         b.requests()
@@ -315,6 +291,32 @@ pub fn group(hits: &[Hit], overrides: &[Override], allowed: &[String]) -> Groupi
         })
         .collect();
     grouping
+}
+
+/// Per route, per concrete request (URL and body): its requests and their logged statuses.
+type Urls = BTreeMap<(String, Option<String>), (u64, BTreeMap<u16, u64>)>;
+
+/// One route of [`group`]: its URLs most logged first, and the statuses logged for any.
+fn route(method: String, template: String, urls: Urls) -> Route {
+    let mut statuses = BTreeMap::new();
+    for (status, n) in urls.values().flat_map(|(_, s)| s) {
+        *statuses.entry(*status).or_default() += n;
+    }
+    let mut urls: Vec<UrlCount> = (urls.into_iter())
+        .map(|((url, body), (requests, statuses))| UrlCount {
+            url,
+            requests,
+            body,
+            logged_status: most_logged(&statuses),
+        })
+        .collect();
+    urls.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.url.cmp(&b.url)));
+    Route {
+        method,
+        template,
+        urls,
+        statuses,
+    }
 }
 
 /// `n` requests shared among `urls` in proportion to their counts (largest remainder:

@@ -20,6 +20,7 @@ use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 use crate::measure::pgbouncer::Bouncer;
 use crate::measure::{self, Meter};
+use crate::postgres::settle::Outcome;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
 use crate::progress::Progress;
@@ -256,16 +257,7 @@ pub async fn ramp(
     let mut invalid_reasons = run.invalid_reasons;
     invalid_reasons.extend(whole.invalid_reasons);
     let (settle_before, settle_after) = (&opened.settle, &closed.settle);
-    for outcome in [settle_before, settle_after]
-        .into_iter()
-        .filter(|o| o.timed_out)
-    {
-        let message = format!(
-            "a settle wait timed out after {:.0} s: the ramp's totals may be incomplete",
-            outcome.waited.as_secs_f64()
-        );
-        invalid_reasons.push(Invalid::new(Code::SettleTimeout, message));
-    }
+    invalid_reasons.extend(settle_timeouts([settle_before, settle_after]));
     let mut warnings = session.source.warnings.clone();
     // A ramp names no statement's cost: plan time is nothing it could report.
     warnings.retain(|n| !matches!(n, crate::cost::notes::Note::TrackPlanningOff));
@@ -292,6 +284,17 @@ pub async fn ramp(
         host_cores: procfs::usable_cores(),
     };
     Ok(ramp::report(run.steps, context))
+}
+
+/// Why the ramp's totals may be incomplete: a settle wait that timed out.
+fn settle_timeouts(waits: [&Outcome; 2]) -> impl Iterator<Item = Invalid> + '_ {
+    waits.into_iter().filter(|o| o.timed_out).map(|outcome| {
+        let message = format!(
+            "a settle wait timed out after {:.0} s: the ramp's totals may be incomplete",
+            outcome.waited.as_secs_f64()
+        );
+        Invalid::new(Code::SettleTimeout, message)
+    })
 }
 
 /// How long the ramp may take, generously, for the expiry check of a token.

@@ -1,9 +1,8 @@
 //! The views of `pgcost survey`'s ranking: the table (`table.rs`, its production section
-//! in `production.rs`), JSON (`json.rs`), SARIF (`sarif.rs`), Markdown (`markdown.rs`) and
-//! HTML (`html.rs`), the last two sharing `sections.rs`.
+//! in `production.rs`), JSON (the model as it serializes), SARIF (`sarif.rs`), Markdown
+//! (`markdown.rs`) and HTML (`html.rs`), the last two sharing `sections.rs`.
 
 mod html;
-mod json;
 mod markdown;
 mod production;
 mod sarif;
@@ -28,7 +27,7 @@ impl View for SurveyReport {
     fn view(&self, format: Format) -> Option<String> {
         Some(match format {
             Format::Table => table::render(self),
-            Format::Json => json::render(self),
+            Format::Json => crate::render::text::json(self),
             Format::Sarif => sarif::render(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),

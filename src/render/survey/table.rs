@@ -58,27 +58,17 @@ pub fn render(report: &SurveyReport) -> String {
         report.static_requests,
         report.unparsed_lines
     );
+    let screened = any_screened(report);
+    let read = if screened { "blocks" } else { "rows rd" };
     let _ = writeln!(
         out,
-        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}",
-        "rank",
-        "route",
-        "logged",
-        "traffic",
-        "measured",
-        "db time",
-        if any_screened(report) {
-            "blocks"
-        } else {
-            "rows rd"
-        },
-        "stmts/req",
-        "rows/req"
+        "{:>4} {:<44} {:>7} {:>8} {:>8} {:>8} {read:>8} {:>9} {:>9}",
+        "rank", "route", "logged", "traffic", "measured", "db time", "stmts/req", "rows/req"
     );
     for r in &report.routes {
-        let _ = writeln!(out, "{}", row(r, any_screened(report)));
+        let _ = writeln!(out, "{}", row(r, screened));
     }
-    if any_screened(report) {
+    if screened {
         let _ = writeln!(out, "  {SCREENED_NOTE}");
     }
     for r in report.routes.iter().filter(|r| r.urls.len() > 1) {
@@ -91,19 +81,10 @@ pub fn render(report: &SurveyReport) -> String {
             r.sample.len()
         );
     }
-    for s in &report.skipped {
-        let _ = writeln!(
-            out,
-            "skipped {} {} x{}: {}",
-            s.method, s.route, s.requests, s.reason
-        );
-    }
-    for s in &report.static_files {
-        let _ = writeln!(
-            out,
-            "static {} {} x{}: {}",
-            s.method, s.route, s.requests, s.reason
-        );
+    let skipped = (report.skipped.iter()).map(|s| ("skipped", s));
+    for (what, s) in skipped.chain(report.static_files.iter().map(|s| ("static", s))) {
+        let (method, route, requests) = (&s.method, &s.route, s.requests);
+        let _ = writeln!(out, "{what} {method} {route} x{requests}: {}", s.reason);
     }
     for u in &report.first_unparsed {
         let _ = writeln!(out, "unparsed {}:{}: {}", u.file, u.line, u.text);
