@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::{breach_text, plain};
 use crate::cost::check::CheckReport;
 use crate::cost::findings::Severity;
+use crate::cost::text::shown_sql;
 use crate::source::CodeLocation;
 
 /// GitHub shows at most ten annotations of each kind per step.
@@ -44,10 +45,8 @@ fn annotations(report: &CheckReport) -> Vec<Annotation> {
             let Some(at) = f.locations.iter().find(|l| l.is_relative()).cloned() else {
                 continue;
             };
-            let subject = f
-                .query
-                .as_deref()
-                .or(f.table.as_deref())
+            let subject = (f.query.as_deref().or(f.table.as_deref()))
+                .map(|subject| shown_sql(subject, usize::MAX))
                 .unwrap_or_default();
             let message = format!(
                 "{} ({}) at {}: {subject}. Fixing it {}. This line is {}.",
@@ -210,7 +209,11 @@ mod tests {
         findings.push(findings[0].clone());
         findings[0].locations = vec![tag("app/api.rb"), model.clone()];
         findings[1].locations = vec![tag("/srv/app/api.rb"), model];
+        findings[0].query = Some("SELECT 1 FROM groups /*route='%2Fp',action='index'*/".into());
         let out = render(&report);
+        // The tag comment is in the tags: the annotation shows the statement without it.
+        assert!(out.contains(": SELECT 1 FROM groups. Fixing it"), "{out}");
+        assert!(!out.contains("action="), "{out}");
         assert!(
             out.contains("file=app/api.rb,line=12,")
                 && out.contains(
