@@ -102,12 +102,8 @@ fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
     if baseline.values.iter().any(Option::is_some) {
         series.push(baseline);
     }
-    // A label that ends in the figure's own unit (`p95 ms`) names a latency.
-    let unit = super::per_request(metric);
-    let name = match metric.label().strip_suffix(unit) {
-        Some(name) => format!("{name}latency"),
-        None => metric.label().into(),
-    };
+    let (unit, name) = (metric.spec().counted, metric.spec().chart_name);
+    let name = name.unwrap_or(metric.label());
     Some(BarChart {
         title: format!("{name} ({unit}) per endpoint"),
         axis: format!("{name} ({unit})"),
@@ -117,4 +113,23 @@ fn metric_chart(report: &CheckReport, metric: Figure) -> Option<BarChart> {
         note: Some("A bar past its endpoint's budget line is over budget.".into()),
         decimals: 2,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chart_is_titled_by_what_its_figure_is_counted_in() {
+        let report = crate::render::sarif_tests::check();
+        let title = |figure| metric_chart(&report, figure).map(|chart| chart.title);
+        assert_eq!(
+            title(Figure::P95Ms).as_deref(),
+            Some("p95 latency (ms) per endpoint")
+        );
+        assert_eq!(
+            title(Figure::RowsRead).as_deref(),
+            Some("rows read (per request) per endpoint")
+        );
+    }
 }

@@ -113,21 +113,12 @@ fn breach_text(b: &Breach, code: impl Fn(&str) -> String) -> String {
         ),
         (over, _) => {
             let unit = match over {
-                Limit::Figure(figure) => per_request(*figure),
+                Limit::Figure(figure) => figure.spec().counted,
                 _ => "per request",
             };
             let budget = limit(b.budget);
             format!("{over} {:.2} {unit}, budget {budget}", b.actual)
         }
-    }
-}
-
-/// What a figure's values are counted in, as the views say it: a latency in its own unit,
-/// any other figure per request.
-fn per_request(figure: Figure) -> &'static str {
-    match figure.unit() {
-        "ms" => "ms",
-        _ => "per request",
     }
 }
 

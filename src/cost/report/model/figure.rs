@@ -23,6 +23,10 @@ pub struct FigureSpec {
     pub label: &'static str,
     /// The unit of one value, per request.
     pub unit: &'static str,
+    /// What the views say a value is counted in: `per request`, or a latency's own unit.
+    pub counted: &'static str,
+    /// Its name in a chart's title, where the label does not say what it is (`p95 ms`).
+    pub chart_name: Option<&'static str>,
     /// Whether `--max-regression` applies: the work per request, not the latency, which
     /// depends on the machine.
     pub gated: bool,
@@ -45,6 +49,8 @@ const UNSAID: FigureSpec = FigureSpec {
     key: "",
     label: "",
     unit: "",
+    counted: "per request",
+    chart_name: None,
     gated: false,
     per_database: true,
     needs: "pg_stat_statements",
@@ -93,7 +99,8 @@ macro_rules! with_figures {
             /// Highest 95th-percentile latency, in ms.
             #[serde(default)]
             pub p95_ms: P95Ms {
-                label: "p95 ms", unit: "ms", per_database: false,
+                label: "p95 ms", unit: "ms", counted: "ms", chart_name: Some("p95 latency"),
+                per_database: false,
                 read: |f, _| Some(f.p95_ms),
             }
             /// Most rows fetched (`tup_fetched`: rows an index scan or a bitmap heap scan read
