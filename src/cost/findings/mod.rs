@@ -259,12 +259,14 @@ pub fn locate(
 ) {
     for finding in findings {
         let query = finding.query.as_deref();
-        let over_several = matches!(
-            finding.kind,
+        // A finding over several statements has their tags, as one, from its rule.
+        let over_several = match finding.kind {
             FindingKind::RoundTrips
-                | FindingKind::SessionSetupPerCheckout
-                | FindingKind::CountPerPage
-        );
+            | FindingKind::SessionSetupPerCheckout
+            | FindingKind::CountPerPage => true,
+            FindingKind::SeqScanHeavy => query.is_none(),
+            _ => false,
+        };
         if !over_several || finding.tags.is_none() {
             finding.tags = query.and_then(|q| sent_from::tags_of(statements, q).cloned());
         }

@@ -468,14 +468,32 @@ fn the_reader_whose_calls_match_the_scans_is_named() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].query.as_deref(), Some(page));
     assert_eq!(found[0].evidence["scans_match_calls"], 1.0);
-    // When the calls of both readers match, neither is named.
-    let r = report(
-        vec![stmt(page, 3.0, 25.0), stmt(by_id, 3.0, 1.0)],
+    // When the calls of both readers match, neither is named: the finding carries both
+    // readers' tags as one, and their places in the code.
+    let tagged = |query, calls, line| {
+        let mut row = stmt(query, calls, 1.0);
+        row.tags = Some(crate::cost::tags::seen_always(
+            "/posts",
+            "app/posts.rb",
+            line,
+            30,
+        ));
+        row
+    };
+    let mut r = report(
+        vec![tagged(page, 3.0, 12), tagged(by_id, 3.0, 40)],
         vec![posts],
     );
-    let found = of_kind(&r, FindingKind::SeqScanHeavy);
+    r.findings = of_kind(&r, FindingKind::SeqScanHeavy);
+    locate(&mut r.findings, &r.statements, None);
+    let found = &r.findings;
     assert_eq!(found[0].query, None);
     assert!(!found[0].evidence.contains_key("scans_match_calls"));
+    let tags = found[0].tags.as_ref().expect("the readers' tags");
+    assert_eq!(tags.samples, 60);
+    let lines: Vec<u32> = found[0].locations.iter().map(|l| l.line).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.contains(&12) && lines.contains(&40), "{lines:?}");
 }
 
 // round_trips: statements by class ----------------------------------------------------------

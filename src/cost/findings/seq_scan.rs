@@ -61,10 +61,14 @@ pub(super) fn seq_scan_heavy(
     if looped.is_some() {
         figures.push(("nested_loop_inner", 1.0));
     }
+    let named = (remedy.semi_joined.first().copied()).or(scanner);
     Some(Finding {
-        query: (remedy.semi_joined.first().copied())
-            .or(scanner)
-            .map(|s| s.query.to_string()),
+        query: named.map(|s| s.query.to_string()),
+        // Named by its table alone, it is about every reader: their tags as one (`locate`).
+        tags: match named {
+            Some(_) => None,
+            None => super::sent_from::merged(readers.iter().filter_map(|s| s.tags)),
+        },
         table: Some(table.table.clone()),
         evidence: evidence(&figures),
         avoidable_rows_per_request: saved,
