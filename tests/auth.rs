@@ -406,18 +406,27 @@ async fn the_baseline_shows_what_authentication_lets_through() {
     let baseline = report.baseline.as_ref().expect("a baseline");
     assert_eq!(baseline.unauthenticated_status.get("401"), Some(&20));
     let (without, with) = (
-        baseline.unauthenticated.statements.unwrap(),
-        baseline.authenticated.statements.unwrap(),
+        baseline.unauthenticated.per_figure.statements.unwrap(),
+        baseline.authenticated.per_figure.statements.unwrap(),
     );
     assert!(
         without < with,
         "pre-auth {without} statements, authenticated {with}"
     );
     assert_eq!((without, with), (0.0, 1.0));
-    assert_eq!(baseline.after_authentication.statements, Some(1.0));
-    assert_eq!(baseline.unauthenticated.transactions, 0.0);
-    assert_eq!(baseline.after_authentication.transactions, 1.0);
-    assert_eq!(baseline.after_authentication.rows_read, SMALL as f64);
+    assert_eq!(
+        baseline.after_authentication.per_figure.statements,
+        Some(1.0)
+    );
+    assert_eq!(baseline.unauthenticated.per_figure.transactions, Some(0.0));
+    assert_eq!(
+        baseline.after_authentication.per_figure.transactions,
+        Some(1.0)
+    );
+    assert_eq!(
+        baseline.after_authentication.per_figure.rows_read,
+        Some(SMALL as f64)
+    );
     assert_eq!(report.per_request.statements, Some(1.0));
     assert!(
         report.notes.iter().map(Note::message).any(|w| w.starts_with("the bearer token expires at") && w.contains("within 5 minutes")),

@@ -190,6 +190,7 @@ mod tests {
     use super::*;
     use crate::cost::counters::TableCounters;
     use crate::cost::delta::TableDelta;
+    use crate::cost::report::model::figure::PerFigure;
 
     #[test]
     fn rare_work_comes_at_its_rate_per_minute_of_the_windows() {
@@ -342,10 +343,12 @@ mod tests {
     #[test]
     fn the_spread_is_half_the_range_of_each_figure() {
         let f = |transactions: f64, rows_read: f64| Figures {
-            transactions,
-            statements: Some(transactions),
-            rows_read,
-            rows_returned: None,
+            per_figure: PerFigure {
+                transactions: Some(transactions),
+                statements: Some(transactions),
+                rows_read: Some(rows_read),
+                ..PerFigure::default()
+            },
             ..Figures::default()
         };
         let apart = spread(&[f(1.02, 50.2), f(1.03, 50.31), f(1.02, 50.2)]);

@@ -113,11 +113,11 @@ mod tests {
         let report = build(&[(200, 40)], 40, &[], Some(unauthenticated));
         assert!(report.valid, "{:?}", report.invalid_reasons);
         let b = report.baseline.as_ref().unwrap();
-        assert_eq!(b.unauthenticated.statements, Some(0.0));
-        assert_eq!(b.authenticated.statements, Some(1.0));
-        assert_eq!(b.after_authentication.statements, Some(1.0));
-        assert_eq!(b.after_authentication.transactions, 1.0);
-        assert_eq!(b.after_authentication.rows_read, 10.0);
+        assert_eq!(b.unauthenticated.per_figure.statements, Some(0.0));
+        assert_eq!(b.authenticated.per_figure.statements, Some(1.0));
+        assert_eq!(b.after_authentication.per_figure.statements, Some(1.0));
+        assert_eq!(b.after_authentication.per_figure.transactions, Some(1.0));
+        assert_eq!(b.after_authentication.per_figure.rows_read, Some(10.0));
         assert_eq!(b.unauthenticated_status.get("401"), Some(&40));
         assert!(report.notes.is_empty(), "{:?}", report.notes);
     }

@@ -8,7 +8,7 @@ use super::text::{counts, figure};
 use crate::cost::findings::{self, Finding, FindingKind};
 pub use crate::cost::nodes::in_database;
 use crate::cost::replica::REPLICA;
-use crate::cost::report::model::figure::Figure;
+use crate::cost::report::model::figure::{Figure, Source};
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
 use crate::cost::text::{one_line, shown_sql};
@@ -84,8 +84,8 @@ pub fn per_request(report: &Report) -> Grid {
 /// figure table's written figures, and the full-page images among the WAL records.
 fn write_rows(w: &Writes) -> Vec<(&'static str, String, &'static str)> {
     let mut rows = Vec::new();
-    for f in (Figure::ALL.into_iter()).filter(|f| f.spec().write_side) {
-        let value = figure(f.read(&Figures::default(), Some(w)));
+    for f in (Figure::ALL.into_iter()).filter(|f| matches!(f.spec().source, Source::Writes(_))) {
+        let value = figure(f.written(w));
         rows.push((f.label(), value, f.spec().meaning));
         if f == Figure::WalBytes {
             let images = figure(w.wal_full_page_images);
@@ -147,36 +147,29 @@ pub struct Baseline {
     pub grid: Grid,
 }
 
-/// Reads one figure off a side of the unauthenticated comparison.
-type FigureOf = fn(&Figures) -> Option<f64>;
-
 /// The unauthenticated baseline beside the authenticated run, one row per figure; the last
 /// column is the difference, what everything after authentication costs. `None` without
 /// a baseline.
 pub fn baseline(report: &Report) -> Option<Baseline> {
     let b = report.baseline.as_ref()?;
-    let figures: [(&str, FigureOf); 5] = [
-        ("requests/s", |f| Some(f.rps)),
-        ("p50 ms", |f| Some(f.latency_p50_ms)),
-        ("transactions/req", |f| Some(f.transactions)),
-        ("statements/req", |f| f.statements),
-        ("rows read/req", |f| Some(f.rows_read)),
-    ];
     let signed = |v: Option<f64>| {
         v.map(|v| format!("{v:+.2}"))
             .unwrap_or_else(|| "n/a".into())
     };
-    let rows = figures
-        .into_iter()
-        .map(|(name, of)| {
-            vec![
-                name.to_string(),
-                figure(of(&b.unauthenticated)),
-                figure(of(&b.authenticated)),
-                signed(of(&b.after_authentication)),
-            ]
-        })
-        .collect();
+    let row = |name: String, of: &dyn Fn(&Figures) -> Option<f64>| {
+        let sides = [&b.unauthenticated, &b.authenticated];
+        let mut row = vec![name];
+        row.extend(sides.map(|side| figure(of(side))));
+        row.push(signed(of(&b.after_authentication)));
+        row
+    };
+    // The burst's speed, then the figures the table marks as the baseline's.
+    let mut rows = vec![
+        row("requests/s".into(), &|f| Some(f.rps)),
+        row("p50 ms".into(), &|f| Some(f.latency_p50_ms)),
+    ];
+    let compared = (Figure::ALL.into_iter()).filter(|f| f.spec().baseline);
+    rows.extend(compared.map(|f| row(format!("{}/req", f.label()), &|x| f.of(x))));
     let header = [
         "figure",
         "without credentials",

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::cost::check::budget::Figures;
 use crate::cost::check::statement_diff::{self, FindingRef, StatementFigures};
 use crate::cost::findings::Severity;
+use crate::cost::report::model::figure::{Figure, PerFigure, Source};
 use crate::cost::tags::StatementTags;
 use crate::error::{Error, Result};
 
@@ -41,7 +42,8 @@ pub struct PreviousRun {
 struct ReportKeys {
     valid: bool,
     target: TargetKeys,
-    per_request: PerRequestKeys,
+    /// Read by the figure table's keys: a figure an older version did not write is unset.
+    per_request: serde_json::Map<String, serde_json::Value>,
     load: LoadKeys,
     #[serde(default)]
     statements: Vec<StatementKeys>,
@@ -78,14 +80,6 @@ struct TargetKeys {
 }
 
 #[derive(Deserialize)]
-struct PerRequestKeys {
-    transactions: f64,
-    statements: Option<f64>,
-    rows_read: f64,
-    rows_returned: Option<f64>,
-}
-
-#[derive(Deserialize)]
 struct LoadKeys {
     latency_ms: LatencyKeys,
 }
@@ -119,21 +113,25 @@ pub fn path_of(url: &str) -> String {
 
 impl Entry {
     fn new(name: Option<String>, report: ReportKeys) -> Entry {
+        // The figures check compares (the columns); rps and the median latency are not.
+        let value = |f: Figure| match f.spec().source {
+            Source::Latency => Some(report.load.latency_ms.p95),
+            _ => report
+                .per_request
+                .get(f.key())
+                .and_then(serde_json::Value::as_f64),
+        };
+        let figures = Figures {
+            per_figure: PerFigure::from_fn(|f| Figure::COLUMNS.contains(&f).then(|| value(f))?),
+            ..Figures::default()
+        };
         Entry {
             name,
             method: report.target.method,
             path: path_of(&report.target.url),
             valid: report.valid,
-            figures: Figures {
-                transactions: report.per_request.transactions,
-                statements: report.per_request.statements,
-                rows_read: report.per_request.rows_read,
-                rows_returned: report.per_request.rows_returned,
-                p95_ms: report.load.latency_ms.p95,
-                // rps and the median latency are not among the figures check compares.
-                ..Figures::default()
-            },
-            statements_available: report.per_request.statements.is_some(),
+            figures,
+            statements_available: Figure::Statements.of(&figures).is_some(),
             statements: statement_diff::merge(report.statements.into_iter().map(|s| {
                 StatementFigures {
                     query: s.query,
@@ -270,8 +268,8 @@ mod tests {
                 "http://10.0.0.1:8080/api/v1/projects?limit=20",
             )
             .unwrap();
-        assert_eq!(e.figures.transactions, 3.0);
-        assert_eq!(e.figures.rows_read, 4.0);
+        assert_eq!(e.figures.per_figure.transactions, Some(3.0));
+        assert_eq!(e.figures.per_figure.rows_read, Some(4.0));
         assert!(e.valid);
         assert!(
             b.find("projects", "GET", "http://h/api/v1/projects")
@@ -325,8 +323,9 @@ mod tests {
             b.find("b", "GET", "http://h/renamed")
                 .unwrap()
                 .figures
+                .per_figure
                 .transactions,
-            2.0
+            Some(2.0)
         );
         assert!(b.find("c", "GET", "http://h/x").is_none());
     }

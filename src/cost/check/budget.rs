@@ -9,8 +9,8 @@ pub use super::limit::Limit;
 use super::statement_diff::{FindingRef, StatementDiff};
 use super::{AckStatus, FindingStatus};
 use crate::cost::findings::{Finding, FindingKind, Severity};
+use crate::cost::report::Report;
 pub use crate::cost::report::model::figures::Figures;
-use crate::cost::report::{Report, Writes};
 use crate::cost::scale::{SLOPE_TOLERANCE, ScaleReport};
 
 /// `Budget`, with a limit of each figure of [`with_figures!`] and `Budget::limit`: the
@@ -101,8 +101,8 @@ pub enum Held {
 
 /// `figure` of what was measured against `limit`, with the slack that ratios of integer
 /// counters need.
-pub fn hold(figure: Figure, figures: &Figures, writes: Option<&Writes>, limit: f64) -> Held {
-    match figure.read(figures, writes) {
+pub fn hold(figure: Figure, figures: &Figures, limit: f64) -> Held {
+    match figure.of(figures) {
         Some(actual) if exceeds(actual, limit) => Held::Over(actual),
         Some(_) => Held::Within,
         None => Held::Missing,
@@ -180,24 +180,14 @@ fn exceeds(actual: f64, limit: f64) -> bool {
 pub fn check(budget: &Budget, report: &Report) -> BudgetVerdict {
     let mut verdict = BudgetVerdict::default();
     let all: Vec<&Finding> = report.findings.iter().collect();
-    let measured = Measured {
-        figures: Figures::of(report),
-        writes: report.per_request.writes.as_ref(),
-    };
-    check_limits(budget, &measured, &all, None, &mut verdict);
+    check_limits(budget, &Figures::of(report), &all, None, &mut verdict);
     for (name, node_budget) in &budget.nodes {
         let single =
             report.nodes.is_empty() && report.target.database.ends_with(&format!("/{name}"));
         let node = report.nodes.iter().find(|n| &n.name == name);
         let measured = match node {
-            Some(node) => Measured {
-                figures: Figures::read(&report.load, &node.per_request),
-                writes: node.per_request.writes.as_ref(),
-            },
-            None if single => Measured {
-                figures: Figures::of(report),
-                writes: report.per_request.writes.as_ref(),
-            },
+            Some(node) => Figures::read(&report.load, &node.per_request),
+            None if single => Figures::of(report),
             None => {
                 verdict.unchecked.push(format!(
                     "the budget of database {name:?} cannot be checked: no --db or [database] \
@@ -221,19 +211,12 @@ pub fn numeric_limits(budget: &Budget) -> Vec<(&'static str, f64)> {
     figures.chain(slopes).collect()
 }
 
-/// What a budget is held against: the headline figures and the write side.
-struct Measured<'a> {
-    figures: Figures,
-    /// Null without pg_stat_statements.
-    writes: Option<&'a Writes>,
-}
-
 /// The limits of `budget` against what was `measured` and the `findings` they apply to;
 /// each breach names its limit, a database's (`node`) under its name. A database's budget
 /// has no latency of its own.
 fn check_limits(
     budget: &Budget,
-    measured: &Measured,
+    measured: &Figures,
     findings: &[&Finding],
     node: Option<&str>,
     verdict: &mut BudgetVerdict,
@@ -247,7 +230,7 @@ fn check_limits(
             Some(node) => Limit::NodeFigure(node.into(), figure),
             None => Limit::Figure(figure),
         };
-        match hold(figure, &measured.figures, measured.writes, limit) {
+        match hold(figure, measured, limit) {
             Held::Over(actual) => verdict.breaches.push(Breach {
                 metric: name,
                 actual,
@@ -426,6 +409,8 @@ mod tests {
     use super::*;
     use crate::cost::delta::{DatabaseDelta, WindowDelta};
     use crate::cost::findings::{Inputs, Thresholds, analyze};
+    use crate::cost::report::Writes;
+    use crate::cost::report::model::figure::PerFigure;
     use crate::cost::report::tests::{context, load, stmt};
 
     /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
@@ -623,12 +608,16 @@ mod tests {
     }
 
     fn figures(statements: f64, rows_read: f64) -> Figures {
-        Figures {
-            transactions: statements,
+        let per_figure = PerFigure {
+            transactions: Some(statements),
             statements: Some(statements),
-            rows_read,
+            rows_read: Some(rows_read),
             rows_returned: Some(20.0),
-            p95_ms: 4.0,
+            p95_ms: Some(4.0),
+            ..PerFigure::default()
+        };
+        Figures {
+            per_figure,
             ..Figures::default()
         }
     }
@@ -652,7 +641,7 @@ mod tests {
         assert_eq!(deltas.len(), 5);
 
         let mut without = figures(3.0, 50.0);
-        without.statements = None;
+        without.per_figure.statements = None;
         let (deltas, _) = compare(&figures(6.0, 40.0), &without, Some(0.0));
         assert!(deltas.iter().all(|d| d.metric != Figure::Statements));
     }
@@ -674,15 +663,15 @@ mod tests {
         assert!((r[0].change_percent.unwrap() - 10.5).abs() < 1e-9);
         // Transactions and latency are shown but never gate.
         let mut slower = figures(10.0, 100.0);
-        slower.transactions = 30.0;
-        slower.p95_ms = 400.0;
+        slower.per_figure.transactions = Some(30.0);
+        slower.per_figure.p95_ms = Some(400.0);
         let (_, r) = compare(&base, &slower, Some(10.0));
         assert!(r.is_empty(), "{r:?}");
         // Fewer statements is never a regression; more is, also from zero.
         let (_, r) = compare(&base, &figures(5.0, 100.0), Some(0.0));
         assert!(r.is_empty());
         let mut zero = base;
-        zero.rows_returned = Some(0.0);
+        zero.per_figure.rows_returned = Some(0.0);
         let (_, r) = compare(&zero, &base, Some(50.0));
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].metric, Figure::RowsReturned);

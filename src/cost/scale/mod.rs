@@ -134,9 +134,7 @@ pub fn build(template: Template, measured: &[(u64, Report)]) -> ScaleReport {
         .collect();
     let figures: Vec<Figures> = reports.iter().map(|r| Figures::of(r)).collect();
     let per_request = Growth::from_fn(|figure| {
-        let ys: Option<Vec<f64>> = (figures.iter().zip(&reports))
-            .map(|(f, r)| figure.read(f, r.per_request.writes.as_ref()))
-            .collect();
+        let ys: Option<Vec<f64>> = figures.iter().map(|f| figure.of(f)).collect();
         ys.and_then(|ys| fit(&xs, &ys))
     });
     let statements = statements(&xs, &reports);

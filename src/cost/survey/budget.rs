@@ -20,7 +20,7 @@ pub fn check(report: &SurveyReport, budget: &PerFigure<f64>) -> Vec<BudgetFailur
             let Some(limit) = budget.get(figure) else {
                 continue;
             };
-            if let Held::Over(value) = hold(figure, &figures, per.writes.as_ref(), limit) {
+            if let Held::Over(value) = hold(figure, &figures, limit) {
                 failures.push(BudgetFailure {
                     method: route.method.clone(),
                     route: route.route.clone(),

@@ -6,7 +6,6 @@ use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
 use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
 use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::{one_line, shown_sql};
@@ -63,7 +62,7 @@ fn charts(report: &ScaleReport) -> Vec<LineChart> {
             continue;
         };
         let measured = Series::of("measured", &report.points, |p| {
-            figure.read(&Figures::per_request(&p.per_request), None)
+            figure.read(None, &p.per_request)
         });
         let mut title = format!("{} per request", figure.label());
         title[..1].make_ascii_uppercase();

@@ -8,10 +8,18 @@ use serde::{Deserialize, Serialize};
 
 use super::counters::WriteCounters;
 use super::figures::Figures;
+use super::{Load, PerRequest};
 
-/// How a figure is read: from the headline figures and the write side, `None` where the
-/// report has none.
-type Read = fn(&Figures, Option<&Writes>) -> Option<f64>;
+/// Where a figure's value per request comes from, `None` where the report has none.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A figure the window's counters give, divided by the requests (`per_request`).
+    Request(fn(&PerRequest) -> Option<f64>),
+    /// What the statements wrote, divided by the requests (`per_request.writes`).
+    Writes(fn(&Writes) -> Option<f64>),
+    /// The burst's 95th-percentile latency (`load.latency_ms.p95`).
+    Latency,
+}
 
 /// One figure's entry in [`with_figures!`]: everything the budgets, the verdict and the
 /// views ask of it.
@@ -38,10 +46,11 @@ pub struct FigureSpec {
     pub slope: Option<&'static str>,
     /// What the per-request grid says it means.
     pub meaning: &'static str,
-    /// Whether it is on the write side ([`Writes`]: the statements' buffer and temp-file I/O).
-    pub write_side: bool,
-    /// How it is read off a report.
-    pub read: Read,
+    /// Whether the unauthenticated baseline compares it (and its JSON carries it).
+    pub baseline: bool,
+    /// Where its value comes from: the write side is [`Writes`], the statements' buffer
+    /// and temp-file I/O.
+    pub source: Source,
 }
 
 /// What an entry of [`with_figures!`] does not say.
@@ -56,8 +65,8 @@ const UNSAID: FigureSpec = FigureSpec {
     needs: "pg_stat_statements",
     slope: None,
     meaning: "",
-    write_side: false,
-    read: |_, _| None,
+    baseline: false,
+    source: Source::Latency,
 };
 
 /// The figures, declared once, one entry each: the doc and serde attributes of its budget
@@ -65,7 +74,7 @@ const UNSAID: FigureSpec = FigureSpec {
 /// its [`FigureSpec`]. `with_figures!(m)` hands the list to the macro `m`: here it makes
 /// [`Figure`], its spec and [`PerFigure`], and `cost/check/budget.rs` makes a `Budget` field
 /// and its `Budget::limit` arm of each entry. A new figure is one entry (and, if the report
-/// does not carry it yet, its field in [`Figures`] or [`Writes`]).
+/// does not carry it yet, its field in [`PerRequest`] or [`Writes`]).
 macro_rules! with_figures {
     ($then:ident) => {
         $then! {
@@ -73,80 +82,83 @@ macro_rules! with_figures {
             #[serde(default)]
             pub transactions: Transactions {
                 label: "transactions", unit: "transactions", meaning: "commits + rollbacks",
-                read: |f, _| Some(f.transactions),
+                baseline: true,
+                source: Source::Request(|p| Some(p.transactions)),
             }
             /// Most statements (round trips, BEGIN and COMMIT included) per request.
             #[serde(default)]
             pub statements: Statements {
                 label: "statements", unit: "statements", gated: true,
                 meaning: "round trips, BEGIN/COMMIT included",
-                slope: Some("statements_slope"), read: |f, _| f.statements,
+                slope: Some("statements_slope"), baseline: true,
+                source: Source::Request(|p| p.statements),
             }
             /// Most rows read (`tup_returned`) per request.
             #[serde(default)]
             pub rows_read: RowsRead {
                 label: "rows read", unit: "rows", gated: true,
                 meaning: "tup_returned: scanned rows + index entries",
-                slope: Some("rows_read_slope"), read: |f, _| Some(f.rows_read),
+                slope: Some("rows_read_slope"), baseline: true,
+                source: Source::Request(|p| Some(p.rows_read)),
             }
             /// Most rows returned to the app per request.
             #[serde(default)]
             pub rows_returned: RowsReturned {
                 label: "rows returned", unit: "rows", gated: true,
                 meaning: "rows sent back to the app",
-                slope: Some("rows_returned_slope"), read: |f, _| f.rows_returned,
+                slope: Some("rows_returned_slope"),
+                source: Source::Request(|p| p.rows_returned),
             }
             /// Highest 95th-percentile latency, in ms.
             #[serde(default)]
             pub p95_ms: P95Ms {
                 label: "p95 ms", unit: "ms", counted: "ms", chart_name: Some("p95 latency"),
-                per_database: false,
-                read: |f, _| Some(f.p95_ms),
+                per_database: false, source: Source::Latency,
             }
             /// Most rows fetched (`tup_fetched`: rows an index scan or a bitmap heap scan read
             /// from the table) per request.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rows_fetched: RowsFetched {
-                label: "rows fetched", unit: "rows", read: |f, _| Some(f.rows_fetched),
+                label: "rows fetched", unit: "rows",
+                source: Source::Request(|p| Some(p.rows_fetched)),
                 meaning: "tup_fetched: rows fetched by index scans",
             }
             /// Most bytes of WAL per request (PG 13+).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub wal_bytes: WalBytes {
-                label: "WAL bytes", unit: "bytes", write_side: true,
+                label: "WAL bytes", unit: "bytes", source: Source::Writes(|w| w.wal_bytes),
                 meaning: "write-ahead log generated",
                 needs: "pg_stat_statements and PostgreSQL 13 or later",
-                read: |_, w| w.and_then(|w| w.wal_bytes),
             }
             /// Most shared buffers dirtied per request.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_dirtied: BlocksDirtied {
-                label: "blocks dirtied", unit: "blocks", write_side: true,
+                label: "blocks dirtied", unit: "blocks",
+                source: Source::Writes(|w| Some(w.blocks_dirtied)),
                 meaning: "shared buffers changed",
-                read: |_, w| w.map(|w| w.blocks_dirtied),
             }
             /// Most shared buffers the statements had to write out themselves per request
             /// (`shared_blks_written`: no free buffer was clean).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub blocks_written: BlocksWritten {
-                label: "blocks written", unit: "blocks", write_side: true,
+                label: "blocks written", unit: "blocks",
+                source: Source::Writes(|w| Some(w.blocks_written)),
                 meaning: "buffers written out by the statements",
-                read: |_, w| w.map(|w| w.blocks_written),
             }
             /// Most temp-file blocks (8 kB) written per request: `0` forbids a spill.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub temp_blocks_written: TempBlocksWritten {
-                label: "temp blocks written", unit: "blocks", write_side: true,
+                label: "temp blocks written", unit: "blocks",
+                source: Source::Writes(|w| Some(w.temp_blocks_written)),
                 meaning: "8 kB temp-file blocks: sorts and hashes over work_mem",
-                read: |_, w| w.map(|w| w.temp_blocks_written),
             }
             /// Most temp-file blocks (8 kB) read back per request: a spilled sort or hash reads
             /// what it wrote, once per pass.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub temp_blocks_read: TempBlocksRead {
-                label: "temp blocks read", unit: "blocks", write_side: true,
+                label: "temp blocks read", unit: "blocks",
+                source: Source::Writes(|w| Some(w.temp_blocks_read)),
                 meaning: "8 kB temp-file blocks read back by those sorts and hashes",
-                read: |_, w| w.map(|w| w.temp_blocks_read),
             }
         }
     };
@@ -232,15 +244,28 @@ impl Figure {
         self.spec().unit
     }
 
-    /// The figure's value per request, from the headline figures and the write side;
-    /// `None` where the report has none (no pg_stat_statements, no WAL before PG 13).
-    pub fn read(self, figures: &Figures, writes: Option<&Writes>) -> Option<f64> {
-        (self.spec().read)(figures, writes)
+    /// The figure's value per request, read off a report's `per_request` and, for the
+    /// latency, its `load`; `None` where the report has none (no pg_stat_statements, no WAL
+    /// before PG 13, no burst).
+    pub fn read(self, load: Option<&Load>, per_request: &PerRequest) -> Option<f64> {
+        match self.spec().source {
+            Source::Request(read) => read(per_request),
+            Source::Writes(read) => per_request.writes.as_ref().and_then(read),
+            Source::Latency => load.map(|load| load.latency_ms.p95),
+        }
     }
 
-    /// The figure's value among the headline figures alone (the write side is `None`).
+    /// The figure's value among the headline figures.
     pub fn of(self, figures: &Figures) -> Option<f64> {
-        self.read(figures, None)
+        figures.per_figure.get(self)
+    }
+
+    /// The figure's value on the write side; `None` for a figure not on it.
+    pub fn written(self, writes: &Writes) -> Option<f64> {
+        match self.spec().source {
+            Source::Writes(read) => read(writes),
+            _ => None,
+        }
     }
 }
 
@@ -301,9 +326,7 @@ impl Writes {
 
     /// True when nothing was written (every written figure and the WAL records 0 or null).
     pub fn is_empty(&self) -> bool {
-        let written = (Figure::ALL.into_iter()).filter(|f| f.spec().write_side);
-        let values = written.map(|f| f.read(&Figures::default(), Some(self)));
-        values
+        (Figure::ALL.into_iter().map(|f| f.written(self)))
             .chain([self.wal_records])
             .all(|v| v.unwrap_or(0.0) == 0.0)
     }
@@ -321,27 +344,22 @@ mod tests {
     }
 
     #[test]
-    fn reads_the_headline_and_the_write_side() {
-        let figures = Figures {
-            transactions: 1.0,
-            statements: Some(3.0),
-            rows_read: 40.0,
-            p95_ms: 2.5,
-            ..Figures::default()
-        };
-        let writes = Writes {
-            wal_bytes: None,
-            blocks_dirtied: 2.0,
-            ..Writes::default()
-        };
-        assert_eq!(Figure::Statements.of(&figures), Some(3.0));
-        assert_eq!(Figure::RowsReturned.of(&figures), None);
-        assert_eq!(Figure::BlocksDirtied.of(&figures), None);
-        assert_eq!(
-            Figure::BlocksDirtied.read(&figures, Some(&writes)),
-            Some(2.0)
-        );
-        assert_eq!(Figure::WalBytes.read(&figures, Some(&writes)), None);
-        assert_eq!(Figure::P95Ms.read(&figures, Some(&writes)), Some(2.5));
+    fn reads_the_request_the_write_side_and_the_latency() {
+        let per_request: PerRequest = serde_json::from_value(serde_json::json!({
+            "transactions": 1.0, "statements": 3.0, "rows_read": 40.0, "rows_fetched": 0.0,
+            "rows_written": 0.0, "blocks_hit": 0.0, "blocks_read": 0.0, "db_time_ms": null,
+            "writes": { "wal_bytes": null, "wal_records": null, "wal_full_page_images": null,
+                "blocks_dirtied": 2.0, "blocks_written": 0.0, "temp_blocks_written": 0.0 },
+        }))
+        .unwrap();
+        let read = |f: Figure| f.read(None, &per_request);
+        assert_eq!(read(Figure::Statements), Some(3.0));
+        assert_eq!(read(Figure::RowsReturned), None);
+        assert_eq!(read(Figure::BlocksDirtied), Some(2.0));
+        assert_eq!(read(Figure::WalBytes), None);
+        assert_eq!(read(Figure::P95Ms), None);
+        let writes = per_request.writes.as_ref().unwrap();
+        assert_eq!(Figure::BlocksDirtied.written(writes), Some(2.0));
+        assert_eq!(Figure::RowsRead.written(writes), None);
     }
 }

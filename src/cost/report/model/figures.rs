@@ -1,34 +1,23 @@
-//! The headline figures of one report, read off it in one place: what the
+//! The headline figures of one report, read off it through the figure table: what the
 //! unauthenticated baseline sets side by side, and what budgets and previous runs compare.
 
 use serde::{Deserialize, Serialize};
 
+use super::figure::{Figure, PerFigure};
 use super::{Load, PerRequest, Report};
 
 /// Per request, except `rps` and the latencies. `None` where the report has no value (no
 /// pg_stat_statements).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(from = "json::Figures", into = "json::Figures")]
 pub struct Figures {
     /// Requests per second over the burst.
     pub rps: f64,
     /// Median latency in ms.
     pub latency_p50_ms: f64,
-    /// Commits plus rollbacks per request.
-    pub transactions: f64,
-    /// Top-level statements per request; null without pg_stat_statements.
-    pub statements: Option<f64>,
-    /// `tup_returned` per request.
-    pub rows_read: f64,
-    /// Rows returned to the app per request. Left out of the baseline's JSON (schema 1),
-    /// which compares the five figures above.
-    #[serde(skip)]
-    pub rows_returned: Option<f64>,
-    /// 95th-percentile latency in ms; left out of the baseline's JSON too.
-    #[serde(skip)]
-    pub p95_ms: f64,
-    /// `tup_fetched` per request; left out of the baseline's JSON too.
-    #[serde(skip)]
-    pub rows_fetched: f64,
+    /// Each figure of the table, the p95 latency in ms. The JSON carries those the
+    /// baseline compares ([`json::Figures`]).
+    pub per_figure: PerFigure<f64>,
 }
 
 impl Figures {
@@ -39,48 +28,86 @@ impl Figures {
     /// The per-request figures alone, without a burst's rate and latencies (a survey
     /// route's).
     pub fn per_request(per_request: &PerRequest) -> Figures {
+        Figures::read(None, per_request)
+    }
+
+    /// The figures of a report still being built, with the burst's rate and latencies
+    /// where there is a `load`.
+    pub(crate) fn read<'a>(load: impl Into<Option<&'a Load>>, per_request: &PerRequest) -> Figures {
+        let load = load.into();
         Figures {
-            transactions: per_request.transactions,
-            statements: per_request.statements,
-            rows_read: per_request.rows_read,
-            rows_returned: per_request.rows_returned,
-            rows_fetched: per_request.rows_fetched,
-            ..Figures::default()
+            rps: load.map_or(0.0, |load| load.rps),
+            latency_p50_ms: load.map_or(0.0, |load| load.latency_ms.p50),
+            per_figure: PerFigure::from_fn(|f| f.read(load, per_request)),
         }
     }
 
-    /// The figures of a report still being built.
-    pub(crate) fn read(load: &Load, per_request: &PerRequest) -> Figures {
-        Figures {
-            rps: load.rps,
-            latency_p50_ms: load.latency_ms.p50,
-            p95_ms: load.latency_ms.p95,
-            ..Figures::per_request(per_request)
-        }
-    }
-
-    /// Only the figures the baseline's JSON carries, the others empty: a report then reads
-    /// back from its JSON as it was.
+    /// Only the figures the baseline compares, the others unset: a report then reads back
+    /// from its JSON as it was.
     pub fn compared(self) -> Figures {
+        let compared = |f: Figure| self.per_figure.get(f).filter(|_| f.spec().baseline);
         Figures {
-            rows_returned: None,
-            p95_ms: 0.0,
-            rows_fetched: 0.0,
+            per_figure: PerFigure::from_fn(compared),
             ..self
         }
     }
 
-    /// `self - other`, figure by figure.
+    /// `self - other`, figure by figure; unset where either is.
     pub fn minus(&self, other: &Figures) -> Figures {
+        let (a, b) = (self.per_figure, other.per_figure);
         Figures {
             rps: self.rps - other.rps,
             latency_p50_ms: self.latency_p50_ms - other.latency_p50_ms,
-            transactions: self.transactions - other.transactions,
-            statements: self.statements.zip(other.statements).map(|(a, b)| a - b),
-            rows_read: self.rows_read - other.rows_read,
-            rows_returned: (self.rows_returned.zip(other.rows_returned)).map(|(a, b)| a - b),
-            p95_ms: self.p95_ms - other.p95_ms,
-            rows_fetched: self.rows_fetched - other.rows_fetched,
+            per_figure: PerFigure::from_fn(|f| a.get(f).zip(b.get(f)).map(|(a, b)| a - b)),
+        }
+    }
+}
+
+/// Figures as the baseline's JSON (schema 1) writes them: the figures the table marks
+/// `baseline`, under their keys.
+pub mod json {
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
+    pub struct Figures {
+        /// Requests per second over the burst.
+        pub rps: f64,
+        /// Median latency in ms.
+        pub latency_p50_ms: f64,
+        /// Commits plus rollbacks per request.
+        pub transactions: f64,
+        /// Top-level statements per request; null without pg_stat_statements.
+        pub statements: Option<f64>,
+        /// `tup_returned` per request.
+        pub rows_read: f64,
+    }
+}
+
+impl From<json::Figures> for Figures {
+    fn from(json: json::Figures) -> Figures {
+        let per_figure = PerFigure {
+            transactions: Some(json.transactions),
+            statements: json.statements,
+            rows_read: Some(json.rows_read),
+            ..PerFigure::default()
+        };
+        Figures {
+            rps: json.rps,
+            latency_p50_ms: json.latency_p50_ms,
+            per_figure,
+        }
+    }
+}
+
+impl From<Figures> for json::Figures {
+    fn from(figures: Figures) -> json::Figures {
+        let get = |f: Figure| figures.per_figure.get(f);
+        json::Figures {
+            rps: figures.rps,
+            latency_p50_ms: figures.latency_p50_ms,
+            transactions: get(Figure::Transactions).unwrap_or(0.0),
+            statements: get(Figure::Statements),
+            rows_read: get(Figure::RowsRead).unwrap_or(0.0),
         }
     }
 }
