@@ -1,6 +1,6 @@
 //! `pgcost survey`'s model: the traffic record parsed (`input`, `openapi`, GraphQL
 //! operations in `graphql`), grouped into routes (`routes`), screened and chosen for exact
-//! windows (`screen`), ranked by their share of the database's work (`rank`), held to
+//! windows (`screen`), ranked by their share of the database's work (`rank`, `shares`), held to
 //! `[survey.budget]` (`budget`), each replay held to its logged statuses and credential
 //! (`replay`), and production's statements mapped onto them (`production`). No I/O: the
 //! command reads the files and measures.
@@ -14,7 +14,9 @@ pub mod rank;
 pub mod replay;
 pub mod routes;
 pub mod screen;
+pub mod shares;
 
 pub use rank::{
-    BudgetFailure, Measured, Measurement, RouteInput, RouteResult, Shares, SurveyReport, Traffic,
+    BudgetFailure, Measured, Measurement, RouteInput, RouteResult, SurveyReport, Traffic,
 };
+pub use shares::Shares;

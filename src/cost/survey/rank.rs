@@ -8,9 +8,11 @@ use super::production::{self, Production, ProductionStats, RouteRun, RouteStatem
 use super::replay::CredentialUsed;
 use super::routes::{Skipped, UrlCount};
 use super::screen::{self, Screened};
+use super::shares::{self, Shares};
 use crate::cost::findings::Finding;
 use crate::cost::report::Report;
 use crate::cost::report::model::PerRequest;
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::invalid::Invalid;
 
 /// The version of the survey's JSON document.
@@ -108,17 +110,6 @@ pub struct RouteInput {
     /// The `[[survey.auth]]` entry it sent; None for the command line's credentials.
     pub credential: Option<CredentialUsed>,
     pub measured: Measured,
-}
-
-/// Each figure's share of the total over the valid routes, at the logged traffic mix;
-/// null when no valid route has the figure, or the total is 0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Shares {
-    pub statements: Option<f64>,
-    pub rows_read: Option<f64>,
-    pub rows_returned: Option<f64>,
-    pub db_time: Option<f64>,
-    pub blocks: Option<f64>,
 }
 
 /// One route of the survey.
@@ -230,33 +221,6 @@ pub struct Traffic {
     pub production: Option<ProductionStats>,
 }
 
-/// The figures a share is taken of, per request: the screening's (which has no rows read)
-/// when the survey ranks by them (`screened`: some ranked route was only screened), so
-/// that every route is weighed by the same counters; else the exact window's.
-fn figures(r: &RouteResult, screened: bool) -> [Option<f64>; 5] {
-    let exact = r
-        .per_request
-        .as_ref()
-        .filter(|_| !screened || r.screened.is_none());
-    match (exact, &r.screened) {
-        (Some(p), _) => [
-            p.statements,
-            Some(p.rows_read),
-            p.rows_returned,
-            p.db_time_ms,
-            Some(p.blocks_hit + p.blocks_read),
-        ],
-        (None, Some(s)) => [
-            Some(s.statements),
-            None,
-            Some(s.rows_returned),
-            Some(s.db_time_ms),
-            Some(s.blocks),
-        ],
-        (None, None) => [None; 5],
-    }
-}
-
 /// Ranks the routes: valid ones by share of db time, then of rows read (most first),
 /// then the routes that are not valid, unranked.
 pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
@@ -270,8 +234,8 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
     let ranked = |r: &RouteResult| r.valid && !r.static_by_statements;
     shares(&mut results, ranked);
     let key = |r: &RouteResult| {
-        let s = r.share_of_total.clone().unwrap_or_default();
-        let then = s.rows_read.or(s.blocks);
+        let s = r.share_of_total.unwrap_or_default();
+        let then = s.figures.get(Figure::RowsRead).or(s.blocks);
         (s.db_time.unwrap_or(0.0), then.unwrap_or(0.0))
     };
     // Ranked routes first, then the static ones, then those that are not valid.
@@ -306,32 +270,22 @@ pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
     }
 }
 
-/// Each ranked route's share of the total of each figure, at the logged traffic mix. A
-/// figure that some ranked route lacks (rows read, when a route was only screened) has no
-/// share.
+/// Each ranked route's share of the total of each figure, at the logged traffic mix. The
+/// screening's figures weigh every route when some ranked route was only screened, so that
+/// each is weighed by the same counters; else the exact windows'.
 fn shares(results: &mut [RouteResult], ranked: impl Fn(&RouteResult) -> bool) {
     let screened = (results.iter().filter(|r| ranked(r)))
         .any(|r| r.measurement == Some(Measurement::Screened));
-    let mut sums = [Some(0.0); 5];
-    for r in results.iter().filter(|r| ranked(r)) {
-        for (sum, x) in sums.iter_mut().zip(figures(r, screened)) {
-            *sum = sum.zip(x).map(|(sum, x)| sum + x * r.log_requests as f64);
-        }
-    }
-    for r in results.iter_mut().filter(|r| ranked(r)) {
-        let share: Vec<Option<f64>> = (figures(r, screened).into_iter().zip(sums))
-            .map(|(x, sum)| match (x, sum) {
-                (Some(x), Some(sum)) if sum > 0.0 => Some(x * r.log_requests as f64 / sum),
-                _ => None,
-            })
-            .collect();
-        r.share_of_total = Some(Shares {
-            statements: share[0],
-            rows_read: share[1],
-            rows_returned: share[2],
-            db_time: share[3],
-            blocks: share[4],
-        });
+    let values: Vec<(Shares, f64)> = (results.iter().filter(|r| ranked(r)))
+        .map(|r| {
+            let exact = (r.per_request.as_ref()).filter(|_| !screened || r.screened.is_none());
+            let values = shares::values(exact, r.screened.as_ref());
+            (values, r.log_requests as f64)
+        })
+        .collect();
+    let ranked_results = results.iter_mut().filter(|r| ranked(r));
+    for (r, share) in ranked_results.zip(shares::of_total(&values)) {
+        r.share_of_total = Some(share);
     }
 }
 
@@ -462,15 +416,15 @@ mod tests {
         let ranks: Vec<Option<usize>> = survey.routes.iter().map(|r| r.rank).collect();
         assert_eq!(ranks, [Some(1), Some(2), None, None]);
         assert!(!survey.valid);
-        let heavy = survey.routes[0].share_of_total.clone().unwrap();
-        let cheap = survey.routes[1].share_of_total.clone().unwrap();
+        let heavy = survey.routes[0].share_of_total.unwrap();
+        let cheap = survey.routes[1].share_of_total.unwrap();
         // Statements: 10 × 3 = 30 against 90 × 1 = 90.
-        assert_eq!(heavy.statements, Some(30.0 / 120.0));
+        assert_eq!(heavy.figures.statements, Some(30.0 / 120.0));
         assert_eq!(heavy.db_time, Some(50.0 / 59.0));
         for (a, b) in [
-            (heavy.statements, cheap.statements),
-            (heavy.rows_read, cheap.rows_read),
-            (heavy.rows_returned, cheap.rows_returned),
+            (heavy.figures.statements, cheap.figures.statements),
+            (heavy.figures.rows_read, cheap.figures.rows_read),
+            (heavy.figures.rows_returned, cheap.figures.rows_returned),
             (heavy.db_time, cheap.db_time),
             (heavy.blocks, cheap.blocks),
         ] {
@@ -510,10 +464,10 @@ mod tests {
         );
         let (a, b) = (&survey.routes[1], &survey.routes[0]);
         assert_eq!((a.route.as_str(), b.route.as_str()), ("/a", "/b"));
-        let shares = a.share_of_total.clone().unwrap();
+        let shares = a.share_of_total.unwrap();
         assert_eq!(shares.db_time, Some(0.25));
         assert_eq!(shares.blocks, Some(0.25));
-        assert_eq!(shares.rows_read, None);
+        assert_eq!(shares.figures.rows_read, None);
         // The exact figures are still the route's own.
         assert_eq!(a.per_request.as_ref().unwrap().db_time_ms, Some(9.0));
     }
@@ -523,12 +477,16 @@ mod tests {
         let mut p = per_request(1.0, 0.0, 0.0);
         p.statements = None;
         let survey = rank(vec![route("/a", 1, report(p, true))], Traffic::default());
-        let shares = survey.routes[0].share_of_total.clone().unwrap();
+        let shares = survey.routes[0].share_of_total.unwrap();
         assert_eq!(
-            (shares.statements, shares.rows_read, shares.db_time),
+            (
+                shares.figures.statements,
+                shares.figures.rows_read,
+                shares.db_time
+            ),
             (None, None, None)
         );
-        assert_eq!(shares.rows_returned, Some(1.0));
+        assert_eq!(shares.figures.rows_returned, Some(1.0));
     }
 
     #[test]
@@ -560,10 +518,10 @@ mod tests {
         assert_eq!(cached.share_of_total, None);
         assert_eq!(survey.static_requests, 5 + 70);
         // Statements: 20 × 2 = 40 against 10 × 1 = 10; the static route takes no share.
-        let a = survey.routes[1].share_of_total.clone().unwrap();
-        assert_eq!(a.statements, Some(40.0 / 50.0));
+        let a = survey.routes[1].share_of_total.unwrap();
+        assert_eq!(a.figures.statements, Some(40.0 / 50.0));
         assert_eq!(a.db_time, Some(20.0 / 50.0));
-        assert_eq!(a.rows_read, Some(200.0 / 300.0));
+        assert_eq!(a.figures.rows_read, Some(200.0 / 300.0));
         // The invalid route keeps the survey from being valid, the static one does not.
         assert!(!survey.valid);
     }

@@ -8,6 +8,7 @@ use super::sections::{
     CHARTED, SCREENED_NOTE, any_screened, counts, finding_line, not_valid, ranking, skipped,
     with_findings,
 };
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
 use crate::render::html::chart::{BarChart, Series};
@@ -93,7 +94,7 @@ fn shares(report: &SurveyReport) -> Option<BarChart> {
             .collect(),
         series: vec![
             series("db time", |s| s.db_time),
-            series("rows read", |s| s.rows_read),
+            series("rows read", |s| s.figures.get(Figure::RowsRead)),
             series("blocks", |s| s.blocks),
         ],
         limits: None,

@@ -2,6 +2,7 @@
 //! what was not ranked, and each route's findings as lines.
 
 use crate::cost::findings::Finding;
+use crate::cost::report::model::figure::Figure;
 use crate::cost::survey::routes::Skipped;
 use crate::cost::survey::{Measurement, RouteResult, SurveyReport};
 use crate::render::sections::{Grid, subject};
@@ -46,7 +47,7 @@ fn validity(r: &RouteResult) -> &'static str {
 pub(super) fn ranking(report: &SurveyReport) -> Grid {
     let rows = (report.routes.iter())
         .map(|r| {
-            let shares = r.share_of_total.clone().unwrap_or_default();
+            let shares = r.share_of_total.unwrap_or_default();
             vec![
                 r.rank.map_or("-".into(), |n| n.to_string()),
                 r.method.clone(),
@@ -58,7 +59,7 @@ pub(super) fn ranking(report: &SurveyReport) -> Grid {
                 figure(r.rows_read()),
                 figure(r.db_time_ms()),
                 percent(shares.db_time),
-                percent(shares.rows_read),
+                percent(shares.figures.get(Figure::RowsRead)),
                 percent(shares.blocks),
                 r.findings.len().to_string(),
                 validity(r).to_string(),

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::sections::{SCREENED_NOTE, any_screened, measurement};
+use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::invalid;
 use crate::cost::survey::{RouteResult, SurveyReport};
 
@@ -18,7 +19,7 @@ fn figure(value: Option<f64>) -> String {
 /// One route's line; the second share is of blocks when some route is screened only (it
 /// has no rows read).
 fn row(r: &RouteResult, blocks: bool) -> String {
-    let shares = r.share_of_total.clone().unwrap_or_default();
+    let shares = r.share_of_total.unwrap_or_default();
     let status = if r.static_by_statements {
         "  static: no statement".to_string()
     } else if r.valid {
@@ -40,7 +41,7 @@ fn row(r: &RouteResult, blocks: bool) -> String {
         percent(if blocks {
             shares.blocks
         } else {
-            shares.rows_read
+            shares.figures.get(Figure::RowsRead)
         }),
         figure(r.statements()),
         figure(r.rows_read()),

@@ -48,6 +48,8 @@ pub struct FigureSpec {
     pub meaning: &'static str,
     /// Whether the unauthenticated baseline compares it (and its JSON carries it).
     pub baseline: bool,
+    /// Whether the survey gives each route its share of the figure's total.
+    pub shared: bool,
     /// Where its value comes from: the write side is [`Writes`], the statements' buffer
     /// and temp-file I/O.
     pub source: Source,
@@ -66,6 +68,7 @@ const UNSAID: FigureSpec = FigureSpec {
     slope: None,
     meaning: "",
     baseline: false,
+    shared: false,
     source: Source::Latency,
 };
 
@@ -90,7 +93,7 @@ macro_rules! with_figures {
             pub statements: Statements {
                 label: "statements", unit: "statements", gated: true,
                 meaning: "round trips, BEGIN/COMMIT included",
-                slope: Some("statements_slope"), baseline: true,
+                slope: Some("statements_slope"), baseline: true, shared: true,
                 source: Source::Request(|p| p.statements),
             }
             /// Most rows read (`tup_returned`) per request.
@@ -98,7 +101,7 @@ macro_rules! with_figures {
             pub rows_read: RowsRead {
                 label: "rows read", unit: "rows", gated: true,
                 meaning: "tup_returned: scanned rows + index entries",
-                slope: Some("rows_read_slope"), baseline: true,
+                slope: Some("rows_read_slope"), baseline: true, shared: true,
                 source: Source::Request(|p| Some(p.rows_read)),
             }
             /// Most rows returned to the app per request.
@@ -106,7 +109,7 @@ macro_rules! with_figures {
             pub rows_returned: RowsReturned {
                 label: "rows returned", unit: "rows", gated: true,
                 meaning: "rows sent back to the app",
-                slope: Some("rows_returned_slope"),
+                slope: Some("rows_returned_slope"), shared: true,
                 source: Source::Request(|p| p.rows_returned),
             }
             /// Highest 95th-percentile latency, in ms.
