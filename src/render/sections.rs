@@ -162,10 +162,7 @@ pub fn baseline(report: &Report) -> Option<Baseline> {
         ("statements/req", |f| f.statements),
         ("rows read/req", |f| Some(f.rows_read)),
     ];
-    let signed = |v: Option<f64>| {
-        v.map(|v| format!("{v:+.2}"))
-            .unwrap_or_else(|| "n/a".into())
-    };
+    let signed = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:+.2}"));
     let rows = figures
         .into_iter()
         .map(|(name, of)| {

@@ -185,12 +185,7 @@ pub(crate) fn notes(report: &RampReport) -> Vec<String> {
     }
     notes.extend(report.stopped_early.iter().cloned());
     notes.extend(report.notes.iter().map(|w| format!("warning: {w}")));
-    notes.extend(
-        report
-            .invalid_reasons
-            .iter()
-            .map(|w| format!("not valid: {w}")),
-    );
+    notes.extend((report.invalid_reasons.iter()).map(|w| format!("not valid: {w}")));
     notes
 }
 
