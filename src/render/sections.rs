@@ -181,11 +181,7 @@ pub fn baseline(report: &Report) -> Option<Baseline> {
         "after authentication",
     ];
     Some(Baseline {
-        status: counts(
-            b.unauthenticated_status
-                .iter()
-                .map(|(k, v)| format!("{k}×{v}")),
-        ),
+        status: counts((b.unauthenticated_status.iter()).map(|(k, v)| format!("{k}×{v}"))),
         grid: Grid::new(&header, rows, 1..4),
     })
 }
@@ -253,9 +249,7 @@ pub fn tables(report: &Report) -> Option<Grid> {
     if report.tables.is_empty() {
         return None;
     }
-    let rows = report
-        .tables
-        .iter()
+    let rows = (report.tables.iter())
         .map(|t| {
             vec![
                 one_line(&in_database(&t.database, &t.table), 30),
@@ -312,9 +306,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
         if let Some(subject) = subject {
             let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
         }
-        let evidence: Vec<String> = f
-            .evidence
-            .iter()
+        let evidence: Vec<String> = (f.evidence.iter())
             .map(|(k, v)| format!("{k} {}", evidence_figure(*v)))
             .collect();
         let _ = writeln!(
@@ -327,11 +319,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             width,
         ));
         // A tagged line says who sent it; without one, the tags still do.
-        if !f
-            .locations
-            .iter()
-            .any(|l| matches!(l.origin, Origin::Tag { .. }))
-        {
+        if !(f.locations.iter()).any(|l| matches!(l.origin, Origin::Tag { .. })) {
             out.push_str(&sent_by_text(f, width));
         }
         if !kinds.contains(&f.kind) {
@@ -385,9 +373,7 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         f.severity, f.kind
     );
     let _ = writeln!(out, "   {}", f.saves_per_request.describe());
-    let evidence: Vec<String> = f
-        .evidence
-        .iter()
+    let evidence: Vec<String> = (f.evidence.iter())
         .map(|(k, v)| format!("{k} {v:.2}"))
         .collect();
     let options = textwrap::Options::new(width)

@@ -295,13 +295,8 @@ struct Secrets(Vec<Redactor>);
 
 impl Secrets {
     fn of(config: &CheckConfig) -> Secrets {
-        Secrets(
-            config
-                .endpoints
-                .iter()
-                .map(|e| e.audit.auth.redactor.clone())
-                .collect(),
-        )
+        let redactors = (config.endpoints.iter()).map(|e| e.audit.auth.redactor.clone());
+        Secrets(redactors.collect())
     }
 
     fn scrub(&self, text: &str) -> String {

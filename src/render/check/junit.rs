@@ -14,9 +14,7 @@ pub(super) fn render(report: &CheckReport) -> String {
     let tests = report.endpoints.len();
     let failures = report.endpoints.iter().filter(|e| failed(e)).count();
     let errors = report.endpoints.iter().filter(|e| erred(e)).count();
-    let time: f64 = report
-        .endpoints
-        .iter()
+    let time: f64 = (report.endpoints.iter())
         .map(|e| e.report.load.wall_seconds)
         .sum();
     let counts =
@@ -134,9 +132,7 @@ fn figures_text(e: &EndpointResult) -> String {
         let budget = (e.budget.limit(metric))
             .map(|b| format!(" (budget {})", limit(b)))
             .unwrap_or_default();
-        let delta = e
-            .deltas
-            .iter()
+        let delta = (e.deltas.iter())
             .find(|d| d.metric == metric)
             .map(|d| {
                 format!(
