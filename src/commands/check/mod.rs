@@ -169,9 +169,8 @@ fn judge(
             &findings,
         ));
     }
-    verdict
-        .breaches
-        .extend(acks.iter().filter(|a| a.expired).map(budget::expired));
+    let expired = acks.iter().filter(|a| a.expired).map(budget::expired);
+    verdict.breaches.extend(expired);
     Ok(EndpointResult {
         name: m.name,
         budget: m.budget,
