@@ -1,4 +1,5 @@
-//! `pgcost audit`: one endpoint measured, rendered in the format asked for.
+//! `pgcost audit`: one endpoint measured, rendered in the format asked for; and the `run`
+//! that every command measuring one report shares (`measure`, `ramp`, `scale`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
