@@ -1,5 +1,7 @@
-//! `pgcost audit`: one endpoint measured, rendered in the format asked for.
+//! `pgcost audit`: one endpoint measured, rendered in the format asked for; and the `run`
+//! that every command measuring one report shares (`measure`, `ramp`, `scale`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::AuditConfig;
@@ -14,32 +16,34 @@ use crate::render::view::View;
 /// The command: validate the flags, measure, render, and the exit code.
 pub async fn execute(args: &AuditArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = AuditConfig::from_args(args, env)?;
-    let redactor = config.auth.redactor.clone();
-    run(&config)
-        .await
-        .map_err(|err| output::scrubbed(err, &redactor))
+    let measured =
+        async |progress: &Progress, stop| measure::measure(&config, progress, stop).await;
+    run(&config, measured, |report| report.valid).await
 }
 
-async fn run(config: &AuditConfig) -> Result<i32> {
+/// What every command that measures a report does after its flags: `measure` it (given
+/// the progress line and the flag Ctrl-C raises), write it where `config` asks for (the
+/// main format, then every export), and return the exit code of a report `valid` or not,
+/// interrupted or not. No error that comes out prints a secret of `config`.
+pub async fn run<R: View>(
+    config: &AuditConfig,
+    measure: impl AsyncFnOnce(&Progress, Arc<AtomicBool>) -> Result<R>,
+    valid: fn(&R) -> bool,
+) -> Result<i32> {
     let progress = Progress::new(config.quiet);
     let stop = output::stop_on_ctrl_c();
-    let report = measure::measure(config, &progress, stop.clone()).await?;
-    emit(config, &report, report.valid, &progress, &stop)
-}
-
-/// Writes `report` where `config` asks for (the main format, then every export), and
-/// returns the exit code of a report that is `valid` or not, interrupted by `stop` or not.
-pub fn emit(
-    config: &AuditConfig,
-    report: &dyn View,
-    valid: bool,
-    progress: &Progress,
-    stop: &AtomicBool,
-) -> Result<i32> {
-    // Secrets never reach the report by design; scrubbing is the second line, for text
-    // that comes from outside (an app that SETs its token in a logged statement).
-    let scrub = |text: &str| config.auth.redactor.scrub(text);
-    output::write(report, &config.outputs, &scrub, progress)?;
+    let redactor = &config.auth.redactor;
+    let written = async {
+        let report = measure(&progress, stop.clone()).await?;
+        // Secrets never reach the report by design; scrubbing is the second line, for text
+        // that comes from outside (an app that SETs its token in a logged statement).
+        let scrub = |text: &str| redactor.scrub(text);
+        output::write(&report, &config.outputs, &scrub, &progress)?;
+        Ok(valid(&report))
+    };
+    let valid = written
+        .await
+        .map_err(|err| output::scrubbed(err, redactor))?;
     Ok(exit_code_of(valid, stop.load(Ordering::Relaxed)))
 }
 

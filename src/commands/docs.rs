@@ -37,22 +37,18 @@ pub fn run(topic: Option<&str>) -> Result<String> {
     match topic {
         None => Ok(index()),
         Some(name) => page(name).map(str::to_string).ok_or_else(|| {
+            let names: Vec<&str> = TOPICS.iter().map(|(name, _)| *name).collect();
             Error::usage(format!("there is no documentation page {name:?}"))
-                .with_hint(format!("the pages are: {}", names().join(", ")))
+                .with_hint(format!("the pages are: {}", names.join(", ")))
         }),
     }
 }
 
 /// The page of `name`, if there is one.
 pub fn page(name: &str) -> Option<&'static str> {
-    TOPICS
-        .iter()
+    (TOPICS.iter())
         .find(|(topic, _)| topic.eq_ignore_ascii_case(name.trim()))
         .map(|(_, text)| *text)
-}
-
-fn names() -> Vec<&'static str> {
-    TOPICS.iter().map(|(name, _)| *name).collect()
 }
 
 /// One line per page: its topic and its title (the first heading).

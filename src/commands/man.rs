@@ -73,10 +73,7 @@ fn subcommand_section(sub: &clap::Command) -> Result<String> {
     for line in body.lines() {
         match line.strip_prefix(".SH ") {
             Some(heading) => text.push_str(&format!(".SS {heading}\n")),
-            None => {
-                text.push_str(line);
-                text.push('\n');
-            }
+            None => text.push_str(&format!("{line}\n")),
         }
     }
     Ok(text)
@@ -86,8 +83,7 @@ fn subcommand_section(sub: &clap::Command) -> Result<String> {
 fn roff_lines(text: &str) -> String {
     let mut out = String::from(".nf\n");
     for line in text.lines() {
-        out.push_str(&escape(line));
-        out.push('\n');
+        out.push_str(&format!("{}\n", escape(line)));
     }
     out.push_str(".fi\n");
     out

@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::flags::RampArgs;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
-use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
 use crate::render::format::RAMP_FORMATS;
@@ -19,17 +18,9 @@ pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     (config.outputs.within(RAMP_FORMATS)).map_err(|message| {
         Error::usage(message).with_hint("a ramp has no findings to write as SARIF")
     })?;
-    let redactor = config.auth.redactor.clone();
-    run(&config, &plan)
-        .await
-        .map_err(|err| output::scrubbed(err, &redactor))
-}
-
-async fn run(config: &AuditConfig, plan: &RampPlan) -> Result<i32> {
-    let progress = Progress::new(config.quiet);
-    let stop = output::stop_on_ctrl_c();
-    let report = ramp::ramp(config, plan, &progress, stop.clone()).await?;
-    audit::emit(config, &report, report.valid, &progress, &stop)
+    let measured =
+        async |progress: &Progress, stop| ramp::ramp(&config, &plan, progress, stop).await;
+    audit::run(&config, measured, |report| report.valid).await
 }
 
 /// The ramp's own flags, checked.

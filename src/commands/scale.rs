@@ -8,7 +8,6 @@ use crate::cost::scale::{self, ScaleReport, Template};
 use crate::error::{Error, Result};
 use crate::flags::ScaleArgs;
 use crate::measure;
-use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::values::parse_url;
@@ -36,10 +35,8 @@ pub async fn execute(args: &ScaleArgs, env: EnvLookup<'_>) -> Result<i32> {
     first.url = substitute(&args.audit.url, PLACEHOLDER, values[0]);
     let config = AuditConfig::from_args(&first, env)?;
     let plan = plan(&config, &args.audit.url, PLACEHOLDER, &values)?;
-    let redactor = config.auth.redactor.clone();
-    run(&config, &plan)
-        .await
-        .map_err(|err| output::scrubbed(err, &redactor))
+    let measured = async |progress: &Progress, stop| measure_points(&plan, progress, stop).await;
+    audit::run(&config, measured, |report| report.valid).await
 }
 
 /// One configuration per value: `config`, validated once, with each value's URL.
@@ -65,13 +62,6 @@ pub fn plan(
         },
         points,
     })
-}
-
-async fn run(config: &AuditConfig, plan: &ScalePlan) -> Result<i32> {
-    let progress = Progress::new(config.quiet);
-    let stop = output::stop_on_ctrl_c();
-    let report = measure_points(plan, &progress, stop.clone()).await?;
-    audit::emit(config, &report, report.valid, &progress, &stop)
 }
 
 /// Measures every point between shared settle waits (N + 1 for N values) and fits them.

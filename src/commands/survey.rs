@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use indicatif::ProgressBar;
 
 use crate::auth::{self, Redactor};
-use crate::commands::{survey_auth, survey_config, survey_measure};
+use crate::commands::{audit, survey_auth, survey_config, survey_measure};
 use crate::config::{AuditConfig, outputs_from_args};
 use crate::cost::survey::input::{self, Parsed};
 use crate::cost::survey::openapi::{self, OpenApi};
@@ -98,15 +98,11 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
     report.budget_failures = budget::check(&report, &settings.budget);
     let scrub = |text: &str| redactor.scrub(text);
     output::write(&report, &outputs, &scrub, &progress)?;
-    Ok(if stop.load(Ordering::Relaxed) {
-        exit::INTERRUPTED
-    } else if !report.budget_failures.is_empty() {
-        exit::BUDGET
-    } else if report.valid {
-        exit::OK
-    } else {
-        exit::INVALID
-    })
+    let interrupted = stop.load(Ordering::Relaxed);
+    if !interrupted && !report.budget_failures.is_empty() {
+        return Ok(exit::BUDGET);
+    }
+    Ok(audit::exit_code_of(report.valid, interrupted))
 }
 
 /// The methods replayed beyond GET and HEAD (upper case), and the warnings the inputs

@@ -52,10 +52,7 @@ pub fn check(tables: &[AuthTable], origin: &str) -> Result<()> {
             ))
             .with_hint("e.g. paths = [\"/api/\"]; the first entry that matches a route wins"));
         }
-        let cookie_header = table
-            .headers
-            .keys()
-            .any(|n| n.eq_ignore_ascii_case("cookie"));
+        let cookie_header = (table.headers.keys()).any(|n| n.eq_ignore_ascii_case("cookie"));
         if cookie_header && !table.cookies.is_empty() {
             return Err(Error::usage(format!(
                 "{origin}: [[survey.auth]] #{index} sets the Cookie header twice: in headers \

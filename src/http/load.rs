@@ -253,7 +253,7 @@ pub async fn burst(
     stop: Arc<AtomicBool>,
 ) -> LoadResult {
     let limit = Arc::new(AtomicU64::new(total));
-    burst_within(driver, limit, concurrency, bar, stop).await
+    burst_counted(driver, limit, concurrency, bar, stop).await.0
 }
 
 /// Raises its flag when dropped: a burst whose caller stopped waiting ends too.
@@ -265,21 +265,10 @@ impl Drop for Abandon {
     }
 }
 
-/// Sends requests with `concurrency` in flight until `limit` of them have been claimed.
+/// Sends requests with `concurrency` in flight until `limit` of them have been claimed,
+/// and counts its responses in each second from its start (the last second partial).
 /// Lowering `limit` (to 0) ends the burst gently: no request starts after that, and the
 /// ones in flight finish and are counted. A raised `stop` aborts them instead.
-pub async fn burst_within(
-    driver: &Arc<Driver>,
-    limit: Arc<AtomicU64>,
-    concurrency: u32,
-    bar: &ProgressBar,
-    stop: Arc<AtomicBool>,
-) -> LoadResult {
-    burst_counted(driver, limit, concurrency, bar, stop).await.0
-}
-
-/// [`burst_within`], and its responses in each second from its start (the last second
-/// partial).
 pub async fn burst_counted(
     driver: &Arc<Driver>,
     limit: Arc<AtomicU64>,

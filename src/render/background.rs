@@ -20,10 +20,7 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
             b.window_seconds.unwrap_or_default(),
             b.measured_window_seconds
         );
-        let fixed = |v: Option<f64>, digits: usize| match v {
-            Some(v) => format!("{v:.digits$}"),
-            None => "n/a".into(),
-        };
+        let fixed = |v: Option<f64>, digits| v.map_or("n/a".into(), |v| format!("{v:.digits$}"));
         let percent = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.1}%", v * 100.0));
         let rates = [
             b.transactions_per_second,

@@ -152,10 +152,7 @@ pub struct Baseline {
 /// a baseline.
 pub fn baseline(report: &Report) -> Option<Baseline> {
     let b = report.baseline.as_ref()?;
-    let signed = |v: Option<f64>| {
-        v.map(|v| format!("{v:+.2}"))
-            .unwrap_or_else(|| "n/a".into())
-    };
+    let signed = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:+.2}"));
     let row = |name: String, of: &dyn Fn(&Figures) -> Option<f64>| {
         let sides = [&b.unauthenticated, &b.authenticated];
         let mut row = vec![name];
@@ -177,11 +174,7 @@ pub fn baseline(report: &Report) -> Option<Baseline> {
         "after authentication",
     ];
     Some(Baseline {
-        status: counts(
-            b.unauthenticated_status
-                .iter()
-                .map(|(k, v)| format!("{k}×{v}")),
-        ),
+        status: counts((b.unauthenticated_status.iter()).map(|(k, v)| format!("{k}×{v}"))),
         grid: Grid::new(&header, rows, 1..4),
     })
 }
@@ -249,9 +242,7 @@ pub fn tables(report: &Report) -> Option<Grid> {
     if report.tables.is_empty() {
         return None;
     }
-    let rows = report
-        .tables
-        .iter()
+    let rows = (report.tables.iter())
         .map(|t| {
             vec![
                 one_line(&in_database(&t.database, &t.table), 30),
@@ -308,9 +299,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
         if let Some(subject) = subject {
             let _ = writeln!(out, "   {}", one_line(&subject, width.saturating_sub(3)));
         }
-        let evidence: Vec<String> = f
-            .evidence
-            .iter()
+        let evidence: Vec<String> = (f.evidence.iter())
             .map(|(k, v)| format!("{k} {}", evidence_figure(*v)))
             .collect();
         let _ = writeln!(
@@ -323,11 +312,7 @@ pub fn findings_brief(report: &Report, width: usize) -> String {
             width,
         ));
         // A tagged line says who sent it; without one, the tags still do.
-        if !f
-            .locations
-            .iter()
-            .any(|l| matches!(l.origin, Origin::Tag { .. }))
-        {
+        if !(f.locations.iter()).any(|l| matches!(l.origin, Origin::Tag { .. })) {
             out.push_str(&sent_by_text(f, width));
         }
         if !kinds.contains(&f.kind) {
@@ -381,9 +366,7 @@ pub fn finding_text(number: usize, f: &Finding, width: usize) -> String {
         f.severity, f.kind
     );
     let _ = writeln!(out, "   {}", f.saves_per_request.describe());
-    let evidence: Vec<String> = f
-        .evidence
-        .iter()
+    let evidence: Vec<String> = (f.evidence.iter())
         .map(|(k, v)| format!("{k} {v:.2}"))
         .collect();
     let options = textwrap::Options::new(width)

@@ -169,9 +169,8 @@ fn judge(
             &findings,
         ));
     }
-    verdict
-        .breaches
-        .extend(acks.iter().filter(|a| a.expired).map(budget::expired));
+    let expired = acks.iter().filter(|a| a.expired).map(budget::expired);
+    verdict.breaches.extend(expired);
     Ok(EndpointResult {
         name: m.name,
         budget: m.budget,
@@ -295,13 +294,8 @@ struct Secrets(Vec<Redactor>);
 
 impl Secrets {
     fn of(config: &CheckConfig) -> Secrets {
-        Secrets(
-            config
-                .endpoints
-                .iter()
-                .map(|e| e.audit.auth.redactor.clone())
-                .collect(),
-        )
+        let redactors = (config.endpoints.iter()).map(|e| e.audit.auth.redactor.clone());
+        Secrets(redactors.collect())
     }
 
     fn scrub(&self, text: &str) -> String {

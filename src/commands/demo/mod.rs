@@ -40,11 +40,7 @@ pub struct DemoConfig {
 impl DemoConfig {
     pub fn from_args(args: &DemoArgs) -> Result<DemoConfig> {
         let cache_ttl = parse_duration("--cache-ttl", &args.cache_ttl)?;
-        let requests = args
-            .burst
-            .count
-            .requests
-            .unwrap_or(crate::flags::DEFAULT_REQUESTS);
+        let requests = (args.burst.count.requests).unwrap_or(crate::flags::DEFAULT_REQUESTS);
         let concurrency = args.burst.concurrency;
         check_counts(requests, concurrency)?;
         Ok(DemoConfig {

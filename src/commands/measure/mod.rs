@@ -10,29 +10,20 @@ use crate::error::Result;
 use crate::flags::MeasureArgs;
 use crate::measure::external::Stdout;
 use crate::measure::external::{self, Load};
-use crate::output;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
 
 /// The command: validate the flags, measure around the command, render, and the exit code.
 pub async fn execute(args: &MeasureArgs, env: EnvLookup<'_>) -> Result<i32> {
     let config = MeasureConfig::from_args(args, env)?;
-    let redactor = config.audit.auth.redactor.clone();
-    run(&config)
-        .await
-        .map_err(|err| output::scrubbed(err, &redactor))
-}
-
-async fn run(config: &MeasureConfig) -> Result<i32> {
-    let audit = &config.audit;
-    let progress = Progress::new(audit.quiet);
-    let stop = output::stop_on_ctrl_c();
     let load = Load {
         command: &config.command,
         count: &config.count,
         dir: None,
-        stdout: Stdout::beside_report(audit.outputs.report_on_stdout()),
+        stdout: Stdout::beside_report(config.audit.outputs.report_on_stdout()),
     };
-    let report = external::measure(audit, load, &progress, stop.clone()).await?;
-    audit::emit(audit, &report, report.valid, &progress, &stop)
+    let measured = async |progress: &Progress, stop| {
+        external::measure(&config.audit, load, progress, stop).await
+    };
+    audit::run(&config.audit, measured, |report| report.valid).await
 }

@@ -123,10 +123,7 @@ pub fn statement_label(number: usize, query: &str) -> String {
 /// Each top-level statement's share of the request's rows returned, shared buffers and
 /// database time, in percent of the top-level statements' total.
 fn share_chart(r: &Report) -> BarChart {
-    let top: Vec<(usize, &StatementRow)> = r
-        .statements
-        .iter()
-        .enumerate()
+    let top: Vec<(usize, &StatementRow)> = (r.statements.iter().enumerate())
         .filter(|(_, s)| s.toplevel)
         .take(STATEMENTS_CHARTED)
         .collect();
@@ -141,8 +138,7 @@ fn share_chart(r: &Report) -> BarChart {
     BarChart {
         title: "Each statement's share of the request's cost".into(),
         axis: "share of the request's top-level statements (%)".into(),
-        categories: top
-            .iter()
+        categories: (top.iter())
             .map(|(i, s)| statement_label(i + 1, &s.query))
             .collect(),
         series: vec![
@@ -210,10 +206,7 @@ fn statement_row(number: usize, s: &StatementRow) -> Markup {
 }
 
 fn latency(r: &Report) -> Markup {
-    let points: Vec<(f64, f64)> = r
-        .load
-        .latency_percentiles_ms
-        .iter()
+    let points: Vec<(f64, f64)> = (r.load.latency_percentiles_ms.iter())
         .map(|p| (p.percentile, p.ms))
         .collect();
     let l = &r.load.latency_ms;
@@ -281,10 +274,7 @@ pub fn findings(r: &Report) -> Markup {
     let chart = BarChart {
         title: "What fixing each finding would save".into(),
         axis: "avoidable rows per request".into(),
-        categories: r
-            .findings
-            .iter()
-            .enumerate()
+        categories: (r.findings.iter().enumerate())
             .map(|(i, f)| format!("#{} {} ({})", i + 1, f.kind, f.severity))
             .collect(),
         series: vec![Series::of("avoidable rows per request", &r.findings, |f| {

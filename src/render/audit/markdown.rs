@@ -144,11 +144,7 @@ fn findings(r: &Report) -> Option<String> {
 
 /// The reasons past the one the verdict names, then the warnings.
 fn notes(r: &Report) -> String {
-    let reasons = r
-        .invalid_reasons
-        .iter()
-        .skip(1)
-        .map(|r| format!("- ❌ {r}\n"));
+    let reasons = (r.invalid_reasons.iter().skip(1)).map(|r| format!("- ❌ {r}\n"));
     let warnings = r.notes.iter().map(|w| format!("- ⚠️ {w}\n"));
     reasons.chain(warnings).collect()
 }

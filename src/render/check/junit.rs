@@ -5,17 +5,16 @@
 use std::fmt::Write;
 
 use super::{breach_text, limit, percent, plain, reasons, regression_text};
-use crate::cost::check::budget::{Delta, Figures};
+use crate::cost::check::budget::Figures;
 use crate::cost::check::{CheckReport, EndpointResult};
 use crate::cost::report::model::figure::Figure;
+use crate::render::text::figure;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let tests = report.endpoints.len();
     let failures = report.endpoints.iter().filter(|e| failed(e)).count();
     let errors = report.endpoints.iter().filter(|e| erred(e)).count();
-    let time: f64 = report
-        .endpoints
-        .iter()
+    let time: f64 = (report.endpoints.iter())
         .map(|e| e.report.load.wall_seconds)
         .sum();
     let counts =
@@ -129,17 +128,12 @@ fn figures_text(e: &EndpointResult) -> String {
         e.report.load.concurrency
     )];
     for metric in Figure::COLUMNS {
-        let value = metric
-            .of(&figures)
-            .map(|v| format!("{v:.2}"))
-            .unwrap_or_else(|| "n/a".into());
+        let value = figure(metric.of(&figures));
         let budget = (e.budget.limit(metric))
             .map(|b| format!(" (budget {})", limit(b)))
             .unwrap_or_default();
-        let delta = e
-            .deltas
-            .iter()
-            .find(|d: &&Delta| d.metric == metric)
+        let delta = (e.deltas.iter())
+            .find(|d| d.metric == metric)
             .map(|d| {
                 format!(
                     " (baseline {:.2}, {})",

@@ -236,9 +236,7 @@ fn reasons(e: &EndpointResult) -> impl Iterator<Item = &str> {
 
 /// (endpoint, the kinds of finding it has) for each endpoint with findings.
 fn findings(report: &CheckReport) -> Vec<(&str, String)> {
-    report
-        .endpoints
-        .iter()
+    (report.endpoints.iter())
         .filter_map(|e| findings_summary(e).map(|s| (e.name.as_str(), s)))
         .collect()
 }

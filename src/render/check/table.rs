@@ -23,8 +23,7 @@ pub(super) fn render(report: &CheckReport) -> String {
         (Status::Regressed, "Regressions"),
         (Status::NotValid, "Not valid"),
     ] {
-        let lines = problems
-            .iter()
+        let lines = (problems.iter())
             .filter(|p| p.status == status)
             .map(|p| format!("{}: {}", p.endpoint, p.text));
         out.push_str(&list(title, lines));
@@ -49,9 +48,7 @@ pub(super) fn render(report: &CheckReport) -> String {
 
 /// The endpoints in file order; `!` marks a breach.
 fn table_endpoints(report: &CheckReport) -> Grid {
-    let rows = report
-        .endpoints
-        .iter()
+    let rows = (report.endpoints.iter())
         .map(|e| {
             let result = match e.status() {
                 Status::OverBudget => "OVER",
@@ -79,9 +76,7 @@ fn against(e: &EndpointResult) -> String {
 
 /// The figures that moved against the baseline: `rows_read 40.00 → 30.00 (-25.0%)`.
 fn changes(e: &EndpointResult) -> Option<String> {
-    let moved: Vec<String> = e
-        .deltas
-        .iter()
+    let moved: Vec<String> = (e.deltas.iter())
         .filter(|d| d.change != 0.0)
         .map(|d| {
             format!(

@@ -27,16 +27,10 @@ const FIGURES: [Figure; 6] = [
 /// The page, with the ramps of `pgcost demo --ramp` after the findings.
 pub fn render_with_ramps(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
     let pipelines = demo.all();
-    let reasons: Vec<String> = pipelines
-        .iter()
-        .flat_map(|(p, r)| {
-            r.invalid_reasons
-                .iter()
-                .map(move |x| format!("{}: {x}", p.name()))
-        })
+    let reasons: Vec<String> = (pipelines.iter())
+        .flat_map(|(p, r)| (r.invalid_reasons.iter()).map(move |x| format!("{}: {x}", p.name())))
         .collect();
-    let warnings: Vec<String> = pipelines
-        .iter()
+    let warnings: Vec<String> = (pipelines.iter())
         .flat_map(|(p, r)| r.notes.iter().map(move |x| format!("{}: {x}", p.name())))
         .collect();
     let categories: Vec<String> = pipelines.iter().map(|(p, _)| p.name().into()).collect();

@@ -70,8 +70,7 @@ pub fn render_comparison(demo: &DemoReport) -> String {
 /// One row per metric, one column per pipeline.
 pub(super) fn comparison(demo: &DemoReport) -> Grid {
     let header = ["GET /api/v1/projects?limit=20", "naive", "exists", "cached"];
-    let rows = METRICS
-        .iter()
+    let rows = (METRICS.iter())
         .map(|(label, value)| {
             let mut row = vec![label.to_string()];
             row.extend(demo.all().iter().map(|(_, r)| value(r)));

@@ -152,17 +152,9 @@ impl BarChart {
         let bars = self.series.len().max(1);
         let row_height = 10 + 16 * bars as u32;
         let height = 70 + row_height * rows as u32;
-        let label_chars = self
-            .categories
-            .iter()
-            .map(|c| c.chars().count())
-            .max()
-            .unwrap_or(4);
-        let label_width = (label_chars as u32 * 7 + 16).clamp(60, 360);
-        let values = self
-            .series
-            .iter()
-            .chain(self.limits.as_ref())
+        let longest_label = (self.categories.iter()).map(|c| c.chars().count()).max();
+        let label_width = (longest_label.unwrap_or(4) as u32 * 7 + 16).clamp(60, 360);
+        let values = (self.series.iter().chain(self.limits.as_ref()))
             .flat_map(|s| s.values.iter().flatten().copied());
         let top = nice_top(values.fold(0.0, f64::max));
         draw(height, |root| {

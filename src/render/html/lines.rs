@@ -56,10 +56,7 @@ impl LineChart {
     }
 
     fn svg(&self, model_color: RGBColor) -> String {
-        let values = self
-            .series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten().copied());
+        let values = (self.series.iter()).flat_map(|s| s.values.iter().flatten().copied());
         let model = self.model.iter().flat_map(|m| m.points.iter().map(|p| p.1));
         let top = nice_top(values.chain(model).fold(0.0, f64::max));
         let (lo, hi) = self.x_range();

@@ -111,9 +111,7 @@ fn with_pgbouncer(grid: &mut Grid, steps: &[Step]) {
 /// The verdict in one sentence.
 pub fn sentence(report: &RampReport) -> String {
     let v = &report.verdict;
-    let knee = v
-        .knee_concurrency
-        .map_or(String::new(), |c| format!(" (knee at c={c})"));
+    let knee = (v.knee_concurrency).map_or(String::new(), |c| format!(" (knee at c={c})"));
     let what = match (v.wall, v.saturated) {
         (Wall::App, _) => "the app itself is the wall",
         (Wall::Pool, _) => "the app's connection pool is the wall",
@@ -140,9 +138,7 @@ fn host_note(report: &RampReport) -> Option<String> {
     let (step, host) = (report.steps.iter())
         .filter_map(|s| Some((s, s.host?)))
         .max_by(|a, b| a.1.others_cores.total_cmp(&b.1.others_cores))?;
-    let load = host
-        .load_average
-        .map_or(String::new(), |l| format!(", load average {l:.1}"));
+    let load = (host.load_average).map_or(String::new(), |l| format!(", load average {l:.1}"));
     Some(format!(
         "This machine: at {}, {:.2} cores of its {} CPUs busy, {:.2} of them with other \
          work than pgcost, the app's --pid and Postgres{load}{}",
@@ -185,12 +181,7 @@ pub(crate) fn notes(report: &RampReport) -> Vec<String> {
     }
     notes.extend(report.stopped_early.iter().cloned());
     notes.extend(report.notes.iter().map(|w| format!("warning: {w}")));
-    notes.extend(
-        report
-            .invalid_reasons
-            .iter()
-            .map(|w| format!("not valid: {w}")),
-    );
+    notes.extend((report.invalid_reasons.iter()).map(|w| format!("not valid: {w}")));
     notes
 }
 

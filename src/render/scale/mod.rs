@@ -1,9 +1,9 @@
-//! Views of a `ScaleReport`, one file per format: the points, the fitted lines of the
-//! request's figures, each statement's slope next to its text, each table's rows read
-//! slope, and the findings the slopes prove. This module holds what they share.
+//! Views of a `ScaleReport`, one file per format (JSON is the document as it serializes,
+//! keys in docs/json.md): the points, the fitted lines of the request's figures, each
+//! statement's slope next to its text, each table's rows read slope, and the findings the
+//! slopes prove. This module holds what they share.
 
 mod html;
-mod json;
 mod markdown;
 mod sarif;
 mod table;
@@ -13,7 +13,7 @@ use crate::cost::scale::{Fit, ScaleReport};
 use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
 use crate::render::sections::Grid;
-use crate::render::text::figure;
+use crate::render::text::{figure, json};
 use crate::render::view::View;
 
 impl View for ScaleReport {
@@ -28,7 +28,7 @@ impl View for ScaleReport {
     fn view(&self, format: Format) -> Option<String> {
         Some(match format {
             Format::Table => table::render(self),
-            Format::Json => json::render(self),
+            Format::Json => json(self),
             Format::Markdown => markdown::render(self),
             Format::Html => html::render(self),
             Format::Sarif => sarif::render(self),

@@ -5,7 +5,7 @@
 use maud::{Markup, html};
 
 use super::sections::{
-    CHARTED, SCREENED_NOTE, any_screened, counts, finding_line, not_valid, ranking, skipped,
+    CHARTED, SCREENED_NOTE, any_screened, counts, finding_line, not_replayed, not_valid, ranking,
     with_findings,
 };
 use crate::cost::report::model::figure::Figure;
@@ -38,14 +38,7 @@ fn body(report: &SurveyReport) -> Markup {
         h2 { "Routes" }
         (grid_table(&ranking(report)))
         @if any_screened(report) { p { (SCREENED_NOTE) "." } }
-        @if !report.skipped.is_empty() {
-            h2 { "Skipped" }
-            (grid_table(&skipped(&report.skipped)))
-        }
-        @if !report.static_files.is_empty() {
-            h2 { "Static files" }
-            (grid_table(&skipped(&report.static_files)))
-        }
+        @for (title, grid) in not_replayed(report) { h2 { (title) } (grid_table(&grid)) }
         @if !report.first_unparsed.is_empty() {
             h2 { "Unparsed lines (" (report.unparsed_lines) ")" }
             ul {

@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use super::sections::{
-    SCREENED_NOTE, any_screened, counts, finding_line, not_valid, ranking, skipped, with_findings,
+    SCREENED_NOTE, any_screened, counts, finding_line, not_replayed, not_valid, ranking,
+    with_findings,
 };
 use crate::cost::report::model::invalid;
 use crate::cost::survey::SurveyReport;
@@ -35,19 +36,8 @@ pub(super) fn render(report: &SurveyReport) -> String {
             );
         }
     }
-    if !report.skipped.is_empty() {
-        let _ = write!(
-            out,
-            "\n#### Skipped\n\n{}\n",
-            markdown_table(&skipped(&report.skipped))
-        );
-    }
-    if !report.static_files.is_empty() {
-        let _ = write!(
-            out,
-            "\n#### Static files\n\n{}\n",
-            markdown_table(&skipped(&report.static_files))
-        );
+    for (title, grid) in not_replayed(report) {
+        let _ = write!(out, "\n#### {title}\n\n{}\n", markdown_table(&grid));
     }
     if !report.first_unparsed.is_empty() {
         let _ = writeln!(out, "\n#### Unparsed lines ({})\n", report.unparsed_lines);

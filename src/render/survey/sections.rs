@@ -106,9 +106,21 @@ pub(super) fn counts(report: &SurveyReport) -> Vec<(String, String)> {
     .to_vec()
 }
 
+/// The routes not replayed, titled (`Skipped`, then `Static files`), each list that has
+/// any.
+pub(super) fn not_replayed(report: &SurveyReport) -> impl Iterator<Item = (&str, Grid)> {
+    let lists = [
+        ("Skipped", &report.skipped),
+        ("Static files", &report.static_files),
+    ];
+    (lists.into_iter())
+        .filter(|(_, list)| !list.is_empty())
+        .map(|(title, list)| (title, skipped(list)))
+}
+
 /// Routes not replayed (`skipped`, `static_files`): method, route, logged requests and
 /// why.
-pub(super) fn skipped(list: &[Skipped]) -> Grid {
+fn skipped(list: &[Skipped]) -> Grid {
     let rows = (list.iter())
         .map(|s| {
             vec![

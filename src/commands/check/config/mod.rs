@@ -55,11 +55,8 @@ impl CheckConfig {
     /// Validates the flags, loads pgcost.toml and the baseline: every usage error comes
     /// out here, before anything is measured.
     pub fn from_args(args: &CheckArgs, env: EnvLookup<'_>) -> Result<CheckConfig> {
-        let max_regression_percent = args
-            .max_regression
-            .as_deref()
-            .map(parse_percent)
-            .transpose()?;
+        let max_regression = args.max_regression.as_deref();
+        let max_regression_percent = max_regression.map(parse_percent).transpose()?;
         let overrides = Overrides {
             base_url: args.base.base_url.clone(),
             only: args.endpoints.clone(),
