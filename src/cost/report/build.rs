@@ -99,9 +99,7 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
         reasons.push(Invalid::new(kind, reason));
     }
     if load.error_count() > 0 {
-        let kinds: Vec<_> = load
-            .errors
-            .iter()
+        let kinds: Vec<_> = (load.errors.iter())
             .map(|(k, n)| format!("{n} {k}"))
             .collect();
         let mut reason = format!(
@@ -274,9 +272,7 @@ impl TopLevel {
             .collect();
         TopLevel {
             calls: top.iter().map(|s| s.calls).sum(),
-            non_utility: top
-                .iter()
-                .filter(|s| !is_utility(&s.query))
+            non_utility: (top.iter().filter(|s| !is_utility(&s.query)))
                 .map(|s| s.calls)
                 .sum(),
             rows_returned: top.iter().map(|s| s.rows).sum(),
@@ -351,9 +347,7 @@ impl Load {
             } else {
                 0.0
             },
-            status: load
-                .status
-                .iter()
+            status: (load.status.iter())
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             errors: load.errors.clone(),
