@@ -177,12 +177,8 @@ pub async fn sample_burst(
         }
         tokio::time::sleep(SAMPLE_EVERY).await;
     }
-    let tail = source
-        .statement_calls()
-        .await
-        .ok()
-        .map(|s| (Instant::now(), s));
-    (peak, seen, tail)
+    let tail = source.statement_calls().await.ok();
+    (peak, seen, tail.map(|s| (Instant::now(), s)))
 }
 
 #[cfg(test)]

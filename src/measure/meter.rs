@@ -49,7 +49,7 @@ fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> Invalid {
 /// What is read at the edge of a measured window, once the app's counters are published.
 /// The first boundary only opens a window, the last only closes one; in a sequence, every
 /// other boundary closes one endpoint's window and opens the next one's.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Boundary {
     /// The wait before the closing snapshot (or, at the first boundary, before the tables).
     pub settle: Outcome,
@@ -252,15 +252,11 @@ impl Meter {
             own_footprint,
             tables,
             catalog: self.source.take_catalog(),
-            settle_tables: None,
-            start: None,
             end_pids,
-            start_pids: None,
             traffic_end,
-            traffic_start: None,
             end_at,
-            start_at: None,
             recovery,
+            ..Boundary::default()
         })
     }
 

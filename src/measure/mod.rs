@@ -254,8 +254,29 @@ pub(crate) async fn reports_with_plans(
     windows.iter().map(|w| w.report(&plans)).collect()
 }
 
-fn same_targets(a: &[DbTarget], b: &[DbTarget]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.redacted() == y.redacted())
+/// The first endpoint, once every other shares its database, admin database and settle
+/// timeout, as the endpoints of one sequence of settle waits must; `None` without any.
+fn one_database(configs: &[AuditConfig]) -> Result<Option<&AuditConfig>> {
+    let same = |a: &[DbTarget], b: &[DbTarget]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.redacted() == y.redacted())
+    };
+    let Some(first) = configs.first() else {
+        return Ok(None);
+    };
+    match configs.iter().find(|c| {
+        c.db.redacted() != first.db.redacted()
+            || !same(&c.more_dbs, &first.more_dbs)
+            || !same(&c.replicas, &first.replicas)
+            || c.admin_db != first.admin_db
+            || c.settle_timeout != first.settle_timeout
+    }) {
+        Some(other) => Err(Error::usage(format!(
+            "endpoints measured in one sequence must share the database, the admin database \
+             and the settle timeout: {} differs from {}",
+            other.request.url, first.request.url
+        ))),
+        None => Ok(Some(first)),
+    }
 }
 
 /// Measures one endpoint with the request exactly as configured. Returns a report even
@@ -367,10 +388,9 @@ async fn warm_again(
     let (warmed, sampled) = warm_up_sampled(meter, (config, driver), progress, stop, 1).await?;
     notes.warmed = warmed;
     notes.tags = tags::merged(notes.tags.take(), sampled.as_ref());
-    let opened = meter
+    meter
         .boundary((false, true, false), progress, stop, Instant::now())
-        .await?;
-    Ok(opened)
+        .await
 }
 
 /// How many app connections the window `opened` opens on that were not there when the
@@ -392,22 +412,9 @@ async fn sequence(
     stop: &Arc<AtomicBool>,
     mut before_burst: impl FnMut(usize),
 ) -> Result<Vec<Window>> {
-    let Some(first) = configs.first() else {
+    let Some(first) = one_database(configs)? else {
         return Ok(Vec::new());
     };
-    if let Some(other) = configs.iter().find(|c| {
-        c.db.redacted() != first.db.redacted()
-            || !same_targets(&c.more_dbs, &first.more_dbs)
-            || !same_targets(&c.replicas, &first.replicas)
-            || c.admin_db != first.admin_db
-            || c.settle_timeout != first.settle_timeout
-    }) {
-        return Err(Error::usage(format!(
-            "endpoints measured in one sequence must share the database, the admin database \
-             and the settle timeout: {} differs from {}",
-            other.request.url, first.request.url
-        )));
-    }
     let mut meter = Meters::open(first, progress).await?;
     let drivers = configs.iter().map(driver).collect::<Result<Vec<_>>>()?;
     // Before anything is sent: the control window must see no request from pgcost.
@@ -424,15 +431,13 @@ async fn sequence(
             ..Notes::default()
         });
     }
-    for ((config, driver), notes) in configs.iter().zip(&drivers).zip(&mut notes) {
-        let endpoint = (config, driver);
+    for (endpoint, notes) in configs.iter().zip(&drivers).zip(&mut notes) {
         (notes.warmed, notes.tags) = warm_up_sampled(&meter, endpoint, progress, stop, 1).await?;
     }
 
     let mut windows = Vec::with_capacity(configs.len());
-    let warmed_up = Instant::now();
     let mut opened = meter
-        .boundary((false, true, false), progress, stop, warmed_up)
+        .boundary((false, true, false), progress, stop, Instant::now())
         .await?;
     let configs = &sized_bursts(&meter, configs, &mut notes, &opened);
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);

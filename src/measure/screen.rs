@@ -14,7 +14,6 @@ use crate::cost::report::Report;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot};
 use crate::error::Result;
 use crate::measure::{Boundary, Meter, Meters, Notes};
-use crate::postgres::settle::Outcome;
 use crate::progress::Progress;
 
 /// The meters every route's screening reads, opened once.
@@ -86,19 +85,10 @@ async fn statements_read(meter: &mut Meter) -> Result<Snapshot> {
 fn edge(start: Option<Snapshot>, end: Option<Snapshot>) -> Boundary {
     let now = Some(Instant::now());
     Boundary {
-        settle: Outcome::immediate(),
         start_at: start.as_ref().and(now),
         end_at: end.as_ref().and(now),
         end,
         start,
-        own_footprint: None,
-        tables: Default::default(),
-        catalog: None,
-        settle_tables: None,
-        end_pids: None,
-        start_pids: None,
-        traffic_end: None,
-        traffic_start: None,
-        recovery: None,
+        ..Boundary::default()
     }
 }

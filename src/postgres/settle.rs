@@ -274,7 +274,7 @@ pub trait Probe {
 }
 
 /// How a settle wait ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
     pub waited: Duration,
     pub timed_out: bool,
@@ -299,16 +299,7 @@ pub struct Outcome {
 impl Outcome {
     /// No wait: the counters were read at once.
     pub fn immediate() -> Outcome {
-        Outcome {
-            waited: Duration::ZERO,
-            timed_out: false,
-            pending: None,
-            server_clock_ahead: 0.0,
-            clock_allowance: 0.0,
-            clock_readings: Vec::new(),
-            others: BTreeMap::new(),
-            moved_while_quiet: false,
-        }
+        Outcome::default()
     }
 }
 

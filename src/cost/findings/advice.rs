@@ -3,91 +3,23 @@
 
 use super::FindingKind;
 
-/// Two or three sentences: what the kind means and the usual fix.
+/// Two or three sentences: what the kind means and the usual fix (its advice's first
+/// paragraph).
 pub fn summary(kind: FindingKind) -> &'static str {
-    match kind {
-        FindingKind::CollectionToBoolean => {
-            "A statement builds a whole set where the caller tests one yes or no. Ask with \
-             SELECT EXISTS (SELECT 1 FROM ... WHERE ... AND <condition>): Postgres stops at \
-             the first match and sends one boolean."
-        }
-        FindingKind::RepeatedStatement => {
-            "The same statement runs more than once per request. Compute it once and pass \
-             the value on; with parameters, memoise it for the request when they repeat."
-        }
-        FindingKind::NPlusOne => {
-            "One statement per item of a list. Batch the keys into one array parameter \
-             (WHERE id = ANY($1)) or join the table into the statement that made the list."
-        }
-        FindingKind::RoundTrips => {
-            "Many statements per request, each waiting for the network in turn. Collapse \
-             independent lookups keyed by the same user or tenant into one statement."
-        }
-        FindingKind::ConnectionPerRequest => {
-            "The app opens a connection per request and runs its set-up on each. Keep \
-             connections: a pool per process, persistent connections or PgBouncer."
-        }
-        FindingKind::CacheCandidate => {
-            "A keyed read of small tables nothing wrote in the window: a candidate for an \
-             application cache, keyed tenant first, dropped on any write, with a TTL."
-        }
-        FindingKind::SeqScanHeavy => {
-            "Sequential scans read a whole table to return a few rows. Index the columns \
-             the statements filter, join or (under a LIMIT) sort by; on a small table, or \
-             behind `id IN (SELECT id FROM the same table ...)`, fix the query's shape."
-        }
-        FindingKind::WritesOnRead => {
-            "A GET or HEAD changes data on every request: WAL, dirty pages and row locks \
-             on a read. Write only when the stored value is stale, or batch the writes."
-        }
-        FindingKind::SpillsToDisk => {
-            "A sort or hash outgrows work_mem and writes temp files on every request. \
-             Avoid the sort (an index, a LIMIT) or raise work_mem for that statement."
-        }
-        FindingKind::CheckoutPing => {
-            "The pool sends a SELECT 1 each time it hands out a connection: a round trip per \
-             checkout. Let it check idle connections only, or check out once per request."
-        }
-        FindingKind::TransactionAroundSingleRead => {
-            "BEGIN and COMMIT around a single read on every request: two round trips that \
-             protect nothing. Run reads in autocommit."
-        }
-        FindingKind::Overfetch => {
-            "The page fetches several times the rows the response shows, and the app drops \
-             the rest. Filter in the WHERE and LIMIT to the page size."
-        }
-        FindingKind::DuplicateLoad => {
-            "Different statements load the same row by the same key in one request. Load it \
-             once with the columns every caller needs, and pass it on."
-        }
-        FindingKind::ScanGrowsWithPage => {
-            "Each item of the page costs a scan: rows read grow far faster than the rows \
-             returned. Index the column each item is looked up by, or batch the lookups."
-        }
-        FindingKind::SessionSetupPerCheckout => {
-            "Session settings (SET search_path, SET statement_timeout, RESET) sent on every \
-             checkout: round trips per request. Set them once per connection: the pool's \
-             connection init, the connection options, or ALTER ROLE ... SET."
-        }
-        FindingKind::CountPerPage => {
-            "An exact COUNT with the page's filter runs beside the page on every request. \
-             Use keyset pagination, an estimated count, or count on the first page only."
-        }
-        FindingKind::PerRowSubquery => {
-            "A subquery runs once per row of its statement: its table is scanned far more \
-             often than the statement runs. Rewrite it as a join to a grouped table."
-        }
-        FindingKind::PlanningDominates => {
-            "Postgres plans a statement for as long as it runs it, or longer, on every call. \
-             Prepare it once per connection, or join fewer tables per statement."
-        }
-    }
+    advice(kind).split_once("\n\n").unwrap_or_default().0
 }
 
-/// The full advice for one kind, as `pgcost explain KIND` prints it: when it fires, when
-/// it does not, the fix, and what the fix saves.
+/// The full advice for one kind, as `pgcost explain KIND` prints it: the summary, then when
+/// it fires, when it does not, the fix, and what the fix saves.
 pub fn explain(kind: FindingKind) -> String {
-    let body = match kind {
+    let (summary, body) = advice(kind).split_once("\n\n").unwrap_or_default();
+    let summary = textwrap::fill(summary, 90);
+    format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
+}
+
+/// Each kind's advice, written once: a summary in one paragraph, then the full text.
+fn advice(kind: FindingKind) -> &'static str {
+    match kind {
         FindingKind::CollectionToBoolean => COLLECTION_TO_BOOLEAN,
         FindingKind::RepeatedStatement => REPEATED_STATEMENT,
         FindingKind::NPlusOne => N_PLUS_ONE,
@@ -106,12 +38,14 @@ pub fn explain(kind: FindingKind) -> String {
         FindingKind::CountPerPage => COUNT_PER_PAGE,
         FindingKind::PerRowSubquery => PER_ROW_SUBQUERY,
         FindingKind::PlanningDominates => PLANNING_DOMINATES,
-    };
-    let summary = textwrap::fill(summary(kind), 90);
-    format!("{kind}\n\n{summary}\n\n{body}\n\nThresholds and formulas: `pgcost docs findings`.\n")
+    }
 }
 
 const COLLECTION_TO_BOOLEAN: &str = "\
+A statement builds a whole set where the caller tests one yes or no. Ask with SELECT \
+EXISTS (SELECT 1 FROM ... WHERE ... AND <condition>): Postgres stops at the first match \
+and sends one boolean.
+
 Fires when a read runs at least every other request, returns at least 10 rows per call,
 and its outer query has no aggregate, EXISTS, GROUP BY, LIMIT or OFFSET.
 
@@ -132,6 +66,9 @@ Saves per request: rows returned minus one per call, and the statement's db time
 proportion.";
 
 const REPEATED_STATEMENT: &str = "\
+The same statement runs more than once per request. Compute it once and pass the value \
+on; with parameters, memoise it for the request when they repeat.
+
 Fires when the same read runs at least twice per request and is not an N+1.
 
 Without parameters ($n) every call returns the same answer: certain waste, at least
@@ -146,6 +83,9 @@ and hand the number to both.
 Saves per request: calls minus one statements, and that share of its rows and db time.";
 
 const N_PLUS_ONE: &str = "\
+One statement per item of a list. Batch the keys into one array parameter (WHERE id = \
+ANY($1)) or join the table into the statement that made the list.
+
 Fires when a statement with parameters runs at least 3 times per request and returns at
 most 2 rows per call: one round trip per item.
 
@@ -161,6 +101,9 @@ Saves per request: calls minus one statements. The batch does the same lookups, 
 rows or db time are counted.";
 
 const ROUND_TRIPS: &str = "\
+Many statements per request, each waiting for the network in turn. Collapse independent \
+lookups keyed by the same user or tenant into one statement.
+
 Fires at 5 statements per request or more, BEGIN and COMMIT included. It lists the
 statements that run exactly once per request by class: auth steps (session, token, user,
 permission, scope lookups), batch loads keyed by the page (prefetches), the page and its
@@ -180,6 +123,9 @@ repeated ones. That is an upper bound (pgcost cannot see whether the lookups dep
 each other), so the finding is at most medium.";
 
 const CONNECTION_PER_REQUEST: &str = "\
+The app opens a connection per request and runs its set-up on each. Keep connections: a \
+pool per process, persistent connections or PgBouncer.
+
 Fires at 0.5 new connections per request or more (PostgreSQL 14+).
 
 Each new connection costs a backend process, authentication and cold catalog caches
@@ -200,6 +146,9 @@ Saves per request: the whole set-up (its statements, rows read and rows returned
 round trip per new connection when no set-up statement was recognised. Always high.";
 
 const CACHE_CANDIDATE: &str = "\
+A keyed read of small tables nothing wrote in the window: a candidate for an application \
+cache, keyed tenant first, dropped on any write, with a TTL.
+
 Fires for a reference-like read: it runs once per request or more, returns at most 5 rows
 per call (a keyed lookup, not a listing), and every table it reads is small (at most 8
 pages) with no inserts, updates or deletes in the window. At most three are reported.
@@ -225,6 +174,10 @@ If you cache it:
 Saves per request: its calls (statements), its rows returned and its db time.";
 
 const SEQ_SCAN_HEAVY: &str = "\
+Sequential scans read a whole table to return a few rows. Index the columns the \
+statements filter, join or (under a LIMIT) sort by; on a small table, or behind `id IN \
+(SELECT id FROM the same table ...)`, fix the query's shape.
+
 Fires when sequential scans of a table of at least 8 pages read at least 100 rows per
 request and at least 10 times the rows that the statements reading the table return
 (joins included).
@@ -248,6 +201,9 @@ Saves per request: the rows read minus the rows returned, and the db time of the
 statements that read the table in proportion.";
 
 const WRITES_ON_READ: &str = "\
+A GET or HEAD changes data on every request: WAL, dirty pages and row locks on a read. \
+Write only when the stored value is stale, or batch the writes.
+
 Fires when the endpoint is a GET or HEAD and an INSERT, UPDATE, DELETE, MERGE or locking
 SELECT runs at least once per request and changes something on every request: at least
 one WAL record per request (PostgreSQL 13+), or one row affected before that.
@@ -267,6 +223,9 @@ or keep the value in memory or a cache and flush it in batches.
 Saves per request: the statement's calls and db time, and its WAL bytes.";
 
 const SPILLS_TO_DISK: &str = "\
+A sort or hash outgrows work_mem and writes temp files on every request. Avoid the sort \
+(an index, a LIMIT) or raise work_mem for that statement.
+
 Fires when a statement writes at least one temp-file block (8 kB) per request: a sort,
 hash or materialization outgrew work_mem (a limit per operation, 4 MB by default) and
 went to disk, to be read back before the statement can answer.
@@ -284,6 +243,9 @@ Saves per request: the temp blocks written. High from 1 MB (128 blocks) per requ
 medium below.";
 
 const CHECKOUT_PING: &str = "\
+The pool sends a SELECT 1 each time it hands out a connection: a round trip per checkout. \
+Let it check idle connections only, or check out once per request.
+
 Fires when a statement that reads nothing (SELECT 1, SELECT 1 AS one, /* ping */ SELECT 1,
 an empty query) runs at least 0.9 times per request: a pool's liveness check on each
 checkout (SQLAlchemy's pool_pre_ping, ActiveRecord before 7.1, a connectionTestQuery).
@@ -300,6 +262,9 @@ The fix is in the pool's settings:
 Saves per request: its calls (statements) and its db time.";
 
 const TRANSACTION_AROUND_SINGLE_READ: &str = "\
+BEGIN and COMMIT around a single read on every request: two round trips that protect \
+nothing. Run reads in autocommit.
+
 Fires when BEGIN and COMMIT (or ROLLBACK) each run at least 0.99 times per request, in
 equal numbers, and each transaction holds one read: the reads less those that ran in
 autocommit (transactions less BEGINs), per BEGIN, are 1 within 0.25. psycopg2 without
@@ -316,6 +281,9 @@ several statements must see one snapshot.
 Saves per request: the BEGINs and COMMITs, 2 round trips per transaction.";
 
 const OVERFETCH: &str = "\
+The page fetches several times the rows the response shows, and the app drops the rest. \
+Filter in the WHERE and LIMIT to the page size.
+
 Fires when the page (a statement with LIMIT, OFFSET or FETCH FIRST, or a listing with its
 count) returns at least 2 rows per call for each item of the response. The page size is
 the item count of the burst's first 2xx JSON response (load.response_items): the length of
@@ -330,6 +298,9 @@ Saves per request: the rows returned beyond the response's items, and the page's
 in proportion.";
 
 const DUPLICATE_LOAD: &str = "\
+Different statements load the same row by the same key in one request. Load it once with \
+the columns every caller needs, and pass it on.
+
 Fires when two different statement texts, each run at least 0.99 times per request and
 returning at most 2 rows per call, read the same table by the same key: the same columns
 compared with = $n in the outer WHERE (a count, an aggregate, an N+1 or a ping never
@@ -345,6 +316,9 @@ Saves per request: the calls of every statement of the key but the most frequent
 row kept may need the other statements' columns, so no rows or db time are counted.";
 
 const SCAN_GROWS_WITH_PAGE: &str = "\
+Each item of the page costs a scan: rows read grow far faster than the rows returned. \
+Index the column each item is looked up by, or batch the lookups.
+
 Raised by `pgcost scale` only, which measures one endpoint at several page sizes n. Fires
 when the request's rows read per request grow by at least 1 row per unit of n and more than
 10 times faster than its rows returned. The table whose rows read grow fastest is named.
@@ -358,6 +332,10 @@ items' rows in one statement (WHERE key = ANY($1)).
 Saves per request: rows read, (rows read slope - rows returned slope) x the largest n.";
 
 const SESSION_SETUP_PER_CHECKOUT: &str = "\
+Session settings (SET search_path, SET statement_timeout, RESET) sent on every checkout: \
+round trips per request. Set them once per connection: the pool's connection init, the \
+connection options, or ALTER ROLE ... SET.
+
 Fires when a session setting runs at least 0.9 times per request: SET (search_path,
 statement_timeout, TIME ZONE, ...), RESET or DISCARD, sent by an ORM or a pool each time
 it hands out a connection. Each is a round trip before the request's own work.
@@ -380,6 +358,9 @@ The fix: set what is the same on every request once per connection:
 Saves per request: the settings' calls (statements) and their db time.";
 
 const COUNT_PER_PAGE: &str = "\
+An exact COUNT with the page's filter runs beside the page on every request. Use keyset \
+pagination, an estimated count, or count on the first page only.
+
 Fires when a count (count(...) with no GROUP BY) runs on every request (0.99 times or more)
 beside a page (LIMIT or OFFSET) of the same relations with the same filter, in the count's
 WHERE or in the subquery it counts, and reads at least 100 rows per request. Those rows are
@@ -400,6 +381,9 @@ The fix:
 Saves per request: the count's rows read and its db time.";
 
 const PER_ROW_SUBQUERY: &str = "\
+A subquery runs once per row of its statement: its table is scanned far more often than \
+the statement runs. Rewrite it as a join to a grouped table.
+
 Fires when a table is scanned (sequential and index scans) at least 5 times per request
 and at least 5 times per call of the statements that read it, and one of them reads the
 table in a subquery: (SELECT ... FROM table ...) in its text. Postgres runs a correlated
@@ -424,6 +408,9 @@ each sequential scan beyond one per call reads the whole table again. Index scan
 save no rows, only their loops, so they count 0.";
 
 const PLANNING_DOMINATES: &str = "\
+Postgres plans a statement for as long as it runs it, or longer, on every call. Prepare \
+it once per connection, or join fewer tables per statement.
+
 Fires when a statement's plan time per request (pg_stat_statements' total_plan_time over the
 window) is at least 0.5 ms and at least its execution time. Plan time is counted only while
 pg_stat_statements.track_planning is on (PostgreSQL 13 and later); when it is off, the
@@ -457,6 +444,7 @@ mod tests {
             let text = explain(kind);
             assert!(text.starts_with(kind.as_str()));
             assert!(text.contains("Saves per request"), "{kind}");
+            assert!(!summary(kind).contains('\n'), "{kind}: one paragraph");
             for line in text.lines() {
                 assert!(line.chars().count() <= 100, "{kind}: {line}");
             }

@@ -115,15 +115,9 @@ pub(super) fn transaction_around_single_read(
     if (per_transaction - 1.0).abs() > t.reads_per_transaction_tolerance {
         return None;
     }
-    let read = match all
-        .iter()
-        .filter(|s| (s.calls_per_request - begins).abs() <= tolerance)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [only] => Some(*only),
-        _ => None,
-    };
+    // The read, when exactly one runs as often as the transactions.
+    let mut reads = (all.iter()).filter(|s| (s.calls_per_request - begins).abs() <= tolerance);
+    let read = reads.next().filter(|_| reads.next().is_none());
     let named = read.map_or(String::new(), |s| format!(" ({})", quoted(s.query)));
     let saved = begins + ends;
     let suggestion = format!(

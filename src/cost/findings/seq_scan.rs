@@ -49,17 +49,14 @@ pub(super) fn seq_scan_heavy(
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
     let scanner = scanning_reader(table, &readers, inputs);
-    if readers.len() > 1 && scanner.is_some() {
-        figures.push(("scans_match_calls", 1.0));
-    }
-    if remedy.small {
-        figures.push(("small_table", 1.0));
-    }
-    if !remedy.semi_joined.is_empty() {
-        figures.push(("self_semi_join", 1.0));
-    }
-    if looped.is_some() {
-        figures.push(("nested_loop_inner", 1.0));
+    let flags = [
+        ("scans_match_calls", readers.len() > 1 && scanner.is_some()),
+        ("small_table", remedy.small),
+        ("self_semi_join", !remedy.semi_joined.is_empty()),
+        ("nested_loop_inner", looped.is_some()),
+    ];
+    for (key, _) in flags.into_iter().filter(|(_, set)| *set) {
+        figures.push((key, 1.0));
     }
     let named = (remedy.semi_joined.first().copied()).or(scanner);
     Some(Finding {

@@ -287,11 +287,9 @@ impl RelationWalk {
                 let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
                     &delete.from;
                 from.iter().for_each(|t| self.table_with_joins(t));
-                delete
-                    .using
-                    .iter()
-                    .flatten()
-                    .for_each(|t| self.table_with_joins(t));
+                for t in delete.using.iter().flatten() {
+                    self.table_with_joins(t);
+                }
                 if let Some(selection) = &delete.selection {
                     self.expr(selection);
                 }
@@ -314,16 +312,12 @@ impl RelationWalk {
         match body {
             SetExpr::Select(select) => {
                 select.from.iter().for_each(|t| self.table_with_joins(t));
-                select
-                    .projection
-                    .iter()
-                    .filter_map(select_item_expr)
-                    .for_each(|e| self.expr(e));
-                select
-                    .selection
-                    .iter()
-                    .chain(&select.having)
-                    .for_each(|e| self.expr(e));
+                for e in select.projection.iter().filter_map(select_item_expr) {
+                    self.expr(e);
+                }
+                for e in select.selection.iter().chain(&select.having) {
+                    self.expr(e);
+                }
             }
             SetExpr::Query(query) => self.query(query),
             SetExpr::SetOperation { left, right, .. } => {
@@ -648,9 +642,7 @@ fn outer_select(statement: &Statement) -> Option<OuterSelect> {
     if select.from.is_empty() {
         return None;
     }
-    let projection: Vec<&Expr> = select
-        .projection
-        .iter()
+    let projection: Vec<&Expr> = (select.projection.iter())
         .filter_map(select_item_expr)
         .collect();
     let limit = match &query.limit_clause {

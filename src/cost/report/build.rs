@@ -64,25 +64,18 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
     if !load.error_answers.is_empty() {
         let count: u64 = load.error_answers.values().sum();
         let first = load.first_error_answer.as_deref().unwrap_or_default();
-        reasons.push(Invalid::new(
-            Code::ErrorAnswers,
-            format!(
-                "{count} of {requested} responses were 2xx with an error in them ({first}): \
+        let reason = format!(
+            "{count} of {requested} responses were 2xx with an error in them ({first}): \
              these numbers measure the error path, not the endpoint; check the credentials, \
              or name the app's error marker with --error-header or --error-body-pointer"
-            ),
-        ));
+        );
+        reasons.push(Invalid::new(Code::ErrorAnswers, reason));
     }
-    let rejected = |code: u16| matches!(code, 401 | 403);
-    let statuses = load
-        .status
-        .iter()
-        .filter(|(code, _)| rejected(**code))
-        .chain(load.status.iter().filter(|(code, _)| !rejected(**code)));
+    let mut statuses: Vec<_> = (load.status.iter())
+        .filter(|(code, _)| !(200..400).contains(*code) && !allowed.contains(code))
+        .collect();
+    statuses.sort_by_key(|(code, _)| !matches!(code, 401 | 403)); // stable: the rest in order
     for (&code, &count) in statuses {
-        if (200..400).contains(&code) || allowed.contains(&code) {
-            continue;
-        }
         let (kind, consequence) = match code {
             401 | 403 => (
                 Code::Rejected,
@@ -102,15 +95,11 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
                 "these numbers do not measure successful requests",
             ),
         };
-        reasons.push(Invalid::new(
-            kind,
-            format!("{count} of {requested} responses were {code}: {consequence}"),
-        ));
+        let reason = format!("{count} of {requested} responses were {code}: {consequence}");
+        reasons.push(Invalid::new(kind, reason));
     }
     if load.error_count() > 0 {
-        let kinds: Vec<String> = load
-            .errors
-            .iter()
+        let kinds: Vec<_> = (load.errors.iter())
             .map(|(k, n)| format!("{n} {k}"))
             .collect();
         let mut reason = format!(
@@ -124,13 +113,11 @@ pub fn load_invalid_reasons(load: &LoadResult, requested: u64, allowed: &[u16]) 
         reasons.push(Invalid::new(Code::RequestsFailed, reason));
     }
     if load.interrupted {
-        reasons.push(Invalid::new(
-            Code::Interrupted,
-            format!(
-                "the burst was stopped after {} of {requested} requests",
-                load.sent
-            ),
-        ));
+        let reason = format!(
+            "the burst was stopped after {} of {requested} requests",
+            load.sent
+        );
+        reasons.push(Invalid::new(Code::Interrupted, reason));
     }
     reasons
 }
@@ -144,13 +131,12 @@ impl Report {
         let top = TopLevel::of(&delta.statements);
         let available = context.statements_available;
         let mut per_request = PerRequest::of(&delta.database, &top, n, available);
-        let mut load_view = Load::of(load, n, context.warmup);
-        load_view.warmup_done = context.warmed.clone();
+        let load_view = Load::of(load, &context);
         let mut invalid_reasons = invalid_reasons(delta, load, &context);
-        let mut warnings = warnings(delta, load, &context);
+        let statements = statement_rows(&delta.statements, n, top.rows_returned);
+        let mut warnings = warnings(delta, load, &context, &statements);
         let background = (context.background.as_ref()).map(|input| {
-            let counts = background::counts(delta, available);
-            let assessed = background::assess(input, counts, n);
+            let assessed = background::assess(input, background::counts(delta, available), n);
             per_request.subtract_background(assessed.corrected);
             invalid_reasons.extend(assessed.invalid_reasons);
             warnings.extend(assessed.warnings);
@@ -172,13 +158,8 @@ impl Report {
             load: load_view,
             settle: context.settle,
             per_request,
-            totals: Totals {
-                database: delta.database.clone(),
-                statement_calls: available.then_some(top.calls),
-                statement_rows: available.then_some(top.rows_returned),
-                statement_writes: available.then(|| top.writes.clone()),
-            },
-            statements: statement_rows(&delta.statements, n, top.rows_returned),
+            totals: Totals::of(&delta.database, &top, available),
+            statements,
             tables: table_rows(&delta.tables, n),
             findings: Vec::new(),
             pool: context.pool,
@@ -197,25 +178,16 @@ impl Report {
             statements: &report.statements,
             tables: &report.tables,
         });
-        // Without a join of many tables run per request, plan time is not worth a note.
-        if !findings::planning::planning_may_matter(&report.statements) {
-            report
-                .notes
-                .retain(|n| !matches!(n, Note::TrackPlanningOff));
-        }
         // Tags first: a finding names the route and line its statement was sent from.
         if available {
             super::tagged::attach(&mut report, context.tags.as_ref());
         }
-        let mut report = Report {
-            findings: found(
-                &report,
-                context.findings.as_ref(),
-                context.source.as_deref(),
-                &context.plans,
-            ),
-            ..report
-        };
+        report.findings = found(
+            &report,
+            context.findings.as_ref(),
+            context.source.as_deref(),
+            &context.plans,
+        );
         plan::attach(&mut report, &context.plans);
         report
     }
@@ -250,7 +222,13 @@ fn invalid_reasons(delta: &WindowDelta, load: &LoadResult, context: &Context) ->
     reasons
 }
 
-fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<Note> {
+/// The report's notes; the plan-time one only where plan time may matter.
+fn warnings(
+    delta: &WindowDelta,
+    load: &LoadResult,
+    context: &Context,
+    statements: &[StatementRow],
+) -> Vec<Note> {
     let n = context.requests;
     let mut warnings = context.warnings.clone();
     for (&code, &count) in &load.status {
@@ -268,6 +246,10 @@ fn warnings(delta: &WindowDelta, load: &LoadResult, context: &Context) -> Vec<No
             sessions,
             per_request: per_request(sessions, n),
         });
+    }
+    // Without a join of many tables run per request, plan time is not worth a note.
+    if !findings::planning::planning_may_matter(statements) {
+        warnings.retain(|n| !matches!(n, Note::TrackPlanningOff));
     }
     warnings
 }
@@ -290,9 +272,7 @@ impl TopLevel {
             .collect();
         TopLevel {
             calls: top.iter().map(|s| s.calls).sum(),
-            non_utility: top
-                .iter()
-                .filter(|s| !is_utility(&s.query))
+            non_utility: (top.iter().filter(|s| !is_utility(&s.query)))
                 .map(|s| s.calls)
                 .sum(),
             rows_returned: top.iter().map(|s| s.rows).sum(),
@@ -302,6 +282,19 @@ impl TopLevel {
             writes: (top.iter().map(|s| s.writes.clone()))
                 .reduce(|sum, w| sum.plus(&w))
                 .unwrap_or_default(),
+        }
+    }
+}
+
+impl Totals {
+    /// The window's counters as they are; the statement sums unless pg_stat_statements was
+    /// not `available`.
+    fn of(d: &DatabaseCounters, top: &TopLevel, available: bool) -> Totals {
+        Totals {
+            database: d.clone(),
+            statement_calls: available.then_some(top.calls),
+            statement_rows: available.then_some(top.rows_returned),
+            statement_writes: available.then(|| top.writes.clone()),
         }
     }
 }
@@ -341,22 +334,20 @@ impl PerRequest {
 }
 
 impl Load {
-    fn of(load: &LoadResult, requests: u64, warmup: u64) -> Load {
+    fn of(load: &LoadResult, context: &Context) -> Load {
         let wall = load.wall.as_secs_f64();
         Load {
-            requests,
+            requests: context.requests,
             concurrency: load.concurrency,
-            warmup,
-            warmup_done: None,
+            warmup: context.warmup,
+            warmup_done: context.warmed.clone(),
             wall_seconds: wall,
             rps: if wall > 0.0 {
                 load.sent as f64 / wall
             } else {
                 0.0
             },
-            status: load
-                .status
-                .iter()
+            status: (load.status.iter())
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             errors: load.errors.clone(),
