@@ -22,9 +22,10 @@ const SQL_SERVER: &str = include_str!("../../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../../sql/extension.sql");
 const SQL_DATABASE_V14: &str = include_str!("../../sql/database_v14.sql");
 const SQL_DATABASE_V12: &str = include_str!("../../sql/database_v12.sql");
-const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_v1_7.sql");
-const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_v1_8.sql");
-const SQL_STATEMENTS_V1_9: &str = include_str!("../../sql/statements_v1_9.sql");
+const SQL_STATEMENTS: &str = include_str!("../../sql/statements.sql");
+const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_columns_v1_7.sql");
+const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_columns_v1_8.sql");
+const SQL_STATEMENTS_V1_9: &str = include_str!("../../sql/statements_columns_v1_9.sql");
 const SQL_STATEMENT_TEXTS: &str = include_str!("../../sql/statement_texts.sql");
 const SQL_STATEMENT_TEXTS_V1_7: &str = include_str!("../../sql/statement_texts_v1_7.sql");
 const SQL_STATEMENTS_INFO: &str = include_str!("../../sql/statements_info.sql");
@@ -140,12 +141,14 @@ impl StatementsLayout {
         })
     }
 
-    fn sql(self) -> &'static str {
-        match self {
+    /// The snapshot's query: the columns every version has, and this version's own.
+    fn sql(self) -> String {
+        let columns = match self {
             StatementsLayout::V1_7 => SQL_STATEMENTS_V1_7,
             StatementsLayout::V1_8 => SQL_STATEMENTS_V1_8,
             StatementsLayout::V1_9 => SQL_STATEMENTS_V1_9,
-        }
+        };
+        SQL_STATEMENTS.replace("{version_columns}", columns.trim_end())
     }
 
     /// The texts' query: before 1.9 it has no `toplevel` to read.
@@ -295,7 +298,7 @@ pub async fn read_statements(
     with_texts: bool,
 ) -> Result<BTreeMap<StatementKey, StatementStats>> {
     let rows = client
-        .query(layout.sql(), &[&oid, &with_texts])
+        .query(&layout.sql(), &[&oid, &with_texts])
         .await
         .map_err(|e| query_error("pg_stat_statements", e))?;
     let mut out: BTreeMap<StatementKey, StatementStats> = BTreeMap::new();
@@ -532,6 +535,79 @@ pub async fn backend_pid(client: &Client) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records the columns a counter set asks for.
+    #[derive(Default)]
+    struct Asked(std::cell::RefCell<Vec<String>>);
+
+    impl Asked {
+        fn ask<T: Default>(&self, column: &str) -> T {
+            self.0.borrow_mut().push(column.to_string());
+            T::default()
+        }
+    }
+
+    impl Columns for Asked {
+        fn counter(&self, column: &str) -> i64 {
+            self.ask(column)
+        }
+        fn optional_counter(&self, column: &str) -> Option<i64> {
+            self.ask(column)
+        }
+        fn time(&self, column: &str) -> f64 {
+            self.ask(column)
+        }
+        fn optional_time(&self, column: &str) -> Option<f64> {
+            self.ask(column)
+        }
+    }
+
+    /// The names of a query's output columns.
+    fn output_columns(sql: &str) -> Vec<String> {
+        use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement};
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let parsed = sqlparser::parser::Parser::parse_sql(&dialect, sql).unwrap();
+        let [Statement::Query(query)] = &parsed[..] else {
+            panic!("one query: {sql}")
+        };
+        let SetExpr::Select(select) = &*query.body else {
+            panic!("a SELECT: {sql}")
+        };
+        (select.projection.iter())
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(Expr::Identifier(name)) => name.value.clone(),
+                SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                other => panic!("an unnamed column {other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_version_reads_each_counter_under_its_name() {
+        let statements = Asked::default();
+        StatementStats::read(&statements);
+        let mut asked = statements.0.take();
+        asked.extend(["userid", "queryid", "toplevel", "query"].map(String::from));
+        for layout in [
+            StatementsLayout::V1_7,
+            StatementsLayout::V1_8,
+            StatementsLayout::V1_9,
+        ] {
+            let mut columns = output_columns(&layout.sql());
+            columns.sort();
+            let mut expected = asked.clone();
+            expected.sort();
+            assert_eq!(columns, expected, "{layout:?}");
+        }
+        let database = Asked::default();
+        DatabaseCounters::read(&database);
+        for sql in [SQL_DATABASE_V12, SQL_DATABASE_V14] {
+            let columns = output_columns(sql);
+            for column in database.0.borrow().iter() {
+                assert!(columns.contains(column), "{column} in {sql}");
+            }
+        }
+    }
 
     #[test]
     fn layout_follows_extension_version() {
