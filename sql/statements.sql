@@ -8,6 +8,7 @@
 SELECT userid::oid AS userid, queryid, query, calls, rows,
        shared_blks_hit, shared_blks_read,
        shared_blks_dirtied, shared_blks_written, temp_blks_written, temp_blks_read,
+       local_blks_dirtied,
        {version_columns}
 FROM pg_stat_statements($2)
 WHERE dbid = $1 AND (query IS NULL OR query NOT LIKE '/* pgcost */%')

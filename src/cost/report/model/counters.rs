@@ -242,6 +242,8 @@ counter_set! {
         pub shared_blks_written: i64,
         pub temp_blks_written: i64,
         pub temp_blks_read: i64,
+        /// Blocks of the session's temporary tables it changed (local buffers).
+        pub local_blks_dirtied: i64,
         pub wal_records: Option<i64>,
         /// Full-page images: the first change to a page after a checkpoint logs the page.
         pub wal_fpi: Option<i64>,

@@ -163,6 +163,14 @@ macro_rules! with_figures {
                 source: Source::Writes(|w| Some(w.temp_blocks_read)),
                 meaning: "8 kB temp-file blocks read back by those sorts and hashes",
             }
+            /// Most blocks of temporary tables changed per request: `0` forbids filling a
+            /// temporary table on each request.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub local_blocks_dirtied: LocalBlocksDirtied {
+                label: "local blocks dirtied", unit: "blocks",
+                source: Source::Writes(|w| Some(w.local_blocks_dirtied)),
+                meaning: "8 kB blocks of temporary tables changed",
+            }
         }
     };
 }
@@ -294,6 +302,10 @@ pub struct Writes {
     /// reports written before it existed.
     #[serde(default)]
     pub temp_blocks_read: f64,
+    /// Blocks of temporary tables (local buffers) the statements changed
+    /// (`local_blks_dirtied`); 0 in reports written before it existed.
+    #[serde(default)]
+    pub local_blocks_dirtied: f64,
 }
 
 impl Writes {
@@ -307,6 +319,7 @@ impl Writes {
             blocks_written: divide(w.shared_blks_written),
             temp_blocks_written: divide(w.temp_blks_written),
             temp_blocks_read: divide(w.temp_blks_read),
+            local_blocks_dirtied: divide(w.local_blks_dirtied),
         }
     }
 
@@ -324,6 +337,7 @@ impl Writes {
             blocks_written: self.blocks_written + other.blocks_written,
             temp_blocks_written: self.temp_blocks_written + other.temp_blocks_written,
             temp_blocks_read: self.temp_blocks_read + other.temp_blocks_read,
+            local_blocks_dirtied: self.local_blocks_dirtied + other.local_blocks_dirtied,
         }
     }
 
