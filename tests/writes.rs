@@ -1,6 +1,6 @@
-//! The write side of a request: WAL, dirtied blocks and temp files (written and read back)
-//! per request equal what pg_stat_statements shows for the same requests sent without
-//! pgcost, and a GET that writes or a sort that spills is named.
+//! The write side of a request: WAL, dirtied blocks, temp files (written and read back) and
+//! a temporary table's blocks per request equal what pg_stat_statements shows for the same
+//! requests sent without pgcost, and a GET that writes or a sort that spills is named.
 
 mod support;
 
@@ -81,22 +81,30 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
     )
     .await;
     let temp_read_truth = truth(&db, &sort_url, corpus::SORTED_REPORT, "temp_blks_read", 40).await;
+    let staging_url = app.url("/corpus/temp-staging");
+    let local_column = "local_blks_dirtied";
+    let local_truth = truth(&db, &staging_url, corpus::TEMP_STAGING, local_column, 40).await;
     assert!(
-        wal_truth > 0.0 && temp_truth > 0.0 && temp_read_truth > 0.0,
-        "{wal_truth} {temp_truth} {temp_read_truth}"
+        wal_truth > 0.0 && temp_truth > 0.0 && temp_read_truth > 0.0 && local_truth > 0.0,
+        "{wal_truth} {temp_truth} {temp_read_truth} {local_truth}"
     );
 
     let n = N.to_string();
     let configs = vec![
         audit_config(&db, touch_url, &["-n", &n, "-c", "1", "--warmup", "40"]),
         audit_config(&db, sort_url, &["-n", "200", "-c", "1", "--warmup", "40"]),
+        audit_config(
+            &db,
+            staging_url,
+            &["-n", "100", "-c", "1", "--warmup", "10"],
+        ),
     ];
     let stop = Arc::new(AtomicBool::new(false));
     let hidden = pgcost::progress::Progress::hidden();
     let reports = pgcost::measure::run_sequence(&configs, &hidden, stop, |_| {})
         .await
         .unwrap_or_else(|e| panic!("audit failed: {} ({:?})", e.message, e.hint));
-    let (touch, sort) = (&reports[0], &reports[1]);
+    let (touch, sort, staging) = (&reports[0], &reports[1], &reports[2]);
     for r in &reports {
         support::assert_valid(r);
     }
@@ -143,6 +151,32 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
         sort.findings
     );
     assert_eq!(sort.per_request.rows_written, 0.0);
+
+    // The temporary table filled on each request: its blocks changed per request equal the
+    // truth exactly (the same 2,000 rows into a new table every time), and so does the
+    // figure a budget limits.
+    let local = staging
+        .per_request
+        .writes
+        .as_ref()
+        .unwrap()
+        .local_blocks_dirtied;
+    println!("local blocks dirtied per request: pgcost {local}, truth {local_truth}");
+    assert_eq!(local, local_truth);
+    // pg_stat_database does not see those rows: a table dropped in the transaction that
+    // made it takes its row counts with it (what it counts are the catalog's rows).
+    assert!(staging.per_request.rows_written < 2000.0);
+    assert_eq!(
+        sort.per_request
+            .writes
+            .as_ref()
+            .unwrap()
+            .local_blocks_dirtied,
+        0.0
+    );
+    let figure = pgcost::cost::report::figure::Figure::LocalBlocksDirtied;
+    let read = figure.read(Some(&staging.load), &staging.per_request);
+    assert_eq!(read, Some(local_truth));
 
     // Every view shows the write side.
     let table = pgcost::render::View::render(touch, pgcost::render::format::Format::Table).unwrap();
