@@ -77,7 +77,7 @@ const UNSAID: FigureSpec = FigureSpec {
 /// its [`FigureSpec`]. `with_figures!(m)` hands the list to the macro `m`: here it makes
 /// [`Figure`], its spec and [`PerFigure`], and `cost/check/budget.rs` makes a `Budget` field
 /// and its `Budget::limit` arm of each entry. A new figure is one entry (and, if the report
-/// does not carry it yet, its field in [`PerRequest`] or [`Writes`]).
+/// does not carry it yet, its field in [`PerRequest`] or [`Writes`], and its counter).
 macro_rules! with_figures {
     ($then:ident) => {
         $then! {
