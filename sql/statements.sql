@@ -5,6 +5,8 @@
 -- The columns every version has are listed here; those a version lacks or names otherwise
 -- come from the version's statements_columns_v1_*.sql, put in place of the braced name below.
 -- $2 (showtext): false skips the query texts, which are then NULL (see statement_texts.sql).
+-- Rows hidden for lack of pg_read_all_stats have a NULL queryid; their counters are still
+-- visible and are summed by the caller.
 SELECT userid::oid AS userid, queryid, query, calls, rows,
        shared_blks_hit, shared_blks_read,
        shared_blks_dirtied, shared_blks_written, temp_blks_written, temp_blks_read,

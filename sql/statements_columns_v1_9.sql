@@ -1,7 +1,5 @@
 -- The columns of statements.sql in pg_stat_statements 1.9 to 1.12 (PostgreSQL 14 to 18):
--- `toplevel`, `total_exec_time`, plan time and the WAL counters. Rows hidden for lack of
--- pg_read_all_stats have a NULL queryid; their counters are still visible and are summed
--- by the caller.
+-- `toplevel`, `total_exec_time`, plan time and the WAL counters.
 toplevel, total_exec_time AS exec_time_ms,
 -- Plan time (PG 13+) counts only while pg_stat_statements.track_planning is on:
 -- NULL when it is off, so that 0 is never read as "no planning".
