@@ -80,11 +80,15 @@ pub fn split_by_role(
     (app, by_role.into_values().collect())
 }
 
-/// The figures the background is subtracted from, in the order the report lists them.
-pub const FIGURES: [Figure; 3] = [Figure::Transactions, Figure::RowsRead, Figure::Statements];
+/// The figures the background is subtracted from: those the figure table marks
+/// `subtracted`, in its order.
+pub fn subtracted() -> impl Iterator<Item = Figure> {
+    Figure::ALL.into_iter().filter(|f| f.spec().subtracted)
+}
 
-/// A window's totals of the [`FIGURES`]: top-level statements as the report counts them
-/// (after `--app-role`), unset without pg_stat_statements; the other figures unset.
+/// A window's totals of the [`subtracted`] figures: top-level statements as the report
+/// counts them (after `--app-role`), unset without pg_stat_statements; the other figures
+/// unset.
 pub type Counts = PerFigure<i64>;
 
 /// The counts of a window's delta (its statements already split by role).
@@ -333,9 +337,7 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     let per = |value: fn(&Correction) -> f64| PerFigure::from_fn(|f| of(f).map(|c| value(c) / n));
     let per_second = |f| control.counts.get(f).map(|c| rate(c, control.seconds));
     section.window_seconds = Some(control.seconds);
-    section.transactions_per_second = per_second(Figure::Transactions);
-    section.rows_read_per_second = per_second(Figure::RowsRead);
-    section.statements_per_second = per_second(Figure::Statements);
+    section.set_per_second(PerFigure::from_fn(per_second));
     section.subtracted = Some(per(|f| f.subtracted));
     section.uncertainty = Some(per(|f| f.uncertainty));
     section.share = Some(PerFigure::from_fn(|f| {
@@ -365,8 +367,8 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     }
 }
 
-/// The [`FIGURES`] both windows counted: transactions, rows read, and statements with
-/// pg_stat_statements.
+/// The [`subtracted`] figures both windows counted (statements only with
+/// pg_stat_statements).
 fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
     let correction = |figure| {
@@ -387,7 +389,7 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction
         in_bursts(&mut correction, &control.series(figure), control, window);
         Some(correction)
     };
-    FIGURES.into_iter().filter_map(correction).collect()
+    subtracted().filter_map(correction).collect()
 }
 
 /// A background in bursts varies more than a Poisson stream of its events: the control

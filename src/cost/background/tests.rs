@@ -472,3 +472,26 @@ fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() 
     let u = u.uncertainty.unwrap().transactions.unwrap() * 10_000.0;
     assert!((u - (39.0 + held)).abs() < 1e-9, "{u}");
 }
+
+#[test]
+fn the_reasons_follow_the_figure_table() {
+    // A background of nearly the whole window in every figure: each too uncertain.
+    let a = assessed(
+        control(10.0, 100, 100, 100),
+        20.0,
+        totals(210, 210, Some(210)),
+        10,
+    );
+    let figures: Vec<_> = (a.invalid_reasons.iter())
+        .map(|r| r.message.split(" uncertain by").next().unwrap())
+        .collect();
+    let leaves = |figure| format!("the background leaves {figure}");
+    assert_eq!(
+        figures,
+        [
+            leaves("transactions"),
+            leaves("statements"),
+            leaves("rows read")
+        ]
+    );
+}
