@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::cost::delta::{StatementDelta, WindowDelta};
+use crate::cost::delta::StatementDelta;
 use crate::cost::notes::{Note, RoleCalls};
 pub use crate::cost::report::model::background::{Background, OtherRole};
 use crate::cost::report::model::figure::{Figure, PerFigure};
@@ -86,25 +86,9 @@ pub fn subtracted() -> impl Iterator<Item = Figure> {
     Figure::ALL.into_iter().filter(|f| f.spec().subtracted)
 }
 
-/// A window's totals of the [`subtracted`] figures: top-level statements as the report
-/// counts them (after `--app-role`), unset without pg_stat_statements; the other figures
-/// unset.
+/// A window's totals of the [`subtracted`] figures, as the report counts them (see
+/// `report::build::window_counts`); the other figures unset.
 pub type Counts = PerFigure<i64>;
-
-/// The counts of a window's delta (its statements already split by role).
-pub fn counts(delta: &WindowDelta, statements_available: bool) -> Counts {
-    let d = &delta.database;
-    let top = delta
-        .statements
-        .iter()
-        .filter(|s| s.key.toplevel != Some(false));
-    Counts {
-        transactions: Some(d.xact_commit + d.xact_rollback),
-        rows_read: Some(d.tup_returned),
-        statements: statements_available.then(|| top.map(|s| s.calls).sum()),
-        ..Counts::default()
-    }
-}
 
 /// What the control window counted, with no request from pgcost.
 #[derive(Debug, Clone, Default, PartialEq)]

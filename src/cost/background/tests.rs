@@ -1,5 +1,4 @@
 use super::*;
-use crate::cost::delta::DatabaseDelta;
 use crate::cost::snapshot::StatementKey;
 
 fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
@@ -102,24 +101,6 @@ fn other_roles_statements_are_set_apart_and_summed_by_role() {
             },
         ]
     );
-}
-
-#[test]
-fn counts_read_transactions_rows_and_top_level_statements() {
-    let mut nested = stmt(10, 9, 7);
-    nested.key.toplevel = Some(false);
-    let delta = WindowDelta {
-        database: DatabaseDelta {
-            xact_commit: 40,
-            xact_rollback: 2,
-            tup_returned: 900,
-            ..Default::default()
-        },
-        statements: vec![stmt(10, 1, 42), nested],
-        ..Default::default()
-    };
-    assert_eq!(counts(&delta, true), totals(42, 900, Some(42)));
-    assert_eq!(counts(&delta, false), totals(42, 900, None));
 }
 
 #[test]
