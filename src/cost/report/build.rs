@@ -322,7 +322,7 @@ impl PerRequest {
 }
 
 /// The window's totals of the figures the background is subtracted from: its figures as
-/// [`PerRequest::of`] counts them (top-level statements, unset unless pg_stat_statements
+/// `PerRequest::of` counts them (top-level statements, unset unless pg_stat_statements
 /// was `available`), undivided. The statements of roles outside `--app-role` are already
 /// out of `delta`.
 pub fn window_counts(delta: &WindowDelta, available: bool) -> background::Counts {
