@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::cost::delta::{StatementDelta, WindowDelta};
+use crate::cost::delta::StatementDelta;
 use crate::cost::notes::{Note, RoleCalls};
 pub use crate::cost::report::model::background::{Background, OtherRole};
 use crate::cost::report::model::figure::{Figure, PerFigure};
@@ -80,27 +80,15 @@ pub fn split_by_role(
     (app, by_role.into_values().collect())
 }
 
-/// The figures the background is subtracted from, in the order the report lists them.
-pub const FIGURES: [Figure; 3] = [Figure::Transactions, Figure::RowsRead, Figure::Statements];
-
-/// A window's totals of the [`FIGURES`]: top-level statements as the report counts them
-/// (after `--app-role`), unset without pg_stat_statements; the other figures unset.
-pub type Counts = PerFigure<i64>;
-
-/// The counts of a window's delta (its statements already split by role).
-pub fn counts(delta: &WindowDelta, statements_available: bool) -> Counts {
-    let d = &delta.database;
-    let top = delta
-        .statements
-        .iter()
-        .filter(|s| s.key.toplevel != Some(false));
-    Counts {
-        transactions: Some(d.xact_commit + d.xact_rollback),
-        rows_read: Some(d.tup_returned),
-        statements: statements_available.then(|| top.map(|s| s.calls).sum()),
-        ..Counts::default()
-    }
+/// The figures the background is subtracted from: those the figure table marks
+/// `subtracted`, in its order.
+pub fn subtracted() -> impl Iterator<Item = Figure> {
+    Figure::ALL.into_iter().filter(|f| f.spec().subtracted)
 }
+
+/// A window's totals of the [`subtracted`] figures, as the report counts them (see
+/// `report::build::window_counts`); the other figures unset.
+pub type Counts = PerFigure<i64>;
 
 /// What the control window counted, with no request from pgcost.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -333,9 +321,7 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     let per = |value: fn(&Correction) -> f64| PerFigure::from_fn(|f| of(f).map(|c| value(c) / n));
     let per_second = |f| control.counts.get(f).map(|c| rate(c, control.seconds));
     section.window_seconds = Some(control.seconds);
-    section.transactions_per_second = per_second(Figure::Transactions);
-    section.rows_read_per_second = per_second(Figure::RowsRead);
-    section.statements_per_second = per_second(Figure::Statements);
+    section.set_per_second(PerFigure::from_fn(per_second));
     section.subtracted = Some(per(|f| f.subtracted));
     section.uncertainty = Some(per(|f| f.uncertainty));
     section.share = Some(PerFigure::from_fn(|f| {
@@ -365,8 +351,8 @@ pub fn assess(input: &Input, measured: Counts, requests: u64) -> Assessed {
     }
 }
 
-/// The [`FIGURES`] both windows counted: transactions, rows read, and statements with
-/// pg_stat_statements.
+/// The [`subtracted`] figures both windows counted (statements only with
+/// pg_stat_statements).
 fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction> {
     let (c, seconds, window) = (control.counts, control.seconds, input.window_seconds);
     let correction = |figure| {
@@ -387,7 +373,7 @@ fn figures(input: &Input, control: &Control, measured: Counts) -> Vec<Correction
         in_bursts(&mut correction, &control.series(figure), control, window);
         Some(correction)
     };
-    FIGURES.into_iter().filter_map(correction).collect()
+    subtracted().filter_map(correction).collect()
 }
 
 /// A background in bursts varies more than a Poisson stream of its events: the control

@@ -16,6 +16,7 @@ use crate::cost::delta;
 use crate::cost::notes::Note;
 use crate::cost::report::model::figure::PerFigure;
 use crate::cost::report::model::invalid::Invalid;
+use crate::cost::report::window_counts;
 use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
 use crate::postgres::settle::{Probe, Shortcut};
@@ -77,7 +78,7 @@ impl Meter {
         let needed = (windows.iter())
             .filter_map(|w| {
                 let input = w.context.background.as_ref()?;
-                let counts = background::counts(&w.delta, self.reads_statements());
+                let counts = window_counts(&w.delta, self.reads_statements());
                 Some(background::control_needed(input, counts).unwrap_or(before.seconds))
             })
             .fold(0.0, f64::max);
@@ -129,7 +130,7 @@ impl Meter {
         let mut span = delta::delta(ended, opened?);
         self.watch.split(&mut span);
         let span_seconds = ended_at.elapsed().as_secs_f64();
-        let counts = background::counts(&span, self.reads_statements());
+        let counts = window_counts(&span, self.reads_statements());
         let c = control.counts;
         let own = |count: i64, background: i64| {
             let rate = background::rate(background, control.seconds);
@@ -193,7 +194,7 @@ impl Meter {
                 let (at, snapshot) = (Instant::now(), self.source.snapshot().await?);
                 let mut sub = delta::delta(&last, &snapshot);
                 self.watch.split(&mut sub);
-                let counts = background::counts(&sub, self.reads_statements());
+                let counts = window_counts(&sub, self.reads_statements());
                 statements.extend(counts.statements);
                 subs.push(counts);
                 (last_at, last) = (at, snapshot);
@@ -214,7 +215,7 @@ impl Meter {
         self.watch.others.background_pids.extend(pids);
         let control = Control {
             seconds: last_at.duration_since(start_at).as_secs_f64(),
-            counts: background::counts(&window, self.reads_statements()),
+            counts: window_counts(&window, self.reads_statements()),
             subs,
             joins: Vec::new(),
         };

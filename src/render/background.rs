@@ -2,8 +2,9 @@
 //! and how far off the corrected figures may be, or the statements `--app-role` left out.
 
 use super::sections::Grid;
-use crate::cost::background::FIGURES;
+use crate::cost::background;
 use crate::cost::report::Report;
+use crate::cost::report::model::figure::Figure;
 
 /// Its title and grid; `None` when there is nothing to show.
 pub fn section(report: &Report) -> Option<(String, Grid)> {
@@ -14,24 +15,22 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
         let period = (b.period_seconds)
             .map(|p| format!(", a period of {p:.1} s"))
             .unwrap_or_default();
+        let mut names: Vec<_> = background::subtracted().map(Figure::label).collect();
+        let last = names.pop().unwrap_or_default();
         let title = format!(
             "Background (control window {:.1} s, measured window {:.1} s{period}): subtracted \
-             from transactions, rows read and statements above",
+             from {} and {last} above",
             b.window_seconds.unwrap_or_default(),
-            b.measured_window_seconds
+            b.measured_window_seconds,
+            names.join(", ")
         );
         let fixed = |v: Option<f64>, digits| v.map_or("n/a".into(), |v| format!("{v:.digits$}"));
         let percent = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.1}%", v * 100.0));
-        let rates = [
-            b.transactions_per_second,
-            b.rows_read_per_second,
-            b.statements_per_second,
-        ];
-        let rows = (FIGURES.into_iter().zip(rates))
-            .map(|(f, rate)| {
+        let rows = background::subtracted()
+            .map(|f| {
                 vec![
                     f.label().to_string(),
-                    fixed(rate, 2),
+                    fixed(b.per_second(f), 2),
                     fixed(subtracted.get(f), 3),
                     format!("± {}", fixed(uncertainty.get(f), 3)),
                     percent(share.get(f)),
@@ -120,8 +119,20 @@ mod tests {
         assert_eq!(r.per_request.transactions, 1.0);
         assert_eq!(r.per_request.rows_read, 50.0);
         let table = View::render(&r, crate::render::format::Format::Table).unwrap();
-        assert!(table.contains("Background (control window 10.0 s, measured window 20.0 s)"));
-        assert!(table.contains("± 0.0"), "{table}");
+        // The title and the rows follow the figure table's order.
+        let lines = [
+            "Background (control window 10.0 s, measured window 20.0 s): subtracted from \
+             transactions, statements and rows read above",
+            "│ transactions │       0.50 │          0.050 │         ± 0.075 │      5.0% │",
+            "│ statements   │       0.00 │          0.000 │         ± 0.030 │      0.0% │",
+            "│ rows read    │       0.50 │          0.050 │         ± 0.075 │      0.1% │",
+        ];
+        let at = |line| {
+            table
+                .find(line)
+                .unwrap_or_else(|| panic!("{line} in {table}"))
+        };
+        assert!(lines.windows(2).all(|w| at(w[0]) < at(w[1])), "{table}");
         let markdown = View::render(&r, crate::render::format::Format::Markdown).unwrap();
         assert!(
             markdown.contains("**Background (control window"),

@@ -1,5 +1,4 @@
 use super::*;
-use crate::cost::delta::DatabaseDelta;
 use crate::cost::snapshot::StatementKey;
 
 fn stmt(userid: u32, queryid: i64, calls: i64) -> StatementDelta {
@@ -102,24 +101,6 @@ fn other_roles_statements_are_set_apart_and_summed_by_role() {
             },
         ]
     );
-}
-
-#[test]
-fn counts_read_transactions_rows_and_top_level_statements() {
-    let mut nested = stmt(10, 9, 7);
-    nested.key.toplevel = Some(false);
-    let delta = WindowDelta {
-        database: DatabaseDelta {
-            xact_commit: 40,
-            xact_rollback: 2,
-            tup_returned: 900,
-            ..Default::default()
-        },
-        statements: vec![stmt(10, 1, 42), nested],
-        ..Default::default()
-    };
-    assert_eq!(counts(&delta, true), totals(42, 900, Some(42)));
-    assert_eq!(counts(&delta, false), totals(42, 900, None));
 }
 
 #[test]
@@ -471,4 +452,27 @@ fn transactions_in_one_burst_of_the_control_window_are_uncertain_by_the_burst() 
     let u = assess(&input, measured, 10_000).background.unwrap();
     let u = u.uncertainty.unwrap().transactions.unwrap() * 10_000.0;
     assert!((u - (39.0 + held)).abs() < 1e-9, "{u}");
+}
+
+#[test]
+fn the_reasons_follow_the_figure_table() {
+    // A background of nearly the whole window in every figure: each too uncertain.
+    let a = assessed(
+        control(10.0, 100, 100, 100),
+        20.0,
+        totals(210, 210, Some(210)),
+        10,
+    );
+    let figures: Vec<_> = (a.invalid_reasons.iter())
+        .map(|r| r.message.split(" uncertain by").next().unwrap())
+        .collect();
+    let leaves = |figure| format!("the background leaves {figure}");
+    assert_eq!(
+        figures,
+        [
+            leaves("transactions"),
+            leaves("statements"),
+            leaves("rows read")
+        ]
+    );
 }

@@ -9,7 +9,7 @@ use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
 use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
-use crate::cost::report::model::figure::PerFigure;
+use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::cost::setup;
@@ -136,7 +136,7 @@ impl Report {
         let statements = statement_rows(&delta.statements, n, top.rows_returned);
         let mut warnings = warnings(delta, load, &context, &statements);
         let background = (context.background.as_ref()).map(|input| {
-            let assessed = background::assess(input, background::counts(delta, available), n);
+            let assessed = background::assess(input, window_counts(delta, available), n);
             per_request.subtract_background(assessed.corrected);
             invalid_reasons.extend(assessed.invalid_reasons);
             warnings.extend(assessed.warnings);
@@ -319,6 +319,17 @@ impl PerRequest {
             setup: None,
         }
     }
+}
+
+/// The window's totals of the figures the background is subtracted from: its figures as
+/// `PerRequest::of` counts them (top-level statements, unset unless pg_stat_statements
+/// was `available`), undivided. The statements of roles outside `--app-role` are already
+/// out of `delta`.
+pub fn window_counts(delta: &WindowDelta, available: bool) -> background::Counts {
+    let top = TopLevel::of(&delta.statements);
+    let window = PerRequest::of(&delta.database, &top, 1, available);
+    let count = |f: Figure| f.read(None, &window).filter(|_| f.spec().subtracted);
+    PerFigure::from_fn(|f| count(f).map(|v| v as i64))
 }
 
 impl PerRequest {

@@ -7,7 +7,7 @@ pub mod build;
 pub mod model;
 mod tagged;
 
-pub use build::{Context, load_invalid_reasons};
+pub use build::{Context, load_invalid_reasons, window_counts};
 pub use model::*;
 
 /// The tags of `report`'s statements from their texts alone, for the views' tests.

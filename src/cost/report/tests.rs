@@ -77,6 +77,32 @@ pub fn stmt(id: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
 }
 
 #[test]
+fn window_counts_are_the_subtracted_figures_undivided() {
+    let mut nested = stmt(2, "SELECT 2", 9, 9);
+    nested.key.toplevel = Some(false);
+    let delta = WindowDelta {
+        database: DatabaseDelta {
+            xact_commit: 40,
+            xact_rollback: 2,
+            tup_returned: 900,
+            tup_fetched: 7,
+            ..Default::default()
+        },
+        statements: vec![stmt(1, "SELECT 1", 42, 84), nested],
+        ..Default::default()
+    };
+    // Transactions, statements (top-level ones) and rows read; not rows fetched or returned.
+    let counts = |statements| crate::cost::background::Counts {
+        transactions: Some(42),
+        statements,
+        rows_read: Some(900),
+        ..Default::default()
+    };
+    assert_eq!(window_counts(&delta, true), counts(Some(42)));
+    assert_eq!(window_counts(&delta, false), counts(None));
+}
+
+#[test]
 fn per_request_figures_divide_window_totals() {
     let delta = WindowDelta {
         database: DatabaseDelta {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::figure::PerFigure;
+use super::figure::{Figure, PerFigure};
 
 /// The report's `background` section (docs/json.md).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -33,6 +33,26 @@ pub struct Background {
     pub period_seconds: Option<f64>,
     /// `--max-background`, as a fraction.
     pub max_background: f64,
+}
+
+impl Background {
+    /// The control window's rate of `figure`, per second; `None` for a figure it has no
+    /// field for (JSON keeps one per subtracted figure).
+    pub fn per_second(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::Transactions => self.transactions_per_second,
+            Figure::RowsRead => self.rows_read_per_second,
+            Figure::Statements => self.statements_per_second,
+            _ => None,
+        }
+    }
+
+    /// Takes the control window's `rates`, each in its figure's field.
+    pub fn set_per_second(&mut self, rates: PerFigure<f64>) {
+        self.transactions_per_second = rates.transactions;
+        self.rows_read_per_second = rates.rows_read;
+        self.statements_per_second = rates.statements;
+    }
 }
 
 /// One role outside `--app-role` whose statements ran in the window: left out of every

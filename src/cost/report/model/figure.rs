@@ -50,6 +50,8 @@ pub struct FigureSpec {
     pub baseline: bool,
     /// Whether the survey gives each route its share of the figure's total.
     pub shared: bool,
+    /// Whether `--control` subtracts the background from it (the background's figures).
+    pub subtracted: bool,
     /// Where its value comes from: the write side is [`Writes`], the statements' buffer
     /// and temp-file I/O.
     pub source: Source,
@@ -69,6 +71,7 @@ const UNSAID: FigureSpec = FigureSpec {
     meaning: "",
     baseline: false,
     shared: false,
+    subtracted: false,
     source: Source::Latency,
 };
 
@@ -86,6 +89,7 @@ macro_rules! with_figures {
             pub transactions: Transactions {
                 label: "transactions", unit: "transactions", meaning: "commits + rollbacks",
                 baseline: true,
+                subtracted: true,
                 source: Source::Request(|p| Some(p.transactions)),
             }
             /// Most statements (round trips, BEGIN and COMMIT included) per request.
@@ -94,6 +98,7 @@ macro_rules! with_figures {
                 label: "statements", unit: "statements", gated: true,
                 meaning: "round trips, BEGIN/COMMIT included",
                 slope: Some("statements_slope"), baseline: true, shared: true,
+                subtracted: true,
                 source: Source::Request(|p| p.statements),
             }
             /// Most rows read (`tup_returned`) per request.
@@ -102,6 +107,7 @@ macro_rules! with_figures {
                 label: "rows read", unit: "rows", gated: true,
                 meaning: "tup_returned: scanned rows + index entries",
                 slope: Some("rows_read_slope"), baseline: true, shared: true,
+                subtracted: true,
                 source: Source::Request(|p| Some(p.rows_read)),
             }
             /// Most rows returned to the app per request.
