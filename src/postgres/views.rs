@@ -20,8 +20,9 @@ pub use crate::cost::snapshot::UNAVAILABLE_TEXT;
 
 const SQL_SERVER: &str = include_str!("../../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../../sql/extension.sql");
-const SQL_DATABASE_V14: &str = include_str!("../../sql/database_v14.sql");
-const SQL_DATABASE_V12: &str = include_str!("../../sql/database_v12.sql");
+const SQL_DATABASE: &str = include_str!("../../sql/database.sql");
+const SQL_DATABASE_V14: &str = include_str!("../../sql/database_columns_v14.sql");
+const SQL_DATABASE_V12: &str = include_str!("../../sql/database_columns_v12.sql");
 const SQL_STATEMENTS: &str = include_str!("../../sql/statements.sql");
 const SQL_STATEMENTS_V1_7: &str = include_str!("../../sql/statements_columns_v1_7.sql");
 const SQL_STATEMENTS_V1_8: &str = include_str!("../../sql/statements_columns_v1_8.sql");
@@ -148,7 +149,7 @@ impl StatementsLayout {
             StatementsLayout::V1_8 => SQL_STATEMENTS_V1_8,
             StatementsLayout::V1_9 => SQL_STATEMENTS_V1_9,
         };
-        SQL_STATEMENTS.replace("{version_columns}", columns.trim_end())
+        with_version_columns(SQL_STATEMENTS, columns)
     }
 
     /// The texts' query: before 1.9 it has no `toplevel` to read.
@@ -256,19 +257,31 @@ pub async fn read_database(
     server: &ServerInfo,
     oid: u32,
 ) -> Result<DatabaseStats> {
-    let sql = if server.has_sessions() {
-        SQL_DATABASE_V14
-    } else {
-        SQL_DATABASE_V12
-    };
     let row = client
-        .query_one(sql, &[&oid])
+        .query_one(&database_sql(server.has_sessions()), &[&oid])
         .await
         .map_err(|e| query_error("pg_stat_database", e))?;
     Ok(DatabaseStats {
         counters: DatabaseCounters::read(&row),
         stats_reset: row.get("stats_reset"),
     })
+}
+
+/// The query of `pg_stat_database`: the columns every version has, and `sessions` where
+/// the server has it.
+fn database_sql(has_sessions: bool) -> String {
+    let columns = if has_sessions {
+        SQL_DATABASE_V14
+    } else {
+        SQL_DATABASE_V12
+    };
+    with_version_columns(SQL_DATABASE, columns)
+}
+
+/// `query` with a version's own columns (a select list from `sql/*_columns_*.sql`) in
+/// place of `{version_columns}`.
+fn with_version_columns(query: &str, columns: &str) -> String {
+    query.replace("{version_columns}", columns.trim_end())
 }
 
 /// Every database's transactions and rows read (`pg_stat_database`), by name.
@@ -601,11 +614,13 @@ mod tests {
         }
         let database = Asked::default();
         DatabaseCounters::read(&database);
-        for sql in [SQL_DATABASE_V12, SQL_DATABASE_V14] {
-            let columns = output_columns(sql);
-            for column in database.0.borrow().iter() {
-                assert!(columns.contains(column), "{column} in {sql}");
-            }
+        let mut asked = database.0.take();
+        asked.push("stats_reset".to_string());
+        asked.sort();
+        for has_sessions in [false, true] {
+            let mut columns = output_columns(&database_sql(has_sessions));
+            columns.sort();
+            assert_eq!(columns, asked, "sessions: {has_sessions}");
         }
     }
 

@@ -1,0 +1,2 @@
+-- The columns of database.sql from PostgreSQL 14 on.
+sessions
