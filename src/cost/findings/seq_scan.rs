@@ -48,7 +48,7 @@ pub(super) fn seq_scan_heavy(
             None => super::sent_from::merged(readers.iter().filter_map(|s| s.tags)),
         },
         table: Some(table.table.clone()),
-        evidence: evidence(&figures(table, returned, flags)),
+        evidence: evidence_of(table, returned, &flags),
         avoidable_rows_per_request: saved,
         saves_per_request: Saving {
             rows_read: saved,
@@ -69,13 +69,9 @@ fn rows_returned(table: &TableRow, readers: &[&Statement]) -> f64 {
     }
 }
 
-/// The finding's figures: the table's scans and size, the rows returned and the ratio to
+/// The finding's evidence: the table's scans and size, the rows returned and the ratio to
 /// them where there are any, then each flag that is set, as 1.
-fn figures(
-    table: &TableRow,
-    returned: f64,
-    flags: [(&'static str, bool); 4],
-) -> Vec<(&'static str, f64)> {
+fn evidence_of(table: &TableRow, returned: f64, flags: &[(&str, bool)]) -> BTreeMap<String, f64> {
     let mut figures = vec![
         ("seq_rows_read_per_request", table.seq_rows_read),
         ("seq_scans_per_request", table.seq_scans),
@@ -86,10 +82,10 @@ fn figures(
     if returned > 0.0 {
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
-    for (key, _) in flags.into_iter().filter(|(_, set)| *set) {
+    for &(key, _) in flags.iter().filter(|(_, set)| *set) {
         figures.push((key, 1.0));
     }
-    figures
+    evidence(&figures)
 }
 
 /// The join a reader's plan rescans the table in, once per row of its outer side.
