@@ -53,25 +53,7 @@ pub async fn measure(
         // Ctrl-C during the first wait: the command never started.
         return Err(Error::interrupted());
     }
-    let written_before = count_file(load.count).and_then(modified);
-    if !config.quiet {
-        progress.status(&format!("pgcost: running {}", command_line(load.command)));
-    }
-    let command = command::run(load.command, load.dir, load.stdout, &stop);
-    let ran = pgbouncer::sampled(meter.bouncer(), command);
-    let (ran, tags) = super::tags::during(&meter.first().source, config.tags, ran).await;
-    let ran = ran?;
-    if !config.quiet {
-        progress.status(&format!(
-            "pgcost: the command exited with code {}",
-            ran.exit
-        ));
-    }
-    let counted = match read_count(load.count, written_before) {
-        Ok(counted) => counted,
-        Err(_) if ran.interrupted => return Err(Error::interrupted()),
-        Err(err) => return Err(err),
-    };
+    let (ran, counted, burst) = run_command(config, &load, &meter, progress, &stop).await?;
     let closed = meter
         .close(true, ran.interrupted, progress, &stop, ran.ended)
         .await?;
@@ -83,15 +65,6 @@ pub async fn measure(
         .into_iter()
         .chain(invalid_reasons(&ran, counted, load.count));
     let notes = notes(&meter, &config, (&opened, &closed), invalid.collect());
-    let burst = Burst {
-        load: load_result(&ran, counted, load.count),
-        ended: ran.ended,
-        peak_backends: None,
-        others: Default::default(),
-        tail: None,
-        mid: None,
-        tags,
-    };
     let mut window = meter.measured(
         &config,
         (&opened, &closed),
@@ -109,6 +82,52 @@ pub async fn measure(
     }
     let mut reports = reports_with_plans(&config, &windows, progress, &stop).await;
     Ok(reports.pop().expect("one report for one window"))
+}
+
+/// Runs the command, sampling tags and the pooler as during pgcost's own bursts, and reads
+/// its count. Returns how it ended, the count, and its load as the report reads a burst:
+/// the count, the wall time and the exit code; no status or latency, which the tool
+/// reports itself.
+async fn run_command(
+    config: &AuditConfig,
+    load: &Load<'_>,
+    meter: &Meters,
+    progress: &Progress,
+    stop: &AtomicBool,
+) -> Result<(Ran, ToolCount, Burst)> {
+    let written_before = count_file(load.count).and_then(modified);
+    if !config.quiet {
+        progress.status(&format!("pgcost: running {}", command_line(load.command)));
+    }
+    let command = command::run(load.command, load.dir, load.stdout, stop);
+    let ran = pgbouncer::sampled(meter.bouncer(), command);
+    let (ran, tags) = super::tags::during(&meter.first().source, config.tags, ran).await;
+    let ran = ran?;
+    if !config.quiet {
+        progress.status(&format!(
+            "pgcost: the command exited with code {}",
+            ran.exit
+        ));
+    }
+    let counted = match read_count(load.count, written_before) {
+        Ok(counted) => counted,
+        Err(_) if ran.interrupted => return Err(Error::interrupted()),
+        Err(err) => return Err(err),
+    };
+    let burst = Burst {
+        load: LoadResult {
+            source: load.count.name(),
+            command_exit: Some(ran.exit),
+            ..LoadResult::new(counted.requests, 0, ran.ended - ran.started)
+        },
+        ended: ran.ended,
+        peak_backends: None,
+        others: Default::default(),
+        tail: None,
+        mid: None,
+        tags,
+    };
+    Ok((ran, counted, burst))
 }
 
 /// The notes of the command's window: why it is not valid (`invalid_reasons`), and what
@@ -202,14 +221,4 @@ fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<In
         reasons.push(Invalid::new(Code::LoadCommandFailed, message));
     }
     reasons
-}
-
-/// What the command's load was, as the report reads a burst: the count, the wall time and
-/// the exit code; no status or latency, which the tool reports itself.
-fn load_result(ran: &Ran, counted: ToolCount, count: &CountSource) -> LoadResult {
-    LoadResult {
-        source: count.name(),
-        command_exit: Some(ran.exit),
-        ..LoadResult::new(counted.requests, 0, ran.ended - ran.started)
-    }
 }

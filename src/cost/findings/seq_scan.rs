@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// A `seq_scan_heavy` finding on `table` when its sequential scans read it many times over
+/// the rows the request gets back from it, with its saving: the rows read beyond those, and
+/// the readers' time in proportion.
 pub(super) fn seq_scan_heavy(
     table: &TableRow,
     statements: &[Statement],
@@ -19,13 +22,7 @@ pub(super) fn seq_scan_heavy(
         .iter()
         .filter(|s| s.tables.iter().any(|touched| touched.table == table.table))
         .collect();
-    // What the request gets back from the table: the rows its readers return, joins
-    // included; without a reader, the rows fetched through its indexes.
-    let returned = if readers.is_empty() {
-        table.idx_rows_fetched
-    } else {
-        readers.iter().map(|s| s.rows_per_request).sum()
-    };
+    let returned = rows_returned(table, &readers);
     if table.seq_rows_read < t.seq_scan_min_read_to_returned_ratio * returned {
         return None;
     }
@@ -34,10 +31,47 @@ pub(super) fn seq_scan_heavy(
     let remedy = Remedy::of(table, &readers, t);
     let looped = (readers.iter())
         .find(|s| (inputs.plan(s.query)).is_some_and(|p| p.loop_rescanned.contains(&table.table)));
-    let mut suggestion = seq_scan_suggestion(table, &readers, returned, &remedy);
-    if let Some(s) = looped {
-        suggestion.push_str(&nested_loop_text(s, table, &remedy));
+    let suggestion = seq_scan_suggestion(table, &readers, returned, &remedy, looped);
+    let scanner = scanning_reader(table, &readers, inputs);
+    let flags = [
+        ("scans_match_calls", readers.len() > 1 && scanner.is_some()),
+        ("small_table", remedy.small),
+        ("self_semi_join", !remedy.semi_joined.is_empty()),
+        ("nested_loop_inner", looped.is_some()),
+    ];
+    let named = (remedy.semi_joined.first().copied()).or(scanner);
+    Some(Finding {
+        query: named.map(|s| s.query.to_string()),
+        // Named by its table alone, it is about every reader: their tags as one (`locate`).
+        tags: match named {
+            Some(_) => None,
+            None => super::sent_from::merged(readers.iter().filter_map(|s| s.tags)),
+        },
+        table: Some(table.table.clone()),
+        evidence: evidence_of(table, returned, &flags),
+        avoidable_rows_per_request: saved,
+        saves_per_request: Saving {
+            rows_read: saved,
+            db_time_ms: readers_time * saved / table.seq_rows_read,
+            ..Saving::default()
+        },
+        ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
+    })
+}
+
+/// What the request gets back from the table: the rows its readers return, joins
+/// included; without a reader, the rows fetched through its indexes.
+fn rows_returned(table: &TableRow, readers: &[&Statement]) -> f64 {
+    if readers.is_empty() {
+        table.idx_rows_fetched
+    } else {
+        readers.iter().map(|s| s.rows_per_request).sum()
     }
+}
+
+/// The finding's evidence: the table's scans and size, the rows returned and the ratio to
+/// them where there are any, then each flag that is set, as 1.
+fn evidence_of(table: &TableRow, returned: f64, flags: &[(&str, bool)]) -> BTreeMap<String, f64> {
     let mut figures = vec![
         ("seq_rows_read_per_request", table.seq_rows_read),
         ("seq_scans_per_request", table.seq_scans),
@@ -48,34 +82,10 @@ pub(super) fn seq_scan_heavy(
     if returned > 0.0 {
         figures.push(("read_to_returned_ratio", table.seq_rows_read / returned));
     }
-    let scanner = scanning_reader(table, &readers, inputs);
-    let flags = [
-        ("scans_match_calls", readers.len() > 1 && scanner.is_some()),
-        ("small_table", remedy.small),
-        ("self_semi_join", !remedy.semi_joined.is_empty()),
-        ("nested_loop_inner", looped.is_some()),
-    ];
-    for (key, _) in flags.into_iter().filter(|(_, set)| *set) {
+    for &(key, _) in flags.iter().filter(|(_, set)| *set) {
         figures.push((key, 1.0));
     }
-    let named = (remedy.semi_joined.first().copied()).or(scanner);
-    Some(Finding {
-        query: named.map(|s| s.query.to_string()),
-        // Named by its table alone, it is about every reader: their tags as one (`locate`).
-        tags: match named {
-            Some(_) => None,
-            None => super::sent_from::merged(readers.iter().filter_map(|s| s.tags)),
-        },
-        table: Some(table.table.clone()),
-        evidence: evidence(&figures),
-        avoidable_rows_per_request: saved,
-        saves_per_request: Saving {
-            rows_read: saved,
-            db_time_ms: readers_time * saved / table.seq_rows_read,
-            ..Saving::default()
-        },
-        ..Finding::new(FindingKind::SeqScanHeavy, suggestion)
-    })
+    evidence(&figures)
 }
 
 /// The join a reader's plan rescans the table in, once per row of its outer side.
@@ -143,11 +153,14 @@ fn scanning_reader<'a>(
     }
 }
 
+/// The finding's text: what the scans read against what they return, the remedy, the
+/// statements that read the table, and the Nested Loop that rescans it, if one does.
 fn seq_scan_suggestion(
     table: &TableRow,
     readers: &[&Statement],
     returned: f64,
     remedy: &Remedy,
+    looped: Option<&&Statement>,
 ) -> String {
     let estimate = if readers.is_empty() {
         "rows fetched through its indexes"
@@ -183,6 +196,9 @@ fn seq_scan_suggestion(
         for s in readers {
             suggestion.push_str(&format!("\n  - {}", quoted(s.query)));
         }
+    }
+    if let Some(s) = looped {
+        suggestion.push_str(&nested_loop_text(s, table, remedy));
     }
     suggestion
 }
