@@ -2,14 +2,15 @@
 //! once while the burst runs, or an ANALYZE that makes the app's backends reload their
 //! catalog caches, leaves a remainder of a few events over the requests; pgcost measures
 //! that window again, and the figures it reports are exact. Rare work that the app does in
-//! every window (one request in 50) is kept, with the note `rare_events`, and the figures
-//! are its exact average.
+//! every window (one request in 50) is kept, taken out of the figures, which are every
+//! request's own, and given apart in the note `rare_events`.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
 use pgcost::cost::notes::Note;
+use pgcost::cost::odd_events::{RareCost, RareFigure};
 use support::fixture::{Fixture, rare};
 use support::{ITEMS, TestDb, assert_valid, audit, table};
 
@@ -115,7 +116,8 @@ async fn rare_work_of_the_app_in_every_window_is_kept_with_a_note() {
     .await;
     assert!(r.valid, "{:?} {:?}", r.invalid_reasons, r.windows);
     assert_valid(&r);
-    let (statements, rows_read, rows_returned) = rare::truth(requests);
+    // Every request's own cost per request; the counts are taken out, and given apart.
+    let ((statements, rows_read, rows_returned), counts) = rare::truth(requests);
     let p = &r.per_request;
     assert_eq!(p.transactions, statements, "{p:?}");
     assert_eq!(p.statements, Some(statements), "{p:?}");
@@ -130,6 +132,16 @@ async fn rare_work_of_the_app_in_every_window_is_kept_with_a_note() {
             _ => None,
         })
         .unwrap_or_else(|| panic!("no rare_events note: {:?}", r.notes));
+    let cost = taken_out(&r);
+    let totals = |f: Option<RareFigure>| f.map(|f| f.total);
+    assert_eq!(
+        (cost.transactions.total, totals(cost.statements)),
+        (counts.0, Some(counts.0)),
+        "{cost:?}"
+    );
+    assert_eq!(cost.rows_read.total, counts.1, "{cost:?}");
+    assert_eq!(totals(cost.rows_returned), Some(counts.2), "{cost:?}");
+    assert!(cost.rows_read.per_minute > 0.0, "{cost:?}");
     assert_eq!(note.0, 3);
     assert!(
         note.2.is_zero(),
@@ -147,13 +159,12 @@ async fn rare_work_of_the_app_in_every_window_is_kept_with_a_note() {
 
 /// Rare work on a clock (a token touched at most once in 3 s, on a request): every window
 /// longer than that has a touch, so measuring again cannot remove it. The second window
-/// that shows it in the same counters is kept, without the retry left; the note gives its
-/// rate, and every figure is the window's exact average with the touches in it.
+/// that shows it in the same counters is kept, without the retry left; the touches are
+/// taken out of every figure, and the note gives their cost and rate apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rare_work_on_a_clock_is_kept_once_it_comes_back() {
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 1).await;
-    let requests = 200.0;
     let r = audit(
         &db,
         app.url(rare::TOUCHED),
@@ -177,14 +188,37 @@ async fn rare_work_on_a_clock_is_kept_once_it_comes_back() {
     let touches = inserted.events as f64;
     assert!(touches >= 1.0, "{work:?}");
     assert!(work.per_minute.is_some_and(|rate| rate > 0.0), "{work:?}");
-    // Each touch is one more statement (and transaction) and one row inserted.
+    // The touches are taken out of the figures: each request is one statement (and
+    // transaction) that reads every item. Each touch, given apart, is one more statement
+    // and transaction, and one row inserted.
     let p = &r.per_request;
-    assert_eq!(p.statements, Some(1.0 + touches / requests), "{p:?}");
-    assert_eq!(p.transactions, 1.0 + touches / requests, "{p:?}");
+    assert_eq!(p.statements, Some(1.0), "{p:?}");
+    assert_eq!(p.transactions, 1.0, "{p:?}");
     assert_eq!(p.rows_read, ITEMS as f64, "{p:?}");
-    assert_eq!(
-        p.rows_returned,
-        Some(ITEMS as f64 + touches / requests),
-        "{p:?}"
+    assert_eq!(p.rows_returned, Some(ITEMS as f64), "{p:?}");
+    let cost = taken_out(&r);
+    assert_eq!(cost.transactions.total, touches as i64, "{cost:?}");
+    assert_eq!(cost.statements.map(|f| f.total), Some(touches as i64));
+    assert_eq!(cost.rows_returned.map(|f| f.total), Some(touches as i64));
+    let hits = (r.tables.iter()).find(|t| t.table == "public.hits");
+    assert!(
+        hits.is_none(),
+        "the touches' table is theirs alone: {hits:?}"
     );
+    // Once in 3 s at most: the rate per minute with its ± of one touch holds at most 20.
+    let rate = cost.transactions.per_minute;
+    assert!(
+        rate - cost.transactions.plus_minus_per_minute <= 20.0,
+        "{cost:?}"
+    );
+}
+
+/// The cost the note `rare_events` took out of the figures.
+fn taken_out(r: &pgcost::cost::report::Report) -> RareCost {
+    (r.notes.iter())
+        .find_map(|n| match n {
+            Note::RareEvents(work) => work.taken_out,
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no rare work taken out: {:?}", r.notes))
 }

@@ -15,9 +15,12 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::cost::odd_events::{EventKind, OddEvents, RareWork, Spread, describe};
+pub use crate::cost::odd_events::{
+    EventKind, OddEvents, RareCost, RareFigure, RareWork, Spread, describe,
+};
 
-use crate::cost::delta::{WindowDelta, per_request};
+use crate::cost::counters::{Counter, DatabaseCounters, TableCounters};
+use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request};
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::text::one_line;
@@ -80,6 +83,186 @@ pub fn odd_events(window: &WindowDelta, requests: u64) -> Vec<OddEvents> {
         }
     }
     out
+}
+
+/// The part of `window` that its rare work did, to take out of the per-request figures:
+/// each statement called only by the few requests (none per request otherwise) whole, and
+/// the calls beyond a whole number per request of one every request makes; each table only
+/// they scanned or wrote whole, and of a table every request touches, the scans, rows and
+/// writes beyond a whole number per request; the transactions beyond a whole number per
+/// request; the database's rows read, fetched and written as the sum of those tables', and
+/// its blocks as those statements'. `Err` names what cannot be told apart exactly: fewer
+/// events than the others (work skipped, not added), a catalog loaded, or a counter whose
+/// excess over the requests is not rare.
+pub fn rare_part(
+    window: &WindowDelta,
+    odd: &[OddEvents],
+    requests: u64,
+) -> Result<WindowDelta, String> {
+    if let Some(catalog) = odd.iter().find(|o| o.kind == EventKind::CatalogScans) {
+        return Err(format!("the catalog was loaded ({catalog})"));
+    }
+    let statements: Vec<Option<StatementDelta>> = (window.statements.iter())
+        .map(|s| rare_calls(s, requests))
+        .collect::<Result<_, _>>()?;
+    let tables: Vec<Option<TableDelta>> = (window.tables.iter())
+        .map(|t| rare_table(t, requests))
+        .collect::<Result<_, _>>()?;
+    let mut rare = WindowDelta {
+        statements: statements.into_iter().flatten().collect(),
+        tables: tables.into_iter().flatten().collect(),
+        ..WindowDelta::default()
+    };
+    let db = &window.database;
+    let transactions = excess(
+        db.xact_commit + db.xact_rollback,
+        requests,
+        "the transactions",
+    )?;
+    let tables =
+        (rare.tables.iter()).fold(TableCounters::default(), |sum, t| sum.plus(&t.counters));
+    let blocks = (rare.statements.iter()).fold((0, 0), |(hit, read), s| {
+        (hit + s.shared_blks_hit, read + s.shared_blks_read)
+    });
+    rare.database = DatabaseCounters {
+        xact_commit: transactions,
+        tup_returned: tables.seq_tup_read + tables.idx_tup_read,
+        tup_fetched: tables.idx_tup_fetch,
+        tup_inserted: tables.n_tup_ins,
+        tup_updated: tables.n_tup_upd,
+        tup_deleted: tables.n_tup_del,
+        blks_hit: blocks.0,
+        blks_read: blocks.1,
+        ..DatabaseCounters::default()
+    };
+    Ok(rare)
+}
+
+/// The excess of `total` over a whole number per request (0 for an exact multiple), when
+/// it is a few; `of` names the counter otherwise.
+fn excess(total: i64, requests: u64, of: &str) -> Result<i64, String> {
+    match remainder(total, requests) {
+        Some((_, events)) if events < 0 => Err(format!(
+            "{of} fell {} short of a whole number per request",
+            -events
+        )),
+        Some((_, events)) => Ok(events),
+        None if total % i64::try_from(requests).unwrap_or(1).max(1) == 0 => Ok(0),
+        None => Err(format!("{of} is not a whole number per request plus a few")),
+    }
+}
+
+/// The rare calls of `statement`: all of them when the other requests make none, those
+/// beyond a whole number per request otherwise (with their rows, when every call returned
+/// as many).
+fn rare_calls(statement: &StatementDelta, requests: u64) -> Result<Option<StatementDelta>, String> {
+    let of = format!("the calls of {}", one_line(&statement.query, 80));
+    match remainder(statement.calls, requests) {
+        None => Ok(None),
+        Some((0, _)) => Ok(Some(statement.clone())),
+        Some(_) if statement.rows % statement.calls != 0 => {
+            Err(format!("{of}: the rare calls' rows cannot be told apart"))
+        }
+        Some(_) => {
+            let calls = excess(statement.calls, requests, &of)?;
+            Ok(Some(StatementDelta {
+                key: statement.key.clone(),
+                query: statement.query.clone(),
+                calls,
+                rows: statement.rows / statement.calls * calls,
+                ..StatementDelta::default()
+            }))
+        }
+    }
+}
+
+/// The rare part of `table`: all of it when the other requests neither scan nor write it,
+/// each counter's excess over a whole number per request otherwise; none without events.
+fn rare_table(table: &TableDelta, requests: u64) -> Result<Option<TableDelta>, String> {
+    let c = &table.counters;
+    let events = [
+        c.seq_scan,
+        c.idx_scan,
+        c.n_tup_ins,
+        c.n_tup_upd,
+        c.n_tup_del,
+    ];
+    let odd = events.map(|total| remainder(total, requests));
+    if odd.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let only_rare = (odd.iter().zip(events))
+        .all(|(o, total)| total == 0 || o.is_some_and(|(whole, _)| whole == 0));
+    let beyond = |total: i64, counter: &str| {
+        excess(total, requests, &format!("{counter} of {}", table.name))
+    };
+    let counters = match only_rare {
+        true => c.clone(),
+        false => TableCounters {
+            seq_scan: beyond(c.seq_scan, "the sequential scans")?,
+            seq_tup_read: beyond(c.seq_tup_read, "the rows read by sequential scans")?,
+            idx_scan: beyond(c.idx_scan, "the index scans")?,
+            idx_tup_fetch: beyond(c.idx_tup_fetch, "the rows fetched by index")?,
+            idx_tup_read: beyond(c.idx_tup_read, "the index entries read")?,
+            n_tup_ins: beyond(c.n_tup_ins, "the rows inserted")?,
+            n_tup_upd: beyond(c.n_tup_upd, "the rows updated")?,
+            n_tup_del: beyond(c.n_tup_del, "the rows deleted")?,
+        },
+    };
+    Ok(Some(TableDelta {
+        counters,
+        ..table.clone()
+    }))
+}
+
+/// What the `rare` part of a window of `seconds` cost: each figure's total, and per minute
+/// ± one of the fewest events of one counter in `odd`, the times it came at the most (null
+/// statement figures where no statement is in it: pg_stat_statements was not read).
+pub fn rare_cost(rare: &WindowDelta, odd: &[OddEvents], seconds: f64) -> RareCost {
+    let events = (odd.iter().map(|o| o.events.abs()).filter(|e| *e > 0).min()).unwrap_or(1);
+    let figure = |total: i64| RareFigure::of(total, seconds.max(f64::MIN_POSITIVE), events);
+    let top = rare
+        .statements
+        .iter()
+        .filter(|s| s.key.toplevel != Some(false));
+    let (calls, rows) = top.fold((0, 0), |(c, r), s| (c + s.calls, r + s.rows));
+    let statements = !rare.statements.is_empty();
+    let db = &rare.database;
+    RareCost {
+        window_seconds: seconds,
+        events,
+        transactions: figure(db.xact_commit + db.xact_rollback),
+        statements: statements.then(|| figure(calls)),
+        rows_read: figure(db.tup_returned),
+        rows_returned: statements.then(|| figure(rows)),
+    }
+}
+
+/// `window` without its `rare` part: the counters of every request alone.
+pub fn regular_part(window: &WindowDelta, rare: &WindowDelta) -> WindowDelta {
+    let statements = (window.statements.iter())
+        .filter_map(|s| match rare.statements.iter().find(|r| r.key == s.key) {
+            Some(r) if r.calls == s.calls => None,
+            Some(r) => Some(s.minus(r)),
+            None => Some(s.clone()),
+        })
+        .collect();
+    let tables = (window.tables.iter())
+        .filter_map(|t| match rare.tables.iter().find(|r| r.name == t.name) {
+            Some(r) if r.counters == t.counters => None,
+            Some(r) => Some(TableDelta {
+                counters: t.counters.minus(&r.counters),
+                ..t.clone()
+            }),
+            None => Some(t.clone()),
+        })
+        .collect();
+    WindowDelta {
+        database: window.database.minus(&rare.database),
+        statements,
+        tables,
+        ..window.clone()
+    }
 }
 
 /// The scans of each system catalog relation at one boundary, by oid: `closes` read before
@@ -357,6 +540,156 @@ mod tests {
         assert_eq!(apart.rows_returned, None);
         assert!(!apart.is_zero());
         assert!(spread(&[f(1.02, 50.2), f(1.02, 50.2)]).is_zero());
+    }
+
+    fn statement(queryid: i64, query: &str, calls: i64, rows: i64) -> StatementDelta {
+        StatementDelta {
+            key: crate::cost::snapshot::StatementKey {
+                userid: 10,
+                queryid,
+                toplevel: Some(true),
+            },
+            query: query.into(),
+            calls,
+            rows,
+            shared_blks_hit: 3 * calls,
+            ..Default::default()
+        }
+    }
+
+    fn scanned(name: &str, idx_scan: i64, idx_tup_read: i64) -> TableDelta {
+        table(
+            name,
+            TableCounters {
+                idx_scan,
+                idx_tup_read,
+                idx_tup_fetch: idx_tup_read,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// The demo's cached pipeline, 200 requests: the session, the entitlement and a page of
+    /// 20 projects on every request (30 rows read); the tenant and the permission looked
+    /// up again by 7 requests racing past the cache's expiry (3 and 6 rows read each).
+    fn cached_pipeline() -> WindowDelta {
+        let mut window = WindowDelta {
+            statements: vec![
+                statement(1, "SELECT live FROM sessions", 200, 200),
+                statement(2, "SELECT enabled FROM entitlements", 200, 200),
+                statement(3, "SELECT id, name FROM projects", 200, 4000),
+                statement(4, "SELECT id, status FROM tenants", 7, 7),
+                statement(5, "SELECT EXISTS (memberships, grants)", 7, 7),
+            ],
+            tables: vec![
+                scanned("public.sessions", 200, 200),
+                scanned("public.entitlements", 200, 200),
+                scanned("public.projects", 200, 5600),
+                scanned("public.tenants", 7, 21),
+                scanned("public.memberships", 7, 7),
+                scanned("public.group_grants", 7, 35),
+            ],
+            ..Default::default()
+        };
+        window.database.xact_commit = 614;
+        window.database.tup_returned = 6000 + 63;
+        window.database.blks_hit = 5000;
+        window
+    }
+
+    #[test]
+    fn rare_work_in_tables_of_its_own_is_taken_out_whole() {
+        let window = cached_pipeline();
+        let odd = odd_events(&window, 200);
+        let rare = rare_part(&window, &odd, 200).unwrap();
+        assert_eq!(rare.database.xact_commit, 14);
+        assert_eq!(rare.database.tup_returned, 63);
+        assert_eq!(rare.database.blks_hit, 42, "the rare statements' blocks");
+        let regular = regular_part(&window, &rare);
+        assert_eq!(regular.database.xact_commit, 600);
+        assert_eq!(regular.database.tup_returned, 6000);
+        let calls: i64 = regular.statements.iter().map(|s| s.calls).sum();
+        assert_eq!((regular.statements.len(), calls), (3, 600));
+        let names: Vec<&str> = regular.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["public.sessions", "public.entitlements", "public.projects"]
+        );
+        // 7 events in a 70 s window: 6 a minute, each figure ± one event's share.
+        let cost = rare_cost(&rare, &odd, 70.0);
+        assert_eq!(cost.events, 7);
+        assert_eq!(cost.transactions.total, 14);
+        assert!(
+            (cost.transactions.per_minute - 12.0).abs() < 1e-9,
+            "{cost:?}"
+        );
+        assert!((cost.transactions.plus_minus_per_minute - 12.0 / 7.0).abs() < 1e-9);
+        assert_eq!(cost.statements.map(|f| f.total), Some(14));
+        assert_eq!(cost.rows_read.total, 63);
+        assert_eq!(cost.rows_returned.map(|f| f.total), Some(14));
+        assert_eq!(
+            cost.text(),
+            "12.0 ± 1.7 transactions, 12.0 ± 1.7 statements, 54.0 ± 7.7 rows read and \
+             12.0 ± 1.7 rows returned a minute"
+        );
+    }
+
+    #[test]
+    fn rare_work_on_a_table_every_request_reads_is_its_excess() {
+        // A token read on every request, and touched (an UPDATE by its key) twice.
+        let mut window = WindowDelta {
+            statements: vec![
+                statement(1, "SELECT user_id FROM tokens", 200, 200),
+                statement(2, "UPDATE tokens SET last_used = now()", 2, 2),
+            ],
+            tables: vec![table(
+                "public.tokens",
+                TableCounters {
+                    idx_scan: 202,
+                    idx_tup_read: 202,
+                    idx_tup_fetch: 202,
+                    n_tup_upd: 2,
+                    ..Default::default()
+                },
+            )],
+            ..Default::default()
+        };
+        window.database.xact_commit = 202;
+        window.database.tup_returned = 202;
+        window.database.tup_updated = 2;
+        let odd = odd_events(&window, 200);
+        let rare = rare_part(&window, &odd, 200).unwrap();
+        let regular = regular_part(&window, &rare);
+        assert_eq!(regular.database.xact_commit, 200);
+        assert_eq!(regular.database.tup_returned, 200);
+        assert_eq!(regular.database.tup_updated, 0);
+        assert_eq!(regular.statements.len(), 1);
+        assert_eq!(regular.tables[0].counters.idx_scan, 200);
+        assert_eq!(regular.tables[0].counters.n_tup_upd, 0);
+    }
+
+    #[test]
+    fn rare_work_that_cannot_be_told_apart_is_an_error() {
+        // Three rare scans of a table every request scans once, 300 rows each: the excess
+        // of rows read over a whole number per request is no longer a few.
+        let mut window = WindowDelta {
+            tables: vec![scanned("public.grants", 203, 200 + 900)],
+            ..Default::default()
+        };
+        window.database.xact_commit = 203;
+        let why = rare_part(&window, &odd_events(&window, 200), 200).unwrap_err();
+        assert!(
+            why.contains("of public.grants is not a whole number"),
+            "{why}"
+        );
+        // Fewer events than the others: work skipped, not added.
+        window.tables = vec![scanned("public.grants", 198, 198)];
+        window.database.xact_commit = 200;
+        let why = rare_part(&window, &odd_events(&window, 200), 200).unwrap_err();
+        assert!(why.contains("2 short"), "{why}");
+        // A catalog loaded in the window: its rows are in rows read, and not in a table.
+        let catalog = [odd(EventKind::CatalogScans, "pg_class_oid_index", 3)];
+        assert!(rare_part(&cached_pipeline(), &catalog, 200).is_err());
     }
 
     #[test]

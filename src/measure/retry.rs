@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, ChurnVerdict};
+use crate::cost::delta::WindowDelta;
 use crate::cost::notes::Note;
 use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
@@ -98,8 +99,12 @@ pub async fn measure(
             if let Discard::OneOffs(odd) = &discard {
                 odd_windows.push(odd_window(odd));
             }
-            let notes = kept(meter, config, edges, base, (&discard, &odd_windows, recurs));
-            return Ok(measured(report(notes), closed, burst.ended));
+            let (notes, rare) = kept(meter, config, edges, base, (&discard, &odd_windows, recurs));
+            let window = match rare {
+                Some(rare) => without_rare(report(notes), &rare),
+                None => report(notes),
+            };
+            return Ok(measured(window, closed, burst.ended));
         }
         let reason = discard.reason(config.requests);
         // After a one-off, the next warm-up compares more slices before it trusts them.
@@ -148,19 +153,55 @@ async fn warm_up_again(
 
 /// The notes of a window kept though it would be measured again: what its churn added,
 /// the statements whose plans changed, or its one-offs (the windows that had them, the
-/// last included, and whether they `recur`).
+/// last included, and whether they `recur`); and, when they are the app's rare work, its
+/// part of the window, to take out of the figures.
 fn kept(
     meter: &Meters,
     config: &AuditConfig,
     edges: (&Boundaries, &Boundaries),
     base: Notes,
     (discard, odd_windows, recur): (&Discard, &[OddWindow], bool),
-) -> Notes {
+) -> (Notes, Option<RarePart>) {
     match discard {
-        Discard::Churn(c) => with_unclean_warning(meter, config, edges, base, *c),
-        Discard::Plans(changes) => steady::with_plan_warning(base, changes, edges, config.retries),
+        Discard::Churn(c) => (with_unclean_warning(meter, config, edges, base, *c), None),
+        Discard::Plans(changes) => {
+            let notes = steady::with_plan_warning(base, changes, edges, config.retries);
+            (notes, None)
+        }
         Discard::OneOffs(_) => with_one_offs(base, odd_windows, config, recur),
     }
+}
+
+/// The app's rare work in the kept window: its events, and its part of the window's
+/// counters (of the sum, and of each database's own part).
+struct RarePart {
+    odd: Vec<OddEvents>,
+    delta: WindowDelta,
+}
+
+/// `window` with its rare work taken out: every figure is the requests' own. A database's
+/// own part whose rare work cannot be told apart keeps it, and the window is not valid.
+fn without_rare(mut window: Window, rare: &RarePart) -> Window {
+    let requests = window.context.requests;
+    window.delta = one_off::regular_part(&window.delta, &rare.delta);
+    for node in &mut window.nodes {
+        match one_off::rare_part(&node.delta, &rare.odd, requests) {
+            Ok(part) => node.delta = one_off::regular_part(&node.delta, &part),
+            Err(why) => (window.context.invalid_reasons)
+                .push(inseparable(&format!("database {}", node.name.name), &why)),
+        }
+    }
+    window
+}
+
+/// Why a window whose rare work cannot be told apart from the requests' is not valid.
+fn inseparable(of: &str, why: &str) -> Invalid {
+    let message = format!(
+        "the app's rare work came back in the same counters, but its part of {of} cannot be \
+         told apart from the requests' ({why}): the figures would include it; measure again \
+         with more requests (-n), or fewer, so that the window holds it a few times"
+    );
+    Invalid::new(Code::OneOffsInEveryWindow, message)
 }
 
 /// The window's one-offs, when they can be told: not when other traffic shares its
@@ -191,7 +232,12 @@ fn one_offs(
 struct OddWindow {
     odd: Vec<OddEvents>,
     figures: Figures,
+    /// The window's counters, for the part the rare work did.
+    delta: WindowDelta,
+    /// The window's length, from its boundaries.
     seconds: Option<f64>,
+    /// Its burst's length, where the boundaries did not time it.
+    burst_seconds: f64,
 }
 
 impl OddWindow {
@@ -205,9 +251,11 @@ impl OddWindow {
         OddWindow {
             odd: odd.to_vec(),
             figures: figures(window),
+            delta: window.delta.clone(),
             seconds: start
                 .zip(end)
                 .map(|(s, e)| e.saturating_duration_since(s).as_secs_f64()),
+            burst_seconds: window.load.wall.as_secs_f64(),
         }
     }
 }
@@ -222,12 +270,13 @@ fn with_one_offs(
     windows: &[OddWindow],
     config: &AuditConfig,
     recur: bool,
-) -> Notes {
-    let Some(last) = windows.last().map(|w| &w.odd) else {
-        return notes;
+) -> (Notes, Option<RarePart>) {
+    let Some(kept) = windows.last() else {
+        return (notes, None);
     };
+    let last = &kept.odd;
     if !recur && notes.windows.discarded < config.retries {
-        return notes;
+        return (notes, None);
     }
     let requests = config.requests;
     let rows = one_off::rows_per_request(last, requests);
@@ -238,6 +287,17 @@ fn with_one_offs(
             .map(|w| w.seconds.map(|s| (&w.odd[..], s)))
             .collect::<Option<_>>()
             .unwrap_or_default();
+        let part = one_off::rare_part(&kept.delta, last, requests);
+        let rare = match &part {
+            Ok(delta) => Some(RarePart {
+                odd: last.clone(),
+                delta: delta.clone(),
+            }),
+            Err(why) => {
+                (notes.invalid_reasons).push(inseparable("the window", why));
+                None
+            }
+        };
         notes.warnings.push(Note::RareEvents(one_off::RareWork {
             windows: windows.len() as u32,
             requests,
@@ -245,8 +305,12 @@ fn with_one_offs(
             events: last.clone(),
             spread: one_off::spread(&figures),
             per_minute: one_off::per_minute(&timed),
+            taken_out: (part.ok()).map(|delta| {
+                let seconds = kept.seconds.unwrap_or(kept.burst_seconds);
+                one_off::rare_cost(&delta, last, seconds)
+            }),
         }));
-        return notes;
+        return (notes, rare);
     }
     let message = format!(
         "a few requests did what the others did not, in every window within --retries {} \
@@ -261,7 +325,7 @@ fn with_one_offs(
         }
     );
     (notes.invalid_reasons).push(Invalid::new(Code::OneOffsInEveryWindow, message));
-    notes
+    (notes, None)
 }
 
 /// The headline figures of a window's report, before plans.

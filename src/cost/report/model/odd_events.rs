@@ -121,6 +121,70 @@ pub struct RareWork {
     /// where the windows' lengths are not known.
     #[serde(default)]
     pub per_minute: Option<f64>,
+    /// What the rare work cost over the kept window, taken out of every per-request figure
+    /// and reported here instead. Null in reports written before it was taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_out: Option<RareCost>,
+}
+
+/// The rare work's own cost over the kept window: each figure's total there and per minute
+/// of the window, with the ± of one event more or fewer (work on a clock comes a whole
+/// number of times into a window).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RareCost {
+    /// The kept window's length.
+    pub window_seconds: f64,
+    /// The fewest events of one counter in it, the times the rare work came at the most
+    /// (the ± is one of them).
+    pub events: i64,
+    pub transactions: RareFigure,
+    /// Null without pg_stat_statements.
+    pub statements: Option<RareFigure>,
+    pub rows_read: RareFigure,
+    /// Null without pg_stat_statements.
+    pub rows_returned: Option<RareFigure>,
+}
+
+/// One figure of the rare work: its total over the kept window, and per minute with its ±.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RareFigure {
+    pub total: i64,
+    pub per_minute: f64,
+    pub plus_minus_per_minute: f64,
+}
+
+impl RareFigure {
+    /// `total` over `seconds` in which `events` events came: its rate, ± one event's share.
+    pub fn of(total: i64, seconds: f64, events: i64) -> RareFigure {
+        let per_minute = total as f64 * 60.0 / seconds;
+        RareFigure {
+            total,
+            per_minute,
+            plus_minus_per_minute: per_minute / events.max(1) as f64,
+        }
+    }
+
+    fn text(&self, noun: &str) -> String {
+        format!(
+            "{:.1} ± {:.1} {noun}",
+            self.per_minute, self.plus_minus_per_minute
+        )
+    }
+}
+
+impl RareCost {
+    /// `5.2 ± 0.4 transactions, 5.2 ± 0.4 statements and 31.0 ± 2.5 rows read a minute`.
+    pub fn text(&self) -> String {
+        let mut parts = vec![self.transactions.text("transactions")];
+        parts.extend(self.statements.map(|f| f.text("statements")));
+        parts.push(self.rows_read.text("rows read"));
+        parts.extend(self.rows_returned.map(|f| f.text("rows returned")));
+        let last = parts.pop().unwrap_or_default();
+        match parts.is_empty() {
+            true => format!("{last} a minute"),
+            false => format!("{} and {last} a minute", parts.join(", ")),
+        }
+    }
 }
 
 impl RareWork {
@@ -148,10 +212,18 @@ impl RareWork {
             Some(rate) => format!(", about {rate:.1} a minute"),
             None => String::new(),
         };
+        let kept = match &self.taken_out {
+            Some(cost) => format!(
+                "taken out of the per-request figures: {} over the kept window's {:.1} s",
+                cost.text(),
+                cost.window_seconds
+            ),
+            None => format!("kept in the figures{rows}"),
+        };
         format!(
             "in each of the last 2 of {} windows, a few requests did what the others did not, \
              in the same counters ({}{rate}): the app's own rare work (work on a clock comes \
-             back in any window long enough), kept in the figures{rows}; {apart}",
+             back in any window long enough), {kept}; {apart}",
             self.windows,
             describe(&self.events, self.requests)
         )

@@ -155,6 +155,7 @@ fn one_of_each() -> Vec<Note> {
             rows_read_per_request: 0.0,
             spread: Default::default(),
             per_minute: Some(1.2),
+            taken_out: None,
         }),
     ]
 }
