@@ -5,8 +5,6 @@
 //! See docs/architecture.md for the tree.
 
 pub mod auth;
-/// The old name of [`flags`], kept for the tests that import it.
-pub use flags as cli;
 pub mod commands;
 pub mod config;
 pub mod cost;

@@ -3,7 +3,7 @@
 use clap::Parser;
 
 fn main() {
-    let cli = pgcost::cli::Cli::parse();
+    let cli = pgcost::flags::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -11,7 +11,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 use crate::cost::findings::Thresholds;
-use crate::cost::notes::Note;
+use crate::cost::report::model::notes::Note;
 use crate::error::{Error, Result};
 
 /// Checks `--allow-status` codes; allowing 401 or 403 earns a warning.

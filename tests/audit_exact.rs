@@ -5,7 +5,7 @@ mod support;
 
 use support::{assert_valid, audit, table};
 
-use pgcost::cost::notes::Note;
+use pgcost::cost::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, SMALL, TestDb};
 

@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use pgcost::cli::{Cli, Command};
 use pgcost::config::AuditConfig;
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use pgcost::error::Result;
+use pgcost::flags::{Cli, Command};
 use pgcost::progress::Progress;
 use pgcost::render::View;
 use pgcost::render::format::Format;

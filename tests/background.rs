@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use pgcost::cost::notes::Note;
+use pgcost::cost::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, assert_valid, pgcost, run_blocking};
 use tokio_postgres::NoTls;
@@ -267,12 +267,12 @@ async fn background_traffic_is_named_left_out_subtracted_or_refused() {
         "--db",
         &url,
     ];
-    let parsed = <pgcost::cli::Cli as clap::Parser>::parse_from(argv.iter().chain(&[
+    let parsed = <pgcost::flags::Cli as clap::Parser>::parse_from(argv.iter().chain(&[
         "--quiet",
         "--app-role",
         "no_such_role",
     ]));
-    let pgcost::cli::Command::Audit(args) = parsed.command else {
+    let pgcost::flags::Command::Audit(args) = parsed.command else {
         unreachable!("an audit command line")
     };
     let config = pgcost::config::AuditConfig::from_args(&args, &|_: &str| None).unwrap();

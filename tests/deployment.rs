@@ -356,8 +356,8 @@ async fn a_restart_inside_the_window_is_named() {
         "--db",
         &db.url(),
     ];
-    let pgcost::cli::Command::Audit(args) =
-        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    let pgcost::flags::Command::Audit(args) =
+        <pgcost::flags::Cli as clap::Parser>::parse_from(argv).command
     else {
         unreachable!()
     };

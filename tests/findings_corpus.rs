@@ -119,8 +119,8 @@ fn config(db: &TestDb, method: &str, url: String) -> pgcost::config::AuditConfig
         "pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet", "-X", method, "-n", "40",
         "-c", "2",
     ];
-    let pgcost::cli::Command::Audit(args) =
-        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    let pgcost::flags::Command::Audit(args) =
+        <pgcost::flags::Cli as clap::Parser>::parse_from(argv).command
     else {
         unreachable!("argv starts with audit")
     };

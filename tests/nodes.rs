@@ -5,7 +5,7 @@
 
 mod support;
 
-use pgcost::cost::notes::Note;
+use pgcost::cost::report::model::notes::Note;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
 use support::fixture::nodes::{AUTH_DB, CHECK, DATA};

@@ -9,8 +9,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use pgcost::cost::notes::Note;
-use pgcost::cost::odd_events::{RareCost, RareFigure};
+use pgcost::cost::report::model::notes::Note;
+use pgcost::cost::report::model::odd_events::{RareCost, RareFigure};
 use support::fixture::{Fixture, rare};
 use support::{ITEMS, TestDb, assert_valid, audit, table};
 

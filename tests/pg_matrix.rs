@@ -7,8 +7,8 @@ mod support;
 
 use support::{assert_valid, audit, audit_config, table};
 
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use pgcost::postgres::conninfo::{self, DbTarget};
 use pgcost::postgres::settle::Probe;
 use pgcost::postgres::stats_connection::{Mode, StatsConnection};

@@ -10,8 +10,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, audit_config, pgcost, run_blocking, verdict};
 

@@ -7,8 +7,8 @@
 mod support;
 
 use pgcost::cost::findings::FindingKind;
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use support::fixture::{Fixture, planning};
 use support::{TestDb, assert_valid};
 

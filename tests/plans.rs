@@ -6,8 +6,8 @@
 mod support;
 
 use pgcost::cost::findings::FindingKind;
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{PLAN_ORDERS, TestDb, assert_valid};
 

@@ -7,8 +7,8 @@
 
 mod support;
 
-use pgcost::cost::notes::Note;
 use pgcost::cost::report::Report;
+use pgcost::cost::report::model::notes::Note;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
 use support::fixture::Fixture;
 use support::fixture::replica::{LIST, LOOKUP, SCHEMA, WRITE, read_from};

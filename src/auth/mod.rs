@@ -21,7 +21,7 @@ pub use login::{LoginSpec, Session};
 pub use options::{CredentialOptions, JwtOptions};
 pub use redact::Redactor;
 
-use crate::cost::notes::Note;
+use crate::cost::report::model::notes::Note;
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::{is_secret_header, parse_allowed_statuses};

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::cost::delta::StatementDelta;
-use crate::cost::notes::{Note, RoleCalls};
 pub use crate::cost::report::model::background::{Background, OtherRole};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::{Note, RoleCalls};
 
 pub mod series;
 pub mod sizing;

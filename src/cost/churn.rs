@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use crate::cost::delta::per_request;
-use crate::cost::notes::{self, Note};
 pub use crate::cost::report::model::Windows;
+use crate::cost::report::model::notes::{self, Note};
 
 /// New sessions per request from which the app is taken to open a connection for most
 /// requests: the `connection_per_request` finding, a real cost no retry would remove.

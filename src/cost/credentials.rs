@@ -6,8 +6,8 @@
 pub const IGNORED: &str = "the app answered the same without your credentials; they are \
                            being ignored (an unknown key served as anonymous?)";
 
-use crate::cost::notes;
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes;
 
 /// One answer of the app: its status and its whole body.
 #[derive(Debug, Clone, PartialEq, Eq)]

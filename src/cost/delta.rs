@@ -1,9 +1,9 @@
 //! Pure arithmetic on snapshots: `delta(before, after)`, the tool's own footprint, and
 //! division by the request count. No I/O lives here.
 
-use crate::cost::counters::{Counter, DatabaseCounters, TableCounters};
-use crate::cost::notes::Note;
+use crate::cost::report::model::counters::{Counter, DatabaseCounters, TableCounters};
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::Note;
 use crate::cost::snapshot::{DatabaseStats, OWN_MARK, Snapshot, StatementStats, TableStats};
 
 /// Counter growth of `pg_stat_database` over the window.

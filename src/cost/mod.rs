@@ -37,6 +37,3 @@ pub mod survey;
 pub mod tags;
 pub mod text;
 pub mod unauthenticated;
-
-// Plain data the model owns, under the names the analyses have always used.
-pub use report::model::{counters, notes, odd_events};

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::cost::counters::Counter;
 use crate::cost::delta::{WindowDelta, per_request, share};
 use crate::cost::findings;
-use crate::cost::notes::Note;
+use crate::cost::report::model::counters::Counter;
 pub use crate::cost::report::model::node::Node;
+use crate::cost::report::model::notes::Note;
 use crate::cost::report::model::{self, Report};
 
 /// The role of a database the app reads and writes itself.

@@ -15,12 +15,12 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::cost::odd_events::{
+pub use crate::cost::report::model::odd_events::{
     EventKind, OddEvents, RareCost, RareFigure, RareWork, Spread, describe,
 };
 
-use crate::cost::counters::{Counter, DatabaseCounters, TableCounters};
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request};
+use crate::cost::report::model::counters::{Counter, DatabaseCounters, TableCounters};
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::text::one_line;
@@ -371,8 +371,8 @@ pub fn rows_per_request(odd: &[OddEvents], requests: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::counters::TableCounters;
     use crate::cost::delta::TableDelta;
+    use crate::cost::report::model::counters::TableCounters;
     use crate::cost::report::model::figure::PerFigure;
 
     #[test]

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::cost::findings::{Finding, FindingKind, RanPlan, proposes_no_index};
-use crate::cost::notes::Note;
 pub use crate::cost::report::model::IndexProposal;
 use crate::cost::report::model::Report;
+use crate::cost::report::model::notes::Note;
 
 /// How many of a report's statements, by shared buffers touched, get a plan besides the
 /// statements of its findings.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::cost::delta::WindowDelta;
 use crate::cost::load::LoadResult;
-use crate::cost::notes::Note;
+use crate::cost::report::model::notes::Note;
 
 /// The role of a hot standby the app reads from (`--replica`).
 pub const REPLICA: &str = "replica";

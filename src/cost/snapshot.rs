@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cost::counters::{
+use crate::cost::report::model::counters::{
     Backwards, Columns, Counter, DatabaseCounters, TableCounters, WriteCounters, counter_set,
 };
 
@@ -10,7 +10,7 @@ use crate::cost::counters::{
 /// own pg_stat_statements entries from the app's.
 pub const OWN_MARK: &str = "/* pgcost */";
 
-pub use crate::cost::notes::UNAVAILABLE_TEXT;
+pub use crate::cost::report::model::notes::UNAVAILABLE_TEXT;
 
 /// The target database's row of `pg_stat_database`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cost::notes::Note;
 pub use crate::cost::report::model::Warmed;
+use crate::cost::report::model::notes::Note;
 use crate::cost::snapshot::{StatementKey, StatementStats};
 
 /// Fewer calls than this in either stretch, and a statement's per-call figures are not

@@ -1,11 +1,11 @@
 //! The unauthenticated baseline: the same burst sent without credentials, set beside the
 //! authenticated one. The difference is what everything after authentication costs.
 
-use crate::cost::notes::Note;
 use crate::cost::report::model::Report;
 pub use crate::cost::report::model::baseline::Baseline;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::Note;
 
 /// What the unauthenticated run adds to the authenticated report, after the report's own
 /// reasons and warnings.

@@ -18,7 +18,9 @@ use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
-use crate::measure::{Boundaries, Burst, Meters, Notes, pgbouncer, reports_with_plans, retry};
+use crate::measure::{
+    Boundaries, Burst, Ends, Meters, Notes, pgbouncer, reports_with_plans, retry,
+};
 use crate::progress::Progress;
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
@@ -46,16 +48,14 @@ pub async fn measure(
 ) -> Result<Report> {
     let mut meter = Meters::open(config, progress).await?;
     let control = meter.control(progress, &stop).await?;
-    let opened = meter
-        .boundary((false, true, false), progress, &stop, Instant::now())
-        .await?;
+    let opened = meter.open_window(progress, &stop, Instant::now()).await?;
     if stop.load(Ordering::Relaxed) {
         // Ctrl-C during the first wait: the command never started.
         return Err(Error::interrupted());
     }
     let (ran, counted, burst) = run_command(config, &load, &meter, progress, &stop).await?;
     let closed = meter
-        .close(true, ran.interrupted, progress, &stop, ran.ended)
+        .close(Ends::burst(ran.interrupted), progress, &stop, ran.ended)
         .await?;
     let config = AuditConfig {
         requests: counted.requests,

@@ -11,15 +11,15 @@ use crate::auth;
 use crate::config::AuditConfig;
 use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
-use crate::cost::counters::Counter;
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
 use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};
-use crate::cost::notes::Note;
 use crate::cost::one_off::{self, CatalogRead, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::replica::{self, REPLICA, Recovery};
+use crate::cost::report::model::counters::Counter;
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::Note;
 use crate::cost::report::{Context, Pool, Report, Settle, Target};
 use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
@@ -94,6 +94,25 @@ pub struct Notes {
     pub warmed: Option<crate::cost::steady::Warmed>,
     /// The tags sampled during the warm-up (admin mode only).
     pub tags: Option<crate::cost::tags::Observed>,
+}
+
+/// What a boundary ends: nothing (the wait before a first window), or the window of a
+/// burst that ran whole or was interrupted (no wait then: the run is stopping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    Nothing,
+    Burst,
+    InterruptedBurst,
+}
+
+impl Ends {
+    /// The boundary after a burst, `interrupted` or not.
+    pub fn burst(interrupted: bool) -> Ends {
+        match interrupted {
+            true => Ends::InterruptedBurst,
+            false => Ends::Burst,
+        }
+    }
 }
 
 /// What one burst produced.
@@ -206,25 +225,25 @@ impl Meter {
         Ok(outcome)
     }
 
-    /// The first half of a boundary (see [`crate::measure::Meters::boundary`]): the wait, the closing snapshot when `closes`,
-    /// and the tables. The window after it is opened by [`Meter::open_after`], once the
-    /// caller knows the closed window is kept.
+    /// The first half of a boundary (see [`crate::measure::Meters::open_window`]): the wait, the
+    /// closing snapshot when it `ends` a burst, and the tables. The window after it is
+    /// opened by [`Meter::open_after`], once the caller knows the closed window is kept.
     pub async fn close(
         &mut self,
-        closes: bool,
-        interrupted: bool,
+        ends: Ends,
         progress: &Progress,
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Boundary> {
-        let settle = if interrupted {
-            Outcome::immediate()
-        } else if closes {
-            self.settle_after_burst(progress, stop, quiet_since).await?
-        } else {
-            let label = ("settling before the burst", Shortcut::Any);
-            self.settle(progress, label, stop, quiet_since).await?
+        let settle = match ends {
+            Ends::InterruptedBurst => Outcome::immediate(),
+            Ends::Burst => self.settle_after_burst(progress, stop, quiet_since).await?,
+            Ends::Nothing => {
+                let label = ("settling before the burst", Shortcut::Any);
+                self.settle(progress, label, stop, quiet_since).await?
+            }
         };
+        let closes = ends != Ends::Nothing;
         let end_at = closes.then(Instant::now);
         let (end, own_footprint, end_pids) = if closes {
             let mut end = self.source.snapshot().await?;

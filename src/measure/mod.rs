@@ -26,7 +26,7 @@ pub mod screen;
 mod steady;
 mod tags;
 
-pub use meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
+pub use meter::{Boundary, Burst, Ends, Meter, NodeWindow, Notes, Window};
 pub use nodes::{Boundaries, Meters};
 
 use std::sync::Arc;
@@ -388,9 +388,7 @@ async fn warm_again(
     let (warmed, sampled) = warm_up_sampled(meter, (config, driver), progress, stop, 1).await?;
     notes.warmed = warmed;
     notes.tags = tags::merged(notes.tags.take(), sampled.as_ref());
-    meter
-        .boundary((false, true, false), progress, stop, Instant::now())
-        .await
+    meter.open_window(progress, stop, Instant::now()).await
 }
 
 /// How many app connections the window `opened` opens on that were not there when the
@@ -436,9 +434,7 @@ async fn sequence(
     }
 
     let mut windows = Vec::with_capacity(configs.len());
-    let mut opened = meter
-        .boundary((false, true, false), progress, stop, Instant::now())
-        .await?;
+    let mut opened = meter.open_window(progress, stop, Instant::now()).await?;
     let configs = &sized_bursts(&meter, configs, &mut notes, &opened);
     let endpoints = configs.iter().zip(&drivers).zip(unauthenticated).zip(notes);
     for (i, (((config, driver), unauthenticated), mut notes)) in endpoints.enumerate() {

@@ -13,12 +13,12 @@ use crate::cost::churn::Churn;
 use crate::cost::delta::WindowDelta;
 use crate::cost::load::LoadResult;
 use crate::cost::nodes;
-use crate::cost::notes::Note;
 use crate::cost::replica::moved_nothing_warning;
+use crate::cost::report::model::notes::Note;
 use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
-use crate::measure::meter::{Boundary, Burst, Meter, NodeWindow, Notes, Window};
+use crate::measure::meter::{Boundary, Burst, Ends, Meter, NodeWindow, Notes, Window};
 use crate::measure::pgbouncer::{self, Bouncer};
 use crate::progress::Progress;
 
@@ -111,21 +111,17 @@ impl Meters {
         self.meters[0].control_after(windows, progress, stop).await
     }
 
-    /// The boundary of every database: all close, then all open.
-    pub async fn boundary(
+    /// The boundary that opens a window on every database, with none open before: all
+    /// settle, then all open.
+    pub async fn open_window(
         &mut self,
-        (closes, opens, interrupted): (bool, bool, bool),
         progress: &Progress,
         stop: &AtomicBool,
         quiet_since: Instant,
     ) -> Result<Boundaries> {
-        let mut boundaries = self
-            .close(closes, interrupted, progress, stop, quiet_since)
+        let mut boundaries = (self.close(Ends::Nothing, progress, stop, quiet_since)).await?;
+        self.open_after(&mut boundaries, progress, stop, quiet_since)
             .await?;
-        if opens {
-            self.open_after(&mut boundaries, progress, stop, quiet_since)
-                .await?;
-        }
         Ok(boundaries)
     }
 
@@ -133,8 +129,7 @@ impl Meters {
     /// database's wait is its own.
     pub async fn close(
         &mut self,
-        closes: bool,
-        interrupted: bool,
+        ends: Ends,
         progress: &Progress,
         stop: &AtomicBool,
         quiet_since: Instant,
@@ -142,13 +137,11 @@ impl Meters {
         let mut boundaries = Vec::with_capacity(self.meters.len());
         let several = self.meters.len() > 1;
         for meter in &mut self.meters {
-            let boundary = (meter
-                .close(closes, interrupted, progress, stop, quiet_since)
-                .await)
+            let boundary = (meter.close(ends, progress, stop, quiet_since).await)
                 .map_err(|e| in_database(several, &meter.node_name().name, e))?;
             boundaries.push(boundary);
         }
-        if let Some(bouncer) = self.bouncer.as_ref().filter(|_| closes) {
+        if let Some(bouncer) = self.bouncer.as_ref().filter(|_| ends != Ends::Nothing) {
             bouncer.closed().await?;
         }
         Ok(boundaries)

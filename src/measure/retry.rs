@@ -11,16 +11,16 @@ use std::time::Instant;
 use crate::config::AuditConfig;
 use crate::cost::churn::{self, Churn, ChurnVerdict};
 use crate::cost::delta::WindowDelta;
-use crate::cost::notes::Note;
 use crate::cost::one_off::{self, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::report::Report;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::Note;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::steady;
-use crate::measure::{Boundaries, Burst, Meters, Notes, Window};
+use crate::measure::{Boundaries, Burst, Ends, Meters, Notes, Window};
 use crate::progress::Progress;
 
 /// One endpoint of a sequence, ready for its burst.
@@ -73,7 +73,7 @@ pub async fn measure(
         let burst = meter.burst(config, endpoint.driver, progress, stop).await;
         let interrupted = stop.load(Ordering::Relaxed);
         let closed = meter
-            .close(true, interrupted, progress, stop, burst.ended)
+            .close(Ends::burst(interrupted), progress, stop, burst.ended)
             .await?;
         let edges = (&opened, &closed);
         let report = |notes: Notes| {
@@ -146,9 +146,7 @@ async fn warm_up_again(
     let (warmed, sampled) = warm_up.await?;
     base.warmed = warmed;
     base.tags = super::tags::merged(base.tags.take(), sampled.as_ref());
-    meter
-        .boundary((false, true, false), progress, stop, Instant::now())
-        .await
+    meter.open_window(progress, stop, Instant::now()).await
 }
 
 /// The notes of a window kept though it would be measured again: what its churn added,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 
 use crate::config::AuditConfig;
-use crate::cost::notes::Note;
+use crate::cost::report::model::notes::Note;
 use crate::cost::snapshot::{StatementKey, StatementStats};
 use crate::cost::steady::{self, Change, PerCall, Warmed};
 use crate::error::Result;

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans, StatementPlan, Wanted};
+use crate::cost::report::model::notes::Note;
 use crate::error::describe_pg;
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::views;

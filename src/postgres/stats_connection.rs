@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use crate::cost::counters::Counter;
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::nodes::Traffic;
-use crate::cost::notes::Note;
 use crate::cost::one_off::CatalogRead;
+use crate::cost::report::model::counters::Counter;
+use crate::cost::report::model::notes::Note;
 use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::counters::{Columns, Counter, DatabaseCounters, TableCounters};
 use crate::cost::nodes::Traffic;
+use crate::cost::report::model::counters::{Columns, Counter, DatabaseCounters, TableCounters};
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
 };

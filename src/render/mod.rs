@@ -37,9 +37,9 @@ pub use text::{Exporter, command_load_line, figure, json, status_line, verdict_l
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cost::counters::TableCounters;
     use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
     use crate::cost::findings::{Inputs, Thresholds, analyze};
+    use crate::cost::report::model::counters::TableCounters;
     use crate::cost::report::tests::{context, load, stmt};
     use crate::cost::report::{Context, Report};
     use crate::render::format::Format;

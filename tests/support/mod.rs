@@ -206,8 +206,8 @@ pub fn audit_config(db: &TestDb, url: String, extra: &[&str]) -> pgcost::config:
 pub fn audit_config_of(db_url: &str, url: &str, extra: &[&str]) -> pgcost::config::AuditConfig {
     let mut argv = vec!["pgcost", "audit", "--url", url, "--db", db_url, "--quiet"];
     argv.extend(extra);
-    let pgcost::cli::Command::Audit(args) =
-        <pgcost::cli::Cli as clap::Parser>::parse_from(argv).command
+    let pgcost::flags::Command::Audit(args) =
+        <pgcost::flags::Cli as clap::Parser>::parse_from(argv).command
     else {
         unreachable!("argv starts with audit")
     };

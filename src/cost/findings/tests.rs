@@ -2,8 +2,8 @@
 //! look-alikes.
 
 use super::*;
-use crate::cost::counters::DatabaseCounters;
 use crate::cost::load::LatencySummary;
+use crate::cost::report::model::counters::DatabaseCounters;
 use crate::cost::report::{
     Load, PerRequest, Pool, Report, SCHEMA_VERSION, Settle, StatementRow, TableRow, Target, Totals,
     Writes, is_utility,

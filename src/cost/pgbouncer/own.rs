@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Settings;
 use crate::cost::delta::{StatementDelta, WindowDelta, per_request};
-use crate::cost::notes::Note;
+use crate::cost::report::model::notes::Note;
 
 /// The startup parameters PgBouncer 1.18 tracks per client, spelt as it sends them in the
 /// `SET name='value'` it runs when it hands a server connection to a client whose value

@@ -19,9 +19,9 @@ pub mod walls;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::counters::DatabaseCounters;
-use crate::cost::notes::Note;
+use crate::cost::report::model::counters::DatabaseCounters;
 use crate::cost::report::model::invalid::Invalid;
+use crate::cost::report::model::notes::Note;
 use pool::PoolAdvice;
 use step::Step;
 use usl::Usl;
@@ -82,8 +82,8 @@ pub struct RampReport {
     pub stopped_early: Option<String>,
     pub valid: bool,
     /// Caveats: the `warnings` (messages) and `notes` keys.
-    #[serde(flatten, with = "crate::cost::notes::keys")]
-    #[schemars(with = "crate::cost::notes::keys::Schema")]
+    #[serde(flatten, with = "crate::cost::report::model::notes::keys")]
+    #[schemars(with = "crate::cost::report::model::notes::keys::Schema")]
     pub notes: Vec<Note>,
     pub invalid_reasons: Vec<Invalid>,
 }

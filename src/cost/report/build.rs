@@ -3,15 +3,15 @@
 //! on the model's parts. Nothing changes the report afterwards.
 
 use crate::cost::background;
-use crate::cost::counters::{Counter, DatabaseCounters, WriteCounters};
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request, share};
 use crate::cost::findings::{self, Thresholds};
 use crate::cost::load::{LoadResult, latency_curve_ms, latency_ms};
-use crate::cost::notes::Note;
 use crate::cost::plan::{self, Plans};
+use crate::cost::report::model::counters::{Counter, DatabaseCounters, WriteCounters};
 use crate::cost::report::model::figure::{Figure, PerFigure};
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::Note;
 use crate::cost::setup;
 use crate::cost::unauthenticated;
 

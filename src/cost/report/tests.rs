@@ -2,12 +2,12 @@
 
 use super::build::*;
 use super::*;
-use crate::cost::counters::{DatabaseCounters, TableCounters, WriteCounters};
 use crate::cost::delta::DatabaseDelta;
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta};
 use crate::cost::load::LoadResult;
-use crate::cost::notes::{Note, messages};
 use crate::cost::plan::Plans;
+use crate::cost::report::model::counters::{DatabaseCounters, TableCounters, WriteCounters};
+use crate::cost::report::model::notes::{Note, messages};
 use crate::cost::snapshot::StatementKey;
 use std::time::Duration;
 

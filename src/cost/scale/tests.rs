@@ -3,8 +3,8 @@
 //! never on the page or its count.
 
 use super::*;
-use crate::cost::counters::TableCounters;
 use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
+use crate::cost::report::model::counters::TableCounters;
 use crate::cost::report::tests::{context, load, stmt};
 
 const REQUESTS: i64 = 100;

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
-use crate::cost::notes::messages;
 use crate::cost::pgbouncer::StepPgBouncer;
 use crate::cost::ramp::step::{self as figures, Step, StepInput};
 use crate::cost::ramp::verdict::label;
 use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
 use crate::cost::report::model::invalid::{Code, Invalid};
+use crate::cost::report::model::notes::messages;
 use crate::error::{Error, Result};
 use crate::measure::pgbouncer::Bouncer;
-use crate::measure::{self, Meter};
+use crate::measure::{self, Ends, Meter};
 use crate::postgres::settle::Outcome;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
@@ -239,7 +239,7 @@ pub async fn ramp(
     let driver = measure::driver(&config)?;
     measure::warm_up(&config, &driver, progress, &stop).await?;
     let warmed_up = Instant::now();
-    let mut opened = (meter.close(false, false, progress, &stop, warmed_up)).await?;
+    let mut opened = (meter.close(Ends::Nothing, progress, &stop, warmed_up)).await?;
     (meter.open_after(&mut opened, progress, &stop, warmed_up)).await?;
     let own_pid = meter.own_target_pid();
     let run = run_steps(
@@ -252,7 +252,7 @@ pub async fn ramp(
     )
     .await?;
     let interrupted = stop.load(Ordering::Relaxed);
-    let closed = (meter.close(true, interrupted, progress, &stop, run.ended)).await?;
+    let closed = (meter.close(Ends::burst(interrupted), progress, &stop, run.ended)).await?;
     let whole = meter.window(&opened, &closed);
     let mut invalid_reasons = run.invalid_reasons;
     invalid_reasons.extend(whole.invalid_reasons);
@@ -260,7 +260,7 @@ pub async fn ramp(
     invalid_reasons.extend(settle_timeouts([settle_before, settle_after]));
     let mut warnings = session.source.warnings.clone();
     // A ramp names no statement's cost: plan time is nothing it could report.
-    warnings.retain(|n| !matches!(n, crate::cost::notes::Note::TrackPlanningOff));
+    warnings.retain(|n| !matches!(n, crate::cost::report::model::notes::Note::TrackPlanningOff));
     warnings.extend(config.auth.warnings.iter().cloned());
     let context = ramp::Context {
         target: RampTarget {

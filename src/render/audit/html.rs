@@ -5,10 +5,10 @@
 
 use maud::{Markup, html};
 
-use crate::cost::notes::messages;
 use crate::cost::report::model::figure::Figure;
 use crate::cost::report::model::figures::Figures;
 use crate::cost::report::model::invalid;
+use crate::cost::report::model::notes::messages;
 use crate::cost::report::{Report, StatementRow};
 use crate::cost::text::{one_line, shown_sql};
 use crate::render::html::chart::{BarChart, Series, latency_curve};

@@ -4,9 +4,9 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use crate::cost::notes::Note;
 use crate::cost::report::Report;
 use crate::cost::report::model::invalid::Invalid;
+use crate::cost::report::model::notes::Note;
 use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};

@@ -90,7 +90,7 @@ fn an_invalid_report_says_so_first() {
         crate::cost::report::model::invalid::Code::SettleTimeout,
         "settling after the burst timed out",
     )];
-    report.notes = vec![crate::cost::notes::Note::NewConnections {
+    report.notes = vec![crate::cost::report::model::notes::Note::NewConnections {
         sessions: 3,
         per_request: 0.03,
     }];

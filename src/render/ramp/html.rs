@@ -5,11 +5,11 @@
 use maud::{Markup, html};
 
 use super::{grid, notes, sentence};
-use crate::cost::notes::messages;
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
 use crate::cost::ramp::usl;
 use crate::cost::report::model::invalid;
+use crate::cost::report::model::notes::messages;
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
 use crate::render::html::{grid_table, page, strip, verdict};

@@ -277,7 +277,7 @@ pub(crate) mod tests {
     #[test]
     fn a_ramps_notes_show_as_warnings_and_carry_their_code_in_json() {
         let mut r = report();
-        r.notes = vec![crate::cost::notes::Note::UslPoorFit { r_squared: 0.5 }];
+        r.notes = vec![crate::cost::report::model::notes::Note::UslPoorFit { r_squared: 0.5 }];
         let line = "the Universal Scalability Law fits the curve poorly (r² 0.50): its peak is \
                     not a prediction";
         let table = r.render(Format::Table).unwrap();

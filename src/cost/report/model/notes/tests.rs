@@ -142,11 +142,11 @@ fn one_of_each() -> Vec<Note> {
             sent: 527,
             background_per_second: 14.8,
         },
-        Note::RareEvents(crate::cost::odd_events::RareWork {
+        Note::RareEvents(crate::cost::report::model::odd_events::RareWork {
             windows: 2,
             requests: 40,
-            events: vec![crate::cost::odd_events::OddEvents {
-                kind: crate::cost::odd_events::EventKind::RowsUpdated,
+            events: vec![crate::cost::report::model::odd_events::OddEvents {
+                kind: crate::cost::report::model::odd_events::EventKind::RowsUpdated,
                 of: "public.api_keys".into(),
                 whole_per_request: 0,
                 events: 1,
