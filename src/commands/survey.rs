@@ -17,7 +17,7 @@ use crate::cost::survey::openapi::{self, OpenApi};
 use crate::cost::survey::replay::{self, Expectation};
 use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
 use crate::cost::survey::screen::Exact;
-use crate::cost::survey::{Measured, RouteInput, SurveyReport, Traffic, budget, rank};
+use crate::cost::survey::{Measured, RouteInput, SurveyReport, SurveyTraffic, budget, rank};
 use crate::error::{Error, Result, exit};
 use crate::flags::{AuditArgs, Spelling, SurveyArgs};
 use crate::http::load;
@@ -79,7 +79,7 @@ pub async fn execute(args: &SurveyArgs, env: EnvLookup<'_>) -> Result<i32> {
         route_configs(args, &base_url, &grouping, &settings.auth, env, &redactor)?;
     let progress = Progress::new(args.output.quiet);
     let stop = output::stop_on_ctrl_c();
-    let traffic = Traffic {
+    let traffic = SurveyTraffic {
         base_url,
         parsed_requests: parsed.hits.len() as u64,
         unparsed_lines: parsed.unparsed,
@@ -293,7 +293,7 @@ fn route_config(
 async fn survey(
     (configs, expectations): (&[AuditConfig], &[Expectation]),
     grouping: &Grouping,
-    traffic: Traffic,
+    traffic: SurveyTraffic,
     exact: Exact,
     progress: &Progress,
     stop: Arc<AtomicBool>,

@@ -104,7 +104,7 @@ pub fn combine(total: Report, nodes: Vec<(NodeName, Report)>) -> Report {
 /// One database's transactions (commits and rollbacks) and rows read, from
 /// `pg_stat_database`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Traffic {
+pub struct DatabaseTraffic {
     pub transactions: i64,
     pub rows_read: i64,
 }
@@ -117,8 +117,8 @@ pub const UNMEASURED_MIN_TRANSACTIONS: f64 = 0.5;
 /// among the `measured` ones (the caller leaves out its own statistics database and the
 /// templates). `flag(name)` is the `--db` that would add it.
 pub fn unmeasured_warnings(
-    before: &BTreeMap<String, Traffic>,
-    after: &BTreeMap<String, Traffic>,
+    before: &BTreeMap<String, DatabaseTraffic>,
+    after: &BTreeMap<String, DatabaseTraffic>,
     measured: &[&str],
     requests: u64,
     flag: impl Fn(&str) -> String,
@@ -149,8 +149,8 @@ mod tests {
     use super::*;
     use crate::cost::report::model::invalid::{Code, Invalid};
 
-    fn traffic(transactions: i64, rows_read: i64) -> Traffic {
-        Traffic {
+    fn traffic(transactions: i64, rows_read: i64) -> DatabaseTraffic {
+        DatabaseTraffic {
             transactions,
             rows_read,
         }

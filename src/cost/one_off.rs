@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 pub use crate::cost::report::model::odd_events::{
-    EventKind, OddEvents, RareCost, RareFigure, RareWork, Spread, describe,
+    EventKind, OddEvents, RareCost, RareFigure, RareWork, WindowSpread, describe,
 };
 
 use crate::cost::delta::{StatementDelta, TableDelta, WindowDelta, per_request};
@@ -321,7 +321,7 @@ pub fn apps_own(windows: &[Vec<OddEvents>]) -> bool {
 
 /// How far apart the windows' figures were: half the range of each over `windows`, by
 /// the figure table's reading.
-pub fn spread(windows: &[Figures]) -> Spread {
+pub fn spread(windows: &[Figures]) -> WindowSpread {
     let half = |figure: Figure| -> Option<f64> {
         let values: Option<Vec<f64>> = (windows.iter()).map(|w| figure.of(w)).collect();
         let (min, max) = (values?.into_iter()).fold((f64::MAX, f64::MIN), |(min, max), v| {
@@ -330,7 +330,7 @@ pub fn spread(windows: &[Figures]) -> Spread {
         // No window: the range is negative, and the spread 0.
         Some(((max - min) / 2.0).max(0.0))
     };
-    Spread {
+    WindowSpread {
         transactions: half(Figure::Transactions).unwrap_or(0.0),
         statements: half(Figure::Statements),
         rows_read: half(Figure::RowsRead).unwrap_or(0.0),

@@ -13,7 +13,7 @@ use crate::cost::background::OtherRole;
 use crate::cost::churn::{self, Churn, Windows};
 use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
 use crate::cost::load::LoadResult;
-use crate::cost::nodes::{self, NodeName, PRIMARY, Traffic};
+use crate::cost::nodes::{self, DatabaseTraffic, NodeName, PRIMARY};
 use crate::cost::one_off::{self, CatalogRead, OddEvents};
 use crate::cost::plan::Plans;
 use crate::cost::replica::{self, REPLICA, Recovery};
@@ -72,8 +72,8 @@ pub struct Boundary {
     pub start_pids: Option<BTreeSet<i32>>,
     /// Every database's traffic on the server at `end` and at `start` (admin mode only),
     /// to name the databases that moved without being measured.
-    pub traffic_end: Option<BTreeMap<String, Traffic>>,
-    pub traffic_start: Option<BTreeMap<String, Traffic>>,
+    pub traffic_end: Option<BTreeMap<String, DatabaseTraffic>>,
+    pub traffic_start: Option<BTreeMap<String, DatabaseTraffic>>,
     /// When `end` and `start` were read: the window's length, over which the background
     /// accrues.
     pub end_at: Option<Instant>,

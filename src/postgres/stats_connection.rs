@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Client;
 
 use crate::cost::delta::DatabaseDelta;
-use crate::cost::nodes::Traffic;
+use crate::cost::nodes::DatabaseTraffic;
 use crate::cost::one_off::CatalogRead;
 use crate::cost::report::model::counters::Counter;
 use crate::cost::report::model::notes::Note;
@@ -486,7 +486,7 @@ impl StatsConnection {
 
     /// Every database's traffic on the server, read over the admin connection; `None` in
     /// target mode, where the read would land in the measured counters.
-    pub async fn databases(&self) -> Result<Option<BTreeMap<String, Traffic>>> {
+    pub async fn databases(&self) -> Result<Option<BTreeMap<String, DatabaseTraffic>>> {
         match self.mode {
             Mode::Admin => views::read_databases(&self.reader).await.map(Some),
             Mode::Target => Ok(None),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::nodes::Traffic;
+use crate::cost::nodes::DatabaseTraffic;
 use crate::cost::report::model::counters::{Columns, Counter, DatabaseCounters, TableCounters};
 use crate::cost::snapshot::{
     DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
@@ -285,7 +285,7 @@ fn with_version_columns(query: &str, columns: &str) -> String {
 }
 
 /// Every database's transactions and rows read (`pg_stat_database`), by name.
-pub async fn read_databases(client: &Client) -> Result<BTreeMap<String, Traffic>> {
+pub async fn read_databases(client: &Client) -> Result<BTreeMap<String, DatabaseTraffic>> {
     let rows = client
         .query(SQL_DATABASES, &[])
         .await
@@ -293,7 +293,7 @@ pub async fn read_databases(client: &Client) -> Result<BTreeMap<String, Traffic>
     Ok(rows
         .iter()
         .map(|row| {
-            let traffic = Traffic {
+            let traffic = DatabaseTraffic {
                 transactions: row.get("transactions"),
                 rows_read: row.get("rows_read"),
             };

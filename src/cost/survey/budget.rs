@@ -37,7 +37,7 @@ pub fn check(report: &SurveyReport, budget: &PerFigure<f64>) -> Vec<BudgetFailur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::survey::rank::{Measured, RouteInput, Traffic, rank};
+    use crate::cost::survey::rank::{Measured, RouteInput, SurveyTraffic, rank};
     use crate::cost::survey::routes::UrlCount;
 
     fn measured(statements: f64, rows_read: f64, valid: bool) -> Measured {
@@ -86,7 +86,7 @@ mod tests {
                 input("/scan", measured(1.0, 50.0, true)),
                 input("/broken", measured(9.0, 900.0, false)),
             ],
-            Traffic::default(),
+            SurveyTraffic::default(),
         );
         let budget = PerFigure {
             rows_read: Some(55.0),

@@ -17,6 +17,6 @@ pub mod screen;
 pub mod shares;
 
 pub use rank::{
-    BudgetFailure, Measured, Measurement, RouteInput, RouteResult, SurveyReport, Traffic,
+    BudgetFailure, Measured, Measurement, RouteInput, RouteResult, SurveyReport, SurveyTraffic,
 };
 pub use shares::Shares;

@@ -209,7 +209,7 @@ pub struct BudgetFailure {
 
 /// The inputs of the report besides the routes.
 #[derive(Debug, Clone, Default)]
-pub struct Traffic {
+pub struct SurveyTraffic {
     pub base_url: String,
     pub parsed_requests: u64,
     pub unparsed_lines: usize,
@@ -223,7 +223,7 @@ pub struct Traffic {
 
 /// Ranks the routes: valid ones by share of db time, then of rows read (most first),
 /// then the routes that are not valid, unranked.
-pub fn rank(routes: Vec<RouteInput>, traffic: Traffic) -> SurveyReport {
+pub fn rank(routes: Vec<RouteInput>, traffic: SurveyTraffic) -> SurveyReport {
     let total = traffic.parsed_requests.max(1) as f64;
     let production = (traffic.production.as_ref()).map(|stats| attribution(stats, &routes));
     let mut results: Vec<RouteResult> = routes.into_iter().map(|r| result(r, total)).collect();
@@ -406,9 +406,9 @@ mod tests {
             route("/denied", 50, rejected_403()),
             route("/broken", 5, report(per_request(9.0, 9.0, 9.0), false)),
         ];
-        let traffic = Traffic {
+        let traffic = SurveyTraffic {
             parsed_requests: 200,
-            ..Traffic::default()
+            ..SurveyTraffic::default()
         };
         let survey = rank(routes, traffic);
         let names: Vec<&str> = survey.routes.iter().map(|r| r.route.as_str()).collect();
@@ -460,7 +460,7 @@ mod tests {
         };
         let survey = rank(
             vec![route("/a", 1, exact), route("/b", 1, only)],
-            Traffic::default(),
+            SurveyTraffic::default(),
         );
         let (a, b) = (&survey.routes[1], &survey.routes[0]);
         assert_eq!((a.route.as_str(), b.route.as_str()), ("/a", "/b"));
@@ -476,7 +476,10 @@ mod tests {
     fn a_figure_no_route_has_has_no_share() {
         let mut p = per_request(1.0, 0.0, 0.0);
         p.statements = None;
-        let survey = rank(vec![route("/a", 1, report(p, true))], Traffic::default());
+        let survey = rank(
+            vec![route("/a", 1, report(p, true))],
+            SurveyTraffic::default(),
+        );
         let shares = survey.routes[0].share_of_total.unwrap();
         assert_eq!(
             (
@@ -499,10 +502,10 @@ mod tests {
             route("/b", 10, report(per_request(1.0, 10.0, 3.0), true)),
             route("/denied", 5, rejected_403()),
         ];
-        let traffic = Traffic {
+        let traffic = SurveyTraffic {
             parsed_requests: 110,
             static_requests: 5,
-            ..Traffic::default()
+            ..SurveyTraffic::default()
         };
         let survey = rank(routes, traffic);
         let names: Vec<&str> = survey.routes.iter().map(|r| r.route.as_str()).collect();

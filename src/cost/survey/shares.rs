@@ -11,7 +11,7 @@ use crate::cost::report::model::figure::{Figure, PerFigure};
 /// Each figure's share of the total over the valid routes, at the logged traffic mix;
 /// null when no valid route has the figure, or the total is 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(into = "json::Shares")]
+#[serde(into = "json::SharesJson")]
 pub struct Shares {
     /// Of each figure the table marks `shared` (statements, rows read, rows returned).
     pub figures: PerFigure<f64>,
@@ -74,7 +74,7 @@ pub fn of_total(values: &[(Shares, f64)]) -> Vec<Shares> {
 /// The JSON of [`Shares`], each under its key.
 pub mod json {
     #[derive(serde::Serialize, schemars::JsonSchema)]
-    pub struct Shares {
+    pub struct SharesJson {
         pub statements: Option<f64>,
         pub rows_read: Option<f64>,
         pub rows_returned: Option<f64>,
@@ -83,9 +83,9 @@ pub mod json {
     }
 }
 
-impl From<Shares> for json::Shares {
-    fn from(s: Shares) -> json::Shares {
-        json::Shares {
+impl From<Shares> for json::SharesJson {
+    fn from(s: Shares) -> json::SharesJson {
+        json::SharesJson {
             statements: s.figures.get(Figure::Statements),
             rows_read: s.figures.get(Figure::RowsRead),
             rows_returned: s.figures.get(Figure::RowsReturned),

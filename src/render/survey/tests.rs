@@ -7,7 +7,7 @@ use crate::cost::survey::input::Unparsed;
 use crate::cost::survey::replay::CredentialUsed;
 use crate::cost::survey::replay::Expectation;
 use crate::cost::survey::routes::{Skipped, UrlCount};
-use crate::cost::survey::{Measured, RouteInput, Traffic, rank};
+use crate::cost::survey::{Measured, RouteInput, SurveyTraffic, rank};
 use crate::render::format::Format;
 use crate::render::html::tests::{external_references, outline};
 use crate::render::view::View;
@@ -87,7 +87,7 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
             ),
         ),
     ];
-    let traffic = Traffic {
+    let traffic = SurveyTraffic {
         base_url: "http://127.0.0.1:3000".into(),
         parsed_requests: 22,
         unparsed_lines: 1,
@@ -170,7 +170,7 @@ fn a_screened_route_is_marked_and_its_figures_explained() {
         route("/items/{id}", &[("/items/7", 4)], measured(2.0, 60.0, 2.0)),
         route("/search", &[("/search", 4)], screened(3.0, 12.0, 0.5)),
     ];
-    let report = rank::rank(routes, Traffic::default());
+    let report = rank::rank(routes, SurveyTraffic::default());
     let text = report.render(Format::Markdown).unwrap();
     let search = (text.lines())
         .find(|l| l.contains("/search") && l.starts_with('|'))

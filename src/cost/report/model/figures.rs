@@ -9,14 +9,14 @@ use super::{Load, PerRequest, Report};
 /// Per request, except `rps` and the latencies. `None` where the report has no value (no
 /// pg_stat_statements).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(from = "json::Figures", into = "json::Figures")]
+#[serde(from = "json::FiguresJson", into = "json::FiguresJson")]
 pub struct Figures {
     /// Requests per second over the burst.
     pub rps: f64,
     /// Median latency in ms.
     pub latency_p50_ms: f64,
     /// Each figure of the table, the p95 latency in ms. The JSON carries those the
-    /// baseline compares ([`json::Figures`]).
+    /// baseline compares ([`json::FiguresJson`]).
     pub per_figure: PerFigure<f64>,
 }
 
@@ -69,7 +69,7 @@ pub mod json {
     use serde::{Deserialize, Serialize};
 
     #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
-    pub struct Figures {
+    pub struct FiguresJson {
         /// Requests per second over the burst.
         pub rps: f64,
         /// Median latency in ms.
@@ -83,8 +83,8 @@ pub mod json {
     }
 }
 
-impl From<json::Figures> for Figures {
-    fn from(json: json::Figures) -> Figures {
+impl From<json::FiguresJson> for Figures {
+    fn from(json: json::FiguresJson) -> Figures {
         let per_figure = PerFigure {
             transactions: Some(json.transactions),
             statements: json.statements,
@@ -99,10 +99,10 @@ impl From<json::Figures> for Figures {
     }
 }
 
-impl From<Figures> for json::Figures {
-    fn from(figures: Figures) -> json::Figures {
+impl From<Figures> for json::FiguresJson {
+    fn from(figures: Figures) -> json::FiguresJson {
         let get = |f: Figure| figures.per_figure.get(f);
-        json::Figures {
+        json::FiguresJson {
             rps: figures.rps,
             latency_p50_ms: figures.latency_p50_ms,
             transactions: get(Figure::Transactions).unwrap_or(0.0),

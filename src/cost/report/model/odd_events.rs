@@ -80,14 +80,15 @@ impl fmt::Display for OddEvents {
 /// How far apart the windows with one-offs were, per request: half the range of each
 /// figure over them. 0 where every window agreed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Spread {
+#[schemars(rename = "Spread")]
+pub struct WindowSpread {
     pub transactions: f64,
     pub statements: Option<f64>,
     pub rows_read: f64,
     pub rows_returned: Option<f64>,
 }
 
-impl Spread {
+impl WindowSpread {
     /// True when every window gave the same figures.
     pub fn is_zero(&self) -> bool {
         self.transactions == 0.0
@@ -114,7 +115,7 @@ pub struct RareWork {
     /// Rows the odd scans read, per request, where known.
     pub rows_read_per_request: f64,
     /// How far apart the last two windows' figures were, per request.
-    pub spread: Spread,
+    pub spread: WindowSpread,
     /// How often it came, per minute of the windows that had it (the most events of one
     /// counter in each, over their seconds): a clock-driven event (a token touched once a
     /// minute, a heartbeat) comes back at its own rate in any window long enough. Null
