@@ -1,6 +1,7 @@
 //! The verdict of a ramp: the knee placed against the noise (`knee`), then, in this
 //! order, a saturated load generator or machine at or before the step past the knee, no
-//! knee, a knee the noise leaves unplaced, and the wall's rules at the knee (`walls`).
+//! knee, a knee the noise leaves unplaced (unless the app's pinned workers place it), and
+//! the wall's rules at the knee (`walls`).
 
 use crate::cost::ramp::knee::{self, GROWTH, Knee, KneeReading, RATE_MET};
 use crate::cost::ramp::step::Step;
@@ -29,7 +30,7 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
             Reading::new(rule, &steps[r.step], against, &r.judged)
         })
         .collect();
-    let mut verdict = Verdict::of(Wall::None, readings.clone());
+    let mut verdict = Verdict::of(Wall::None, readings);
     let reach = match knee {
         Knee::At { past, .. } => past + 1,
         _ => steps.len(),
@@ -54,18 +55,7 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
             }));
             verdict
         }
-        Knee::Undecided => {
-            let verdict = verdict.inconclusive(&readings);
-            let undecided = placing
-                .iter()
-                .filter(|r| r.judged.outcome == Outcome::Undecided);
-            let mut evidence: Vec<String> = undecided.map(says).collect();
-            evidence.push(decide_text(verdict.step_seconds_needed));
-            Verdict {
-                evidence,
-                ..verdict
-            }
-        }
+        Knee::Undecided => undecided(verdict, steps, &placing, open_model, host_cores),
         Knee::At { at, past, between } => {
             verdict.knee_concurrency = steps[at].concurrency;
             verdict.knee_rate = steps[at].rate;
@@ -84,6 +74,35 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
     }
 }
 
+/// The knee left open by the noise: placed by the app's pinned workers, or the verdict is
+/// inconclusive, with the readings left open and the step length that would decide them.
+fn undecided(
+    mut verdict: Verdict,
+    steps: &[Step],
+    placing: &[KneeReading],
+    open_model: bool,
+    host_cores: f64,
+) -> Verdict {
+    let open = (placing.iter()).filter(|r| r.judged.outcome == Outcome::Undecided);
+    let mut evidence: Vec<String> = open.map(|r| describe(steps, r, open_model)).collect();
+    if let Some(from) = walls::pinned_knee(steps, host_cores) {
+        evidence.push(walls::pinned_evidence(&steps[from..], host_cores));
+        verdict.knee_concurrency = steps[from].concurrency;
+        return Verdict {
+            wall: Wall::App,
+            evidence,
+            ..verdict
+        };
+    }
+    let readings = verdict.readings.clone();
+    let verdict = verdict.inconclusive(&readings);
+    evidence.push(decide_text(verdict.step_seconds_needed));
+    Verdict {
+        evidence,
+        ..verdict
+    }
+}
+
 /// The wall's rules read at `past`, the step beyond the knee.
 fn at_the_wall(mut verdict: Verdict, steps: &[Step], past: usize, host_cores: f64) -> Verdict {
     let named = walls::wall_at(steps, past, host_cores);
@@ -91,6 +110,11 @@ fn at_the_wall(mut verdict: Verdict, steps: &[Step], past: usize, host_cores: f6
     verdict.evidence.extend(named.evidence);
     if named.wall != Wall::Inconclusive {
         verdict.wall = named.wall;
+        return verdict;
+    }
+    if walls::workers_pinned(&steps[past], host_cores) {
+        verdict.wall = Wall::App;
+        (verdict.evidence).push(walls::pinned_evidence(&steps[past..=past], host_cores));
         return verdict;
     }
     let mut verdict = verdict.inconclusive(&named.readings);
