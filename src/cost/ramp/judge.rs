@@ -36,7 +36,10 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
         _ => steps.len(),
     };
     if let Some((saturated, evidence)) = saturation(&steps[..reach.min(steps.len())]) {
-        verdict.wall = Wall::LoadGenerator;
+        verdict.wall = match saturated {
+            Saturated::Pgcost => Wall::LoadGenerator,
+            Saturated::Host => Wall::Host,
+        };
         verdict.saturated = Some(saturated);
         verdict.evidence.push(evidence);
         return verdict;
@@ -196,14 +199,16 @@ fn saturation(steps: &[Step]) -> Option<(Saturated, String)> {
     });
     let mut evidence = format!(
         "this machine's CPUs were {:.0}% busy at {} ({:.2} of {} cores), {:.2} cores of it \
-         other work than pgcost, the --pid processes and Postgres's backends{load}: the \
-         machine pgcost runs on is saturated, so its steps measure the machine, and the ramp \
-         names neither the database nor the pool; run it on a quieter machine",
+         other work than pgcost ({:.2} cores), the --pid processes and Postgres's \
+         backends{load}: the machine pgcost runs on is saturated by other work, so its \
+         steps measure the machine, and the ramp names neither the database nor the pool; \
+         run it on a quieter machine",
         host.busy_cores / host.cpus as f64 * 100.0,
         label(step),
         host.busy_cores,
         host.cpus,
-        host.others_cores
+        host.others_cores,
+        step.load_generator_cpu.cores
     );
     if step.app_cpu.is_none() {
         evidence.push_str(

@@ -6,7 +6,7 @@
 use super::cpu::AppCpu;
 use super::host::Host;
 use super::judge::judge;
-use super::step::Step;
+use super::step::{LoadGeneratorCpu, Step};
 use super::tests::{spread_of, step};
 use super::verdict::{Rule, Saturated, Wall};
 use crate::cost::spread::Outcome;
@@ -165,10 +165,7 @@ fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
     });
     let v = judge(&steps, 2.0);
     let (wall, saturated) = (v.wall, v.saturated);
-    assert_eq!(
-        (wall, saturated),
-        (Wall::LoadGenerator, Some(Saturated::Host))
-    );
+    assert_eq!((wall, saturated), (Wall::Host, Some(Saturated::Host)));
     let said = &v.evidence[0];
     assert!(
         said.contains("names neither the database nor the pool"),
@@ -183,7 +180,11 @@ fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
     // pgcost's own CPU is said as before.
     steps[1].host = None;
     steps[1].load_generator_cpu.share_of_usable = 0.9;
-    assert_eq!(judge(&steps, 2.0).saturated, Some(Saturated::Pgcost));
+    let v = judge(&steps, 2.0);
+    assert_eq!(
+        (v.wall, v.saturated),
+        (Wall::LoadGenerator, Some(Saturated::Pgcost))
+    );
 }
 
 /// Issue 51's Django admin page behind gunicorn with 2 sync workers, on a quiet 2-core
@@ -245,4 +246,51 @@ fn a_django_app_with_its_two_workers_pinned_is_the_app_at_knee_2() {
     let mut growing = django();
     growing[3].rps = 90.0;
     assert_eq!(judge(&growing, 2.0).wall, Wall::Inconclusive);
+}
+
+#[test]
+fn other_work_saturating_the_host_is_the_host_never_the_load_generator() {
+    // Other apps took 0.59 cores at c=4, pgcost 0.03: the machine, not pgcost, is the wall.
+    let mut steps = django();
+    steps[2].app_cpu = Some(AppCpu {
+        busiest_thread_share: 0.66,
+        cores: 1.3,
+        threads: 3,
+        busy_threads: 2,
+        least_busy_thread_share: 0.64,
+    });
+    steps[2].load_generator_cpu = LoadGeneratorCpu {
+        cores: 0.03,
+        share_of_usable: 0.015,
+    };
+    steps[2].host = Some(Host {
+        cpus: 2,
+        busy_cores: 1.96,
+        others_cores: 0.59,
+        load_average: Some(3.2),
+        saturated: true,
+    });
+    let v = judge(&steps, 2.0);
+    assert_eq!(
+        (v.wall, v.saturated),
+        (Wall::Host, Some(Saturated::Host)),
+        "{v:?}"
+    );
+    let said = &v.evidence[0];
+    assert!(
+        said.contains("at c=4 (1.96 of 2 cores), 0.59 cores"),
+        "{said}"
+    );
+    assert!(said.contains("pgcost (0.03 cores)"), "{said}");
+    assert!(!said.contains("pass --pid"), "{said}");
+}
+
+#[test]
+fn steps_too_short_for_a_spread_are_inconclusive_and_ask_for_five_seconds() {
+    let mut steps = vec![step(1, 100.0, 1.0, 1, 0.5), step(2, 200.0, 1.0, 2, 1.0)];
+    steps[1].spread = Default::default();
+    let v = judge(&steps, 2.0);
+    let (wall, needed) = (v.wall, v.step_seconds_needed);
+    assert_eq!((wall, needed), (Wall::Inconclusive, Some(5)), "{v:?}");
+    assert!(v.evidence.last().unwrap().contains("at least 5 s"), "{v:?}");
 }
