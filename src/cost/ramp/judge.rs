@@ -68,7 +68,10 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
                     "the knee is at {} or {}: {}; and {}",
                     label(&steps[a]),
                     label(&steps[b]),
-                    says(&placing[placing.len() - 2]),
+                    placing
+                        .iter()
+                        .find(|r| r.step == b)
+                        .map_or(String::new(), says),
                     says(&placing[placing.len() - 1])
                 ),
             });
