@@ -12,7 +12,7 @@
 //! Each step lasts 6 s or more: the verdict judges every change against the spread of the
 //! steps' one-second samples, and a step of fewer than 5 whole seconds has none. The
 //! verdicts hold on a quiet machine: on one saturated by other work the ramp says so
-//! (wall `load_generator`), and the test fails with the machine's figures printed.
+//! (wall `host`), and the test fails with the machine's figures printed.
 
 mod support;
 

@@ -85,24 +85,38 @@ pub fn database_grown(before: &Ticks, after: &Ticks) -> u64 {
     grown.saturating_sub(ended_before)
 }
 
-/// The processes' CPU over a step: the busiest thread's share of one core, and the total
-/// in cores.
+/// A thread at or above this share of one core is busy: one of the app's workers at work.
+pub const BUSY_THREAD: f64 = 0.5;
+
+/// The processes' CPU over a step: the busiest thread's share of one core, the total in
+/// cores, and the busy threads (the app's workers at work).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AppCpu {
     pub busiest_thread_share: f64,
     pub cores: f64,
     /// Threads seen (of the processes and their children).
     pub threads: usize,
+    /// Threads at half a core or more ([`BUSY_THREAD`]): the app's workers at work.
+    #[serde(default)]
+    pub busy_threads: usize,
+    /// The share of one core of the least busy of the busy threads (0 with none).
+    #[serde(default)]
+    pub least_busy_thread_share: f64,
 }
 
 /// [`AppCpu`] of per-thread tick counts read before and after a step.
 pub fn app_cpu(before: &Ticks, after: &Ticks, ticks_per_second: u64, wall_seconds: f64) -> AppCpu {
+    let share = |ticks: u64| cores(ticks, ticks_per_second, wall_seconds);
     let grown = grown(before, after);
-    let busiest = grown.iter().copied().max().unwrap_or(0);
+    let busy: Vec<u64> = (grown.iter().copied())
+        .filter(|&t| share(t) >= BUSY_THREAD)
+        .collect();
     AppCpu {
-        busiest_thread_share: cores(busiest, ticks_per_second, wall_seconds),
-        cores: cores(grown.iter().sum(), ticks_per_second, wall_seconds),
+        busiest_thread_share: share(grown.iter().copied().max().unwrap_or(0)),
+        cores: share(grown.iter().sum()),
         threads: after.len(),
+        busy_threads: busy.len(),
+        least_busy_thread_share: share(busy.iter().copied().min().unwrap_or(0)),
     }
 }
 
@@ -162,5 +176,16 @@ mod tests {
         assert!((cpu.busiest_thread_share - 0.975).abs() < 1e-12, "{cpu:?}");
         assert!((cpu.cores - 1.10).abs() < 1e-12, "{cpu:?}");
         assert_eq!(cpu.threads, 3);
+        // Thread 1 alone used half a core or more: 195 ticks over 2 s.
+        assert_eq!(cpu.busy_threads, 1);
+        assert_eq!(cpu.least_busy_thread_share, cpu.busiest_thread_share);
+        // Two workers at 170 and 174 ticks over 2 s, the master idle.
+        let after: Ticks = [((1, 1), 270), ((1, 2), 224), ((1, 3), 8)].into();
+        let cpu = app_cpu(&before, &after, 100, 2.0);
+        assert_eq!((cpu.busy_threads, cpu.least_busy_thread_share), (2, 0.85));
+        assert_eq!(
+            app_cpu(&before, &before, 100, 2.0).least_busy_thread_share,
+            0.0
+        );
     }
 }

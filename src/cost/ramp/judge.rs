@@ -1,6 +1,7 @@
 //! The verdict of a ramp: the knee placed against the noise (`knee`), then, in this
 //! order, a saturated load generator or machine at or before the step past the knee, no
-//! knee, a knee the noise leaves unplaced, and the wall's rules at the knee (`walls`).
+//! knee, a knee the noise leaves unplaced (unless the app's pinned workers place it), and
+//! the wall's rules at the knee (`walls`).
 
 use crate::cost::ramp::knee::{self, GROWTH, Knee, KneeReading, RATE_MET};
 use crate::cost::ramp::step::Step;
@@ -29,13 +30,16 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
             Reading::new(rule, &steps[r.step], against, &r.judged)
         })
         .collect();
-    let mut verdict = Verdict::of(Wall::None, readings.clone());
+    let mut verdict = Verdict::of(Wall::None, readings);
     let reach = match knee {
         Knee::At { past, .. } => past + 1,
         _ => steps.len(),
     };
     if let Some((saturated, evidence)) = saturation(&steps[..reach.min(steps.len())]) {
-        verdict.wall = Wall::LoadGenerator;
+        verdict.wall = match saturated {
+            Saturated::Pgcost => Wall::LoadGenerator,
+            Saturated::Host => Wall::Host,
+        };
         verdict.saturated = Some(saturated);
         verdict.evidence.push(evidence);
         return verdict;
@@ -54,18 +58,7 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
             }));
             verdict
         }
-        Knee::Undecided => {
-            let verdict = verdict.inconclusive(&readings);
-            let undecided = placing
-                .iter()
-                .filter(|r| r.judged.outcome == Outcome::Undecided);
-            let mut evidence: Vec<String> = undecided.map(says).collect();
-            evidence.push(decide_text(verdict.step_seconds_needed));
-            Verdict {
-                evidence,
-                ..verdict
-            }
-        }
+        Knee::Undecided => undecided(verdict, steps, &placing, open_model, host_cores),
         Knee::At { at, past, between } => {
             verdict.knee_concurrency = steps[at].concurrency;
             verdict.knee_rate = steps[at].rate;
@@ -75,12 +68,44 @@ pub fn judge(steps: &[Step], host_cores: f64) -> Verdict {
                     "the knee is at {} or {}: {}; and {}",
                     label(&steps[a]),
                     label(&steps[b]),
-                    says(&placing[placing.len() - 2]),
+                    placing
+                        .iter()
+                        .find(|r| r.step == b)
+                        .map_or(String::new(), says),
                     says(&placing[placing.len() - 1])
                 ),
             });
             at_the_wall(verdict, steps, past, host_cores)
         }
+    }
+}
+
+/// The knee left open by the noise: placed by the app's pinned workers, or the verdict is
+/// inconclusive, with the readings left open and the step length that would decide them.
+fn undecided(
+    mut verdict: Verdict,
+    steps: &[Step],
+    placing: &[KneeReading],
+    open_model: bool,
+    host_cores: f64,
+) -> Verdict {
+    let open = (placing.iter()).filter(|r| r.judged.outcome == Outcome::Undecided);
+    let mut evidence: Vec<String> = open.map(|r| describe(steps, r, open_model)).collect();
+    if let Some(from) = walls::pinned_knee(steps, host_cores) {
+        evidence.push(walls::pinned_evidence(&steps[from..], host_cores));
+        verdict.knee_concurrency = steps[from].concurrency;
+        return Verdict {
+            wall: Wall::App,
+            evidence,
+            ..verdict
+        };
+    }
+    let readings = verdict.readings.clone();
+    let verdict = verdict.inconclusive(&readings);
+    evidence.push(decide_text(verdict.step_seconds_needed));
+    Verdict {
+        evidence,
+        ..verdict
     }
 }
 
@@ -91,6 +116,11 @@ fn at_the_wall(mut verdict: Verdict, steps: &[Step], past: usize, host_cores: f6
     verdict.evidence.extend(named.evidence);
     if named.wall != Wall::Inconclusive {
         verdict.wall = named.wall;
+        return verdict;
+    }
+    if walls::workers_pinned(&steps[past], host_cores) {
+        verdict.wall = Wall::App;
+        (verdict.evidence).push(walls::pinned_evidence(&steps[past..=past], host_cores));
         return verdict;
     }
     let mut verdict = verdict.inconclusive(&named.readings);
@@ -172,14 +202,16 @@ fn saturation(steps: &[Step]) -> Option<(Saturated, String)> {
     });
     let mut evidence = format!(
         "this machine's CPUs were {:.0}% busy at {} ({:.2} of {} cores), {:.2} cores of it \
-         other work than pgcost, the --pid processes and Postgres's backends{load}: the \
-         machine pgcost runs on is saturated, so its steps measure the machine, and the ramp \
-         names neither the database nor the pool; run it on a quieter machine",
+         other work than pgcost ({:.2} cores), the --pid processes and Postgres's \
+         backends{load}: the machine pgcost runs on is saturated by other work, so its \
+         steps measure the machine, and the ramp names neither the database nor the pool; \
+         run it on a quieter machine",
         host.busy_cores / host.cpus as f64 * 100.0,
         label(step),
         host.busy_cores,
         host.cpus,
-        host.others_cores
+        host.others_cores,
+        step.load_generator_cpu.cores
     );
     if step.app_cpu.is_none() {
         evidence.push_str(

@@ -66,7 +66,8 @@ pub struct KneeReading {
 /// judged: the later step's throughput against the growth required of the earlier one's.
 /// The first pair that did not grow beyond the noise places it: flat beyond the noise,
 /// the knee; undecided, the knee is that pair's first step or its second if the next
-/// pair is flat beyond the noise, and cannot be placed otherwise.
+/// pair, or the step after the pair against its first, is flat beyond the noise, and
+/// cannot be placed otherwise.
 pub fn judge_closed(steps: &[(f64, Figure)]) -> (Knee, Vec<KneeReading>) {
     let pairs: Vec<(usize, usize)> = (0..steps.len().saturating_sub(1))
         .map(|i| (i, i + 1))
@@ -106,7 +107,15 @@ pub fn judge_closed(steps: &[(f64, Figure)]) -> (Knee, Vec<KneeReading>) {
         let next = read((j, k));
         readings.push(next);
         if next.judged.outcome != Outcome::Below {
-            return (Knee::Undecided, readings);
+            // One noisy step (its six seconds estimate its spread on five degrees of
+            // freedom, t 5.9) leaves both pairs around it open, though the steps on each
+            // side decide: growth from i to k, asked of two pairs at once, is judged too,
+            // and read only when it decides.
+            let span = read((i, k));
+            if span.judged.outcome != Outcome::Below {
+                return (Knee::Undecided, readings);
+            }
+            readings.push(span);
         }
         let at = if reading.judged.margin < 0.0 { i } else { j };
         let between = Some((i, j));
@@ -323,6 +332,50 @@ mod tests {
             spread: None,
         };
         let steps = [(1.0, steady(100.0, 1.0)), (2.0, short)];
+        assert_eq!(judge_closed(&steps).0, Knee::Undecided);
+    }
+
+    /// A step of six seconds whose throughput has this standard error.
+    fn six_seconds(value: f64, se: f64) -> Figure {
+        let sd = se * 6f64.sqrt();
+        let spread = Some(spread::Spread { samples: 6, sd, se });
+        Figure { value, spread }
+    }
+
+    #[test]
+    fn one_noisy_step_between_two_quiet_ones_does_not_leave_the_knee_open() {
+        // The hot row of tests/ramp.rs in CI: c=4's seconds had a standard error of 7.5 rps,
+        // the others' 1.4. Its variance, estimated from six seconds, is nearly all of each
+        // pair's: Welch's degrees of freedom fall to 5.4, t to 5.6, and the noise of
+        // 2 → 4 to ±43 rps (5.6 × √(7.5² + 1.1² × 1.4²)), of 4 → 8 to ±47.
+        let steps = [
+            (1.0, six_seconds(180.0, 1.4)),
+            (2.0, six_seconds(210.0, 1.4)),
+            (4.0, six_seconds(215.0, 7.5)),
+            (8.0, six_seconds(213.0, 1.4)),
+        ];
+        let (placed, readings) = judge_closed(&steps);
+        let outcomes: Vec<Outcome> = readings.iter().map(|r| r.judged.outcome).collect();
+        use Outcome::{Above, Below, Undecided};
+        assert_eq!(
+            outcomes,
+            [Above, Undecided, Undecided, Below],
+            "{readings:?}"
+        );
+        let noise = readings[1].judged.noise.unwrap();
+        assert!((noise - 42.7).abs() < 0.1, "{readings:?}");
+        // c=2 → c=8 asks for 21% growth of two quiet steps: 41 rps short, noise ±9.
+        assert_eq!((readings[3].step, readings[3].against), (3, Some(1)));
+        assert!(readings[3].judged.noise.unwrap() < 10.0, "{readings:?}");
+        let between = Some((1, 2));
+        let at = Knee::At {
+            at: 1,
+            past: 3,
+            between,
+        };
+        assert_eq!(placed, at, "{readings:?}");
+        // The noisy step last instead: nothing decides it.
+        let steps = [steps[0], steps[1], steps[2], (8.0, six_seconds(213.0, 7.5))];
         assert_eq!(judge_closed(&steps).0, Knee::Undecided);
     }
 

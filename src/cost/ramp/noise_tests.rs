@@ -1,10 +1,12 @@
 //! The verdict judged against the noise, on hand-built steps: a busy machine's ramp is
 //! inconclusive, a quiet one is not, the database and the pools are never named on a
-//! difference within the noise, and a machine saturated by other work is said to be.
+//! difference within the noise, the app's pinned workers decide what throughput leaves
+//! open, and a machine saturated by other work is said to be.
 
+use super::cpu::AppCpu;
 use super::host::Host;
 use super::judge::judge;
-use super::step::Step;
+use super::step::{LoadGeneratorCpu, Step};
 use super::tests::{spread_of, step};
 use super::verdict::{Rule, Saturated, Wall};
 use crate::cost::spread::Outcome;
@@ -163,10 +165,7 @@ fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
     });
     let v = judge(&steps, 2.0);
     let (wall, saturated) = (v.wall, v.saturated);
-    assert_eq!(
-        (wall, saturated),
-        (Wall::LoadGenerator, Some(Saturated::Host))
-    );
+    assert_eq!((wall, saturated), (Wall::Host, Some(Saturated::Host)));
     let said = &v.evidence[0];
     assert!(
         said.contains("names neither the database nor the pool"),
@@ -181,7 +180,109 @@ fn a_machine_saturated_by_other_work_is_the_wall_never_the_database() {
     // pgcost's own CPU is said as before.
     steps[1].host = None;
     steps[1].load_generator_cpu.share_of_usable = 0.9;
-    assert_eq!(judge(&steps, 2.0).saturated, Some(Saturated::Pgcost));
+    let v = judge(&steps, 2.0);
+    assert_eq!(
+        (v.wall, v.saturated),
+        (Wall::LoadGenerator, Some(Saturated::Pgcost))
+    );
+}
+
+/// Issue 51's Django admin page behind gunicorn with 2 sync workers, on a quiet 2-core
+/// machine, at 5 s steps: 38, 72, 78 and 82 rps at c = 1, 2, 4, 8, each second a few rps
+/// off its step's; from c=2 on both workers at 85% to 87% of a core, the app 1.71 cores.
+fn django() -> Vec<Step> {
+    let cpu = |busy_threads, least, busiest, cores| AppCpu {
+        busiest_thread_share: busiest,
+        cores,
+        threads: 3,
+        busy_threads,
+        least_busy_thread_share: least,
+    };
+    [
+        (1, 38.0, cpu(1, 0.86, 0.86, 0.87)),
+        (2, 72.0, cpu(2, 0.85, 0.87, 1.71)),
+        (4, 78.0, cpu(2, 0.86, 0.87, 1.72)),
+        (8, 82.0, cpu(2, 0.86, 0.87, 1.73)),
+    ]
+    .iter()
+    .map(|&(c, rps, cpu)| {
+        let mut s = step(c, rps, 2.0, 2, 0.1);
+        s.spread.rps = spread_of(4.0);
+        s.app_cpu = Some(cpu);
+        s.host = Some(Host {
+            cpus: 2,
+            busy_cores: cpu.cores + 0.2,
+            others_cores: 0.08,
+            load_average: Some(2.1),
+            saturated: false,
+        });
+        s
+    })
+    .collect()
+}
+
+#[test]
+fn a_django_app_with_its_two_workers_pinned_is_the_app_at_knee_2() {
+    let v = judge(&django(), 2.0);
+    assert_eq!((v.wall, v.knee_concurrency), (Wall::App, Some(2)), "{v:?}");
+    // Throughput alone leaves it open: 72 to 78 rps is 1.2 short of 10% within the noise.
+    let growth = &v.readings[1];
+    assert_eq!(
+        (growth.step.as_str(), growth.outcome),
+        ("c=4", Outcome::Undecided)
+    );
+    let said = v.evidence.last().unwrap();
+    assert!(said.contains("of the host's 2 cores"), "{said}");
+    let c2 = "at c=2, its 2 busy threads used 85% to 87% of one core each, the app 1.71 cores";
+    assert!(said.contains(c2), "{said}");
+    assert!(!said.contains("at c=1"), "{said}");
+    // Without --pid, or with the workers near a core while the app leaves half of the host
+    // free (they wait on something else), nothing decides it.
+    let mut blind = django();
+    blind.iter_mut().for_each(|s| s.app_cpu = None);
+    assert_eq!(judge(&blind, 2.0).wall, Wall::Inconclusive);
+    assert_eq!(judge(&django(), 4.0).wall, Wall::Inconclusive);
+    // Pinned, but still growing by 10% per doubling: not the app's wall yet.
+    let mut growing = django();
+    growing[3].rps = 90.0;
+    assert_eq!(judge(&growing, 2.0).wall, Wall::Inconclusive);
+}
+
+#[test]
+fn other_work_saturating_the_host_is_the_host_never_the_load_generator() {
+    // Other apps took 0.59 cores at c=4, pgcost 0.03: the machine, not pgcost, is the wall.
+    let mut steps = django();
+    steps[2].app_cpu = Some(AppCpu {
+        busiest_thread_share: 0.66,
+        cores: 1.3,
+        threads: 3,
+        busy_threads: 2,
+        least_busy_thread_share: 0.64,
+    });
+    steps[2].load_generator_cpu = LoadGeneratorCpu {
+        cores: 0.03,
+        share_of_usable: 0.015,
+    };
+    steps[2].host = Some(Host {
+        cpus: 2,
+        busy_cores: 1.96,
+        others_cores: 0.59,
+        load_average: Some(3.2),
+        saturated: true,
+    });
+    let v = judge(&steps, 2.0);
+    assert_eq!(
+        (v.wall, v.saturated),
+        (Wall::Host, Some(Saturated::Host)),
+        "{v:?}"
+    );
+    let said = &v.evidence[0];
+    assert!(
+        said.contains("at c=4 (1.96 of 2 cores), 0.59 cores"),
+        "{said}"
+    );
+    assert!(said.contains("pgcost (0.03 cores)"), "{said}");
+    assert!(!said.contains("pass --pid"), "{said}");
 }
 
 #[test]

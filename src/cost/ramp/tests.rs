@@ -122,6 +122,8 @@ fn idle_backends_and_a_pinned_thread_is_the_app() {
         busiest_thread_share: 0.99,
         cores: 1.01,
         threads: 3,
+        busy_threads: 1,
+        least_busy_thread_share: 0.99,
     });
     let v = judge(&steps, 2.0);
     assert_eq!((v.wall, v.knee_concurrency), (Wall::App, Some(1)), "{v:?}");

@@ -1,6 +1,6 @@
 //! The verdict of a ramp as data: the wall, the knee, the readings it rests on (each
 //! comparison judged against the noise of its one-second samples), what saturated when the
-//! load generator is the wall; and how a step is named. `judge` reaches it.
+//! load generator or the host is the wall; and how a step is named. `judge` reaches it.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,8 @@ pub enum Wall {
     Pool,
     Database,
     LoadGenerator,
+    /// The machine pgcost runs on, saturated by other work.
+    Host,
     None,
     /// A change the verdict needs is within the noise of its steps.
     Inconclusive,
@@ -36,7 +38,7 @@ impl Wall {
     }
 }
 
-/// What saturated when the load generator is the wall.
+/// What saturated when the load generator or the host is the wall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Saturated {
@@ -101,7 +103,7 @@ pub struct Verdict {
     pub knee_concurrency: Option<u32>,
     pub knee_rate: Option<f64>,
     pub evidence: Vec<String>,
-    /// With `load_generator`: pgcost itself, or the machine it runs on.
+    /// With `load_generator`: pgcost itself; with `host`: the machine it runs on.
     #[serde(default)]
     pub saturated: Option<Saturated>,
     /// Every comparison the verdict read, in order, with its noise.

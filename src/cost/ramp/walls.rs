@@ -3,8 +3,10 @@
 //! CPU), PgBouncer's pool, the app's pool, the app. Neither the database nor a pool is
 //! named on a difference within the noise: the verdict is then inconclusive.
 
+use crate::cost::ramp::cpu::AppCpu;
+use crate::cost::ramp::knee;
 use crate::cost::ramp::step::Step;
-use crate::cost::ramp::verdict::{Reading, Rule, UNKNOWN_NOISE, Wall, label, noise_text};
+use crate::cost::ramp::verdict::{self, Reading, Rule, UNKNOWN_NOISE, Wall, label, noise_text};
 use crate::cost::spread::{self, Judged, Outcome};
 
 /// db time per request up by this factor from the first step: the database is the wall.
@@ -15,6 +17,10 @@ pub const DB_WAIT_SHARE: f64 = 0.3;
 pub const DATABASE_CPU: f64 = 0.9;
 /// A thread at or above this share of one core is pinned.
 pub const PINNED_THREAD: f64 = 0.9;
+/// Busy threads at or above this share of one core are pinned too when the app holds
+/// [`APP_HOLDS_HOST`] of the host's cores or more: the host has no more to give them.
+pub const NEAR_PINNED: f64 = 0.8;
+pub const APP_HOLDS_HOST: f64 = 0.75;
 /// Active backends at or above this share of the connected ones (mean), with the max
 /// reaching them: the pool is full; below it, the pool is not saturated. A connection the
 /// app holds between two statements is idle on the server, so the mean of a full pool
@@ -66,7 +72,8 @@ pub fn wall_at(steps: &[Step], past: usize, host_cores: f64) -> Named {
         past.per_request.db_time_ms,
         label(past)
     );
-    let (wall, evidence) = pool_or_app(first, past, flat, &mut readings);
+    let pinned = workers_pinned(past, host_cores);
+    let (wall, evidence) = pool_or_app((first, past, pinned), flat, &mut readings);
     Named {
         wall,
         evidence,
@@ -75,10 +82,9 @@ pub fn wall_at(steps: &[Step], past: usize, host_cores: f64) -> Named {
 }
 
 /// Past the database's rules (db time per request `flat`): PgBouncer's pool, the app's
-/// pool busy or idle beyond the noise, a pinned app thread.
+/// pool busy or idle beyond the noise, the app's workers `pinned` at `past`.
 fn pool_or_app(
-    first: &Step,
-    past: &Step,
+    (first, past, pinned): (&Step, &Step, bool),
     flat: String,
     readings: &mut Vec<Reading>,
 ) -> (Wall, Vec<String>) {
@@ -94,9 +100,6 @@ fn pool_or_app(
     if let Some(queued) = pgbouncer_evidence(first, past) {
         return (Wall::Pool, vec![queued, backends, flat]);
     }
-    let pinned = past
-        .app_cpu
-        .is_some_and(|c| c.busiest_thread_share >= PINNED_THREAD);
     let busy = (connected > 0.0).then(|| {
         let judged = spread::judge(
             &[(1.0, past.active_backends_figure())],
@@ -124,7 +127,7 @@ fn pool_or_app(
         ),
         _ => (
             Wall::App,
-            [vec![backends, flat], app_evidence(past)].concat(),
+            [vec![backends, flat], app_evidence(past, pinned)].concat(),
         ),
     }
 }
@@ -207,19 +210,71 @@ fn pgbouncer_evidence(first: &Step, past: &Step) -> Option<String> {
     })
 }
 
-fn app_evidence(step: &Step) -> Vec<String> {
-    let Some(cpu) = step.app_cpu else {
-        return Vec::new();
-    };
-    let pinned = cpu.busiest_thread_share >= PINNED_THREAD;
+fn app_evidence(step: &Step, pinned: bool) -> Vec<String> {
     let reading = if pinned {
         "it is pinned"
     } else {
         "not pinned: if this host is short of CPU, the app waits for a core"
     };
-    vec![format!(
-        "the app's busiest thread used {:.0}% of one core ({reading}); the app, {:.2} cores",
-        cpu.busiest_thread_share * 100.0,
-        cpu.cores
-    )]
+    (step.app_cpu.iter())
+        .map(|cpu| {
+            format!(
+                "the app at {}: {} ({reading})",
+                label(step),
+                threads_text(cpu)
+            )
+        })
+        .collect()
+}
+
+/// `its 2 busy threads used 85% to 87% of one core each, the app 1.71 cores`.
+fn threads_text(cpu: &AppCpu) -> String {
+    let threads = match cpu.busy_threads {
+        0 | 1 => format!(
+            "its busiest thread used {:.0}% of one core",
+            cpu.busiest_thread_share * 100.0
+        ),
+        n => format!(
+            "its {n} busy threads used {:.0}% to {:.0}% of one core each",
+            cpu.least_busy_thread_share * 100.0,
+            cpu.busiest_thread_share * 100.0
+        ),
+    };
+    format!("{threads}, the app {:.2} cores", cpu.cores)
+}
+
+/// Whether the app's workers are pinned at `step`: a thread at a full core
+/// ([`PINNED_THREAD`]), or every busy thread near one ([`NEAR_PINNED`]) while the app
+/// holds most of the host.
+pub fn workers_pinned(step: &Step, host_cores: f64) -> bool {
+    step.app_cpu.is_some_and(|c| {
+        let near = c.busy_threads > 0 && c.least_busy_thread_share >= NEAR_PINNED;
+        c.busiest_thread_share >= PINNED_THREAD || (near && c.cores >= APP_HOLDS_HOST * host_cores)
+    })
+}
+
+/// The closed-loop step from which the app's workers are pinned at every step while
+/// throughput grows less than the rule asks at every pair (point estimates), when there is
+/// a pair: the knee the app's CPU places where the noise leaves throughput's open.
+pub fn pinned_knee(steps: &[Step], host_cores: f64) -> Option<usize> {
+    let points = verdict::points(steps);
+    let from = (0..points.len())
+        .rev()
+        .take_while(|&i| workers_pinned(&steps[i], host_cores))
+        .last()?;
+    let short = |pair: &[(f64, f64)]| knee::knee(pair) == Some(0);
+    let pairs = points[from..].windows(2);
+    (points.len() == steps.len() && pairs.len() > 0 && pairs.clone().all(short)).then_some(from)
+}
+
+/// The evidence of the app's workers pinned at each of `steps`, of `host_cores`.
+pub fn pinned_evidence(steps: &[Step], host_cores: f64) -> String {
+    let each: Vec<String> = (steps.iter())
+        .filter_map(|s| Some(format!("at {}, {}", label(s), threads_text(&s.app_cpu?))))
+        .collect();
+    format!(
+        "the app's workers were pinned (of the host's {host_cores:.0} cores): {}; the app's \
+         CPU is the wall",
+        each.join("; ")
+    )
 }

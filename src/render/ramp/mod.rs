@@ -4,7 +4,7 @@
 
 use crate::cost::ramp::RampReport;
 use crate::cost::ramp::step::Step;
-use crate::cost::ramp::verdict::{Saturated, Wall, decide_text};
+use crate::cost::ramp::verdict::{Wall, decide_text};
 use crate::render::format::{Format, RAMP_FORMATS};
 
 use crate::render::audit::markdown::markdown_table;
@@ -112,16 +112,14 @@ fn with_pgbouncer(grid: &mut Grid, steps: &[Step]) {
 pub fn sentence(report: &RampReport) -> String {
     let v = &report.verdict;
     let knee = (v.knee_concurrency).map_or(String::new(), |c| format!(" (knee at c={c})"));
-    let what = match (v.wall, v.saturated) {
-        (Wall::App, _) => "the app itself is the wall",
-        (Wall::Pool, _) => "the app's connection pool is the wall",
-        (Wall::Database, _) => "the database is the wall",
-        (Wall::LoadGenerator, Some(Saturated::Host)) => {
-            "the machine pgcost runs on is saturated: the load generator's machine is the wall"
-        }
-        (Wall::LoadGenerator, _) => "pgcost ran out of CPU: the load generator is the wall",
-        (Wall::None, _) => "no wall was found",
-        (Wall::Inconclusive, _) => {
+    let what = match v.wall {
+        Wall::App => "the app itself is the wall",
+        Wall::Pool => "the app's connection pool is the wall",
+        Wall::Database => "the database is the wall",
+        Wall::Host => "the machine pgcost runs on is saturated by other work: the host is the wall",
+        Wall::LoadGenerator => "pgcost ran out of CPU: the load generator is the wall",
+        Wall::None => "no wall was found",
+        Wall::Inconclusive => {
             return format!(
                 "Verdict: inconclusive{knee}: a difference the verdict needs is within the \
                  noise of its steps; {}.",
