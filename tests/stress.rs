@@ -2,8 +2,8 @@
 //! honestly not valid (`valid: false` with a reason, exit 3), but never valid and wrong:
 //! runs of `pgcost demo` against the exact truth of its three pipelines, audits of a
 //! Rails-like pooled app with prepared statements at `-c 4`, and `pgcost ramp` of a
-//! CPU-bound app, which is the app's wall, inconclusive, or this machine saturated, never
-//! the database or the pool.
+//! CPU-bound app, which is the app's wall, inconclusive, or this machine saturated (wall
+//! `host`), never the database, the pool or pgcost's load generator.
 //!
 //! `PGCOST_STRESS_RUNS` sets the demo runs and the audits (3 of each by default),
 //! `PGCOST_STRESS_RAMPS` the ramps (1), `PGCOST_STRESS_LANES` the runs at once (3: most
@@ -159,8 +159,8 @@ fn inconclusive(verdict: &Value) -> bool {
 }
 
 /// A ramp of the CPU-bound app: not valid with a reason, the wall `app`, inconclusive, or
-/// the load generator's machine named as saturated (`saturated: "host"`, a wall too: the
-/// hogs are on it). Anything else (the database, the pool, none) is wrong.
+/// the host named as saturated (wall `host`: the hogs are on it). Anything else (the
+/// database, the pool, pgcost's own load generator, none) is wrong.
 fn judge_ramp(report: &Value) -> Outcome {
     if report["valid"] != true {
         return support::stress::not_valid(report);
@@ -181,7 +181,7 @@ fn judge_ramp(report: &Value) -> Outcome {
         verdict["knee_concurrency"],
         rps.join(", ")
     );
-    let saturated = verdict["wall"] == "load_generator" && verdict["saturated"] == "host";
+    let saturated = verdict["wall"] == "host" && verdict["saturated"] == "host";
     match inconclusive(verdict) || verdict["wall"] == "app" || saturated {
         true => Outcome::Right(said),
         false => Outcome::Wrong(format!("{said}: {}", verdict["evidence"])),
