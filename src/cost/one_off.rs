@@ -62,13 +62,9 @@ pub fn odd_events(window: &WindowDelta, requests: u64) -> Vec<OddEvents> {
         push(EventKind::RowsUpdated, &table.name, c.n_tup_upd, 0);
         push(EventKind::RowsDeleted, &table.name, c.n_tup_del, 0);
     }
-    for statement in &window.statements {
-        push(
-            EventKind::Calls,
-            &one_line(&statement.query, 80),
-            statement.calls,
-            0,
-        );
+    for (query, entries) in by_text(&window.statements) {
+        let calls = entries.iter().map(|s| s.calls).sum();
+        push(EventKind::Calls, &one_line(query, 80), calls, 0);
     }
     let db = &window.database;
     push(
@@ -102,8 +98,8 @@ pub fn rare_part(
     if let Some(catalog) = odd.iter().find(|o| o.kind == EventKind::CatalogScans) {
         return Err(format!("the catalog was loaded ({catalog})"));
     }
-    let statements: Vec<Option<StatementDelta>> = (window.statements.iter())
-        .map(|s| rare_calls(s, requests))
+    let statements: Vec<Vec<StatementDelta>> = (by_text(&window.statements).into_iter())
+        .map(|(_, entries)| rare_calls(&entries, requests))
         .collect::<Result<_, _>>()?;
     let tables: Vec<Option<TableDelta>> = (window.tables.iter())
         .map(|t| rare_table(t, requests))
@@ -152,26 +148,44 @@ fn excess(total: i64, requests: u64, of: &str) -> Result<i64, String> {
     }
 }
 
-/// The rare calls of `statement`: all of them when the other requests make none, those
-/// beyond a whole number per request otherwise (with their rows, when every call returned
-/// as many).
-fn rare_calls(statement: &StatementDelta, requests: u64) -> Result<Option<StatementDelta>, String> {
-    let of = format!("the calls of {}", one_line(&statement.query, 80));
-    match remainder(statement.calls, requests) {
-        None => Ok(None),
-        Some((0, _)) => Ok(Some(statement.clone())),
-        Some(_) if statement.rows % statement.calls != 0 => {
+/// The statements by their text, in the order first seen: one statement's entries are
+/// several where its query id changes from request to request (a temporary table made on
+/// each request is a new relation every time), so its calls are counted together.
+fn by_text(statements: &[StatementDelta]) -> Vec<(&str, Vec<&StatementDelta>)> {
+    let mut out: Vec<(&str, Vec<&StatementDelta>)> = Vec::new();
+    for statement in statements {
+        match out.iter_mut().find(|(query, _)| *query == statement.query) {
+            Some((_, entries)) => entries.push(statement),
+            None => out.push((&statement.query, vec![statement])),
+        }
+    }
+    out
+}
+
+/// The rare calls of one statement (its `entries`): all of them when the other requests
+/// make none, those beyond a whole number per request otherwise, with their rows when every
+/// call returned as many (set against its busiest entry).
+fn rare_calls(entries: &[&StatementDelta], requests: u64) -> Result<Vec<StatementDelta>, String> {
+    let (calls, rows) = (entries.iter()).fold((0, 0), |(c, r), s| (c + s.calls, r + s.rows));
+    let Some(busiest) = entries.iter().max_by_key(|s| s.calls) else {
+        return Ok(Vec::new());
+    };
+    let of = format!("the calls of {}", one_line(&busiest.query, 80));
+    match remainder(calls, requests) {
+        None => Ok(Vec::new()),
+        Some((0, _)) => Ok(entries.iter().map(|s| (*s).clone()).collect()),
+        Some(_) if rows % calls != 0 => {
             Err(format!("{of}: the rare calls' rows cannot be told apart"))
         }
         Some(_) => {
-            let calls = excess(statement.calls, requests, &of)?;
-            Ok(Some(StatementDelta {
-                key: statement.key.clone(),
-                query: statement.query.clone(),
-                calls,
-                rows: statement.rows / statement.calls * calls,
+            let rare = excess(calls, requests, &of)?;
+            Ok(vec![StatementDelta {
+                key: busiest.key.clone(),
+                query: busiest.query.clone(),
+                calls: rare,
+                rows: rows / calls * rare,
                 ..StatementDelta::default()
-            }))
+            }])
         }
     }
 }
@@ -632,6 +646,31 @@ mod tests {
             "12.0 ± 1.7 transactions, 12.0 ± 1.7 statements, 54.0 ± 7.7 rows read and \
              12.0 ± 1.7 rows returned a minute"
         );
+    }
+
+    #[test]
+    fn a_statement_whose_id_changes_on_every_request_is_counted_by_its_text() {
+        // A temporary table made on each request is a new relation each time: its INSERT
+        // has a new query id, and pg_stat_statements an entry of 1 call, per request.
+        let insert = "INSERT INTO staging SELECT g FROM generate_series($1, $2) g";
+        let mut window = WindowDelta {
+            statements: (0..200)
+                .map(|i| statement(100 + i, insert, 1, 2000))
+                .collect(),
+            ..Default::default()
+        };
+        window.database.xact_commit = 200;
+        assert!(odd_events(&window, 200).is_empty());
+        // With two touches beside it, only the touches are rare.
+        window
+            .statements
+            .push(statement(1, "UPDATE tokens SET last_used = now()", 2, 2));
+        window.database.xact_commit = 202;
+        let odd = odd_events(&window, 200);
+        assert_eq!(odd.len(), 2, "{odd:?}");
+        let rare = rare_part(&window, &odd, 200).unwrap();
+        assert_eq!(rare.statements.len(), 1);
+        assert_eq!(regular_part(&window, &rare).statements.len(), 200);
     }
 
     #[test]

@@ -196,8 +196,8 @@ fn without_rare(mut window: Window, rare: &RarePart) -> Window {
 fn inseparable(of: &str, why: &str) -> Invalid {
     let message = format!(
         "the app's rare work came back in the same counters, but its part of {of} cannot be \
-         told apart from the requests' ({why}): the figures would include it; measure again \
-         with more requests (-n), or fewer, so that the window holds it a few times"
+         told apart from the requests' ({why}): the figures would include it (the note \
+         rare_events names its events and how often they came)"
     );
     Invalid::new(Code::OneOffsInEveryWindow, message)
 }
