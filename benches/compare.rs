@@ -460,7 +460,7 @@ fn main() {
         let mut end = source.snapshot().await.unwrap();
         let t0 = Instant::now();
         source
-            .name_changed(&pgcost::cost::snapshot::calls(&start.statements), &mut end)
+            .name_changed(&pgcost_core::snapshot::calls(&start.statements), &mut end)
             .await
             .unwrap();
         let named = end

@@ -11,8 +11,6 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
 use crate::auth::{self, AuthConfig, CredentialOptions, Prompt, Redactor};
-use crate::cost::background;
-use crate::cost::findings::Thresholds;
 use crate::error::{Error, Result};
 use crate::flags::{
     AuditArgs, BackgroundArgs, FindingsArgs, LoadArgs, OutputArgs, SourceArgs, Spelling, TargetArgs,
@@ -22,12 +20,14 @@ use crate::http::request::{RequestSpec, add_guessed_content_type};
 use crate::http::rotation::Target;
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
-use crate::source::SourceMap;
 use crate::values::{
     check_counts, parse_duration, parse_header, parse_header_name, parse_json_pointer,
     parse_method, parse_named_thresholds, parse_percent, parse_positive_duration, parse_url,
     read_body_file, read_cacert,
 };
+use pgcost_core::background;
+use pgcost_core::findings::Thresholds;
+use pgcost_core::source::SourceMap;
 
 /// Everything `audit::run` needs, already checked.
 #[derive(Debug, Clone)]

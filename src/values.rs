@@ -10,9 +10,9 @@ use bytes::Bytes;
 use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
-use crate::cost::findings::Thresholds;
-use crate::cost::report::model::notes::Note;
 use crate::error::{Error, Result};
+use pgcost_core::findings::Thresholds;
+use pgcost_core::report::model::notes::Note;
 
 /// Checks `--allow-status` codes; allowing 401 or 403 earns a warning.
 pub fn parse_allowed_statuses(codes: &[u16]) -> Result<(Vec<u16>, Vec<Note>)> {

@@ -1,4 +1,5 @@
-//! Guards the shape of the code base: no import cycle between the top-level modules of src/, nor
+//! Guards the shape of the code base, in each crate of the workspace (src/ and crates/core/src/),
+//! what the compiler does not check: no import cycle between the top-level modules, nor
 //! between the sibling modules of one module folder (an edge into a sibling folder's inner file
 //! is an edge into that folder, unless the file is a leaf's); leaves (`LEAVES`) that import only
 //! leaves; no circle of files that spans two
@@ -19,11 +20,13 @@ const MAX_FN_LINES: usize = 80;
 const MAX_README_LINES: usize = 250;
 const MAX_FILE_LINES: usize = 800;
 
-/// The leaves: folders (ending in `/`) and files that import nothing of the crate but other
-/// leaves, so that no loop can run through them. The report's model is one (plain data that
-/// every analysis and view reads); so are `source/` (`--source`, whose `CodeLocation` a finding
-/// carries) and `cost/tags/` (the comments' reading, which imports only the model's tags).
-const LEAVES: &[&str] = &["src/cost/report/model/", "src/source/", "src/cost/tags/"];
+/// The core crate's leaves (crates/core): folders (ending in `/`) and files that import nothing
+/// of the crate but other leaves, so that no loop can run through them. The report's model is
+/// one (plain data that every analysis and view reads); so are `source/` (`--source`, whose
+/// `CodeLocation` a finding carries) and `tags/` (the comments' reading, which imports only the
+/// model's tags). That the core does no I/O the compiler checks: its crate depends on nothing
+/// that does (`cargo tree -p pgcost-core`).
+const LEAVES: &[&str] = &["src/report/model/", "src/source/", "src/tags/"];
 
 /// One place where top-level module `from` refers to top-level module `to`.
 struct Edge {
@@ -88,7 +91,7 @@ struct Analysis {
 /// Test code is what sits under `#[test]` / `#[cfg(test)]` (or `#[cfg(all(test, ..))]`), and
 /// every file of a module declared under such an attribute (`#[cfg(test)] mod tests;`): that
 /// is found from the parent's declaration, not from the file's name. `leaves` are as [`LEAVES`].
-fn analyze(root: &Path, leaves: &[&str]) -> Analysis {
+fn analyze(root: &Path, leaves: &[&str], top: &[&str]) -> Analysis {
     let src = root.join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -102,7 +105,9 @@ fn analyze(root: &Path, leaves: &[&str]) -> Analysis {
         let rel = path.strip_prefix(&src).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let mut visitor = FileVisitor::new(format!("src/{}", rel.display()), module_path(rel));
+        let top: Vec<String> = top.iter().map(|t| t.to_string()).collect();
+        let scope = [top.clone(), module_path(rel)].concat();
+        let mut visitor = FileVisitor::new(format!("src/{}", rel.display()), scope, top);
         visitor.visit_file(&ast);
         analysis.modules.extend(visitor.scope.first().cloned());
         visitor.lines = text.lines().count();
@@ -317,7 +322,8 @@ fn line(span: Span) -> usize {
     span.start().line
 }
 
-/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]` and `#[cfg(all(test, ...))]`.
+/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`, `#[cfg(all(test, ...))]` and
+/// `#[cfg(any(test, ...))]` (the core's tests, shared as fixtures with the binary's tests).
 fn is_test_attr(attr: &syn::Attribute) -> bool {
     let path = attr.path();
     if path.segments.last().is_some_and(|s| s.ident == "test") {
@@ -327,7 +333,8 @@ fn is_test_attr(attr: &syn::Attribute) -> bool {
         return false;
     };
     let cfg = list.tokens.to_string().replace(' ', "");
-    path.is_ident("cfg") && (cfg == "test" || cfg.starts_with("all(test,"))
+    path.is_ident("cfg")
+        && (cfg == "test" || cfg.starts_with("all(test,") || cfg.starts_with("any(test,"))
 }
 
 fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
@@ -348,6 +355,8 @@ struct FileVisitor {
     file: String,
     /// The module being walked: the file's own path, plus any inline `mod x { .. }` entered.
     scope: Vec<String>,
+    /// The module path `crate` names: empty, or the module the crate is analysed as.
+    root: Vec<String>,
     /// How many enclosing items are test code.
     in_test: usize,
     /// The type or trait whose methods are being walked, to name them `Type::method`.
@@ -369,7 +378,7 @@ struct FileVisitor {
 }
 
 impl FileVisitor {
-    fn new(file: String, scope: Vec<String>) -> Self {
+    fn new(file: String, scope: Vec<String>, root: Vec<String>) -> Self {
         let (in_test, owner) = (0, None);
         let (refs, functions, test_mods) = (Vec::new(), Vec::new(), Vec::new());
         let relative = Vec::new();
@@ -377,6 +386,7 @@ impl FileVisitor {
         Self {
             file,
             scope,
+            root,
             in_test,
             owner,
             refs,
@@ -404,7 +414,7 @@ impl FileVisitor {
         let mut rest = segments;
         match segments.first().map(String::as_str) {
             Some("crate") => {
-                scope.clear();
+                scope.clone_from(&self.root);
                 rest = &rest[1..];
             }
             Some("self" | "super") => {
@@ -426,7 +436,7 @@ impl FileVisitor {
             None => return,
         }
         scope.extend(rest.iter().cloned());
-        if !scope.is_empty() {
+        if scope.len() > self.root.len() {
             self.refs.push((scope, line, self.in_test > 0));
         }
     }
@@ -951,57 +961,65 @@ fn project() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The workspace's two crates, analysed apart: the binary (src/) and the pure core
+/// (crates/core/src/), whose modules are analysed as those of one module `core`, so that
+/// its top-level modules are held to the rules of one folder (leaves apart). The compiler
+/// keeps the core from importing the binary.
+fn crates() -> [Analysis; 2] {
+    [
+        analyze(project(), &[], &[]),
+        analyze(&project().join("crates/core"), LEAVES, &["core"]),
+    ]
+}
+
+fn enforce_each(what: &str, report: fn(&Analysis) -> (String, Vec<String>)) {
+    for a in crates() {
+        enforce(what, report(&a));
+    }
+}
+
 #[test]
 fn no_import_cycle_between_top_level_modules() {
-    let a = analyze(project(), LEAVES);
-    let report = cycle_report(&a.modules, &a.edges);
-    enforce(
-        "import cycles between the top-level modules of src/",
-        report,
+    enforce_each(
+        "import cycles between the top-level modules of a crate",
+        |a| cycle_report(&a.modules, &a.edges),
     );
 }
 
 #[test]
 fn no_import_cycle_between_the_files_of_one_folder() {
-    let a = analyze(project(), LEAVES);
-    let report = cycle_report(&a.nested, &a.sibling_edges);
-    enforce(
+    enforce_each(
         "import cycles between the sibling modules of one folder",
-        report,
+        |a| cycle_report(&a.nested, &a.sibling_edges),
     );
 }
 
 #[test]
 fn no_import_cycle_of_files_spans_two_folders() {
-    let a = analyze(project(), LEAVES);
-    let report = file_cycle_report(&a);
-    enforce("import cycles of files that span two folders", report);
-}
-
-#[test]
-fn leaves_import_only_leaves() {
-    enforce(
-        "leaves that import what is no leaf",
-        leaf_report(&analyze(project(), LEAVES)),
+    enforce_each(
+        "import cycles of files that span two folders",
+        file_cycle_report,
     );
 }
 
 #[test]
+fn leaves_import_only_leaves() {
+    enforce_each("leaves that import what is no leaf", leaf_report);
+}
+
+#[test]
 fn no_function_over_80_lines_outside_tests() {
-    let report = function_report(&analyze(project(), LEAVES));
-    enforce("functions over 80 lines outside test code", report);
+    enforce_each("functions over 80 lines outside test code", function_report);
 }
 
 #[test]
 fn no_production_file_over_800_lines() {
-    let report = file_report(&analyze(project(), LEAVES));
-    enforce("production files over 800 lines", report);
+    enforce_each("production files over 800 lines", file_report);
 }
 
 #[test]
 fn no_long_flag_declared_twice() {
-    let report = flag_report(&analyze(project(), LEAVES));
-    enforce("long flags declared by two clap structs", report);
+    enforce_each("long flags declared by two clap structs", flag_report);
 }
 
 #[test]
@@ -1051,7 +1069,7 @@ fn synthetic_clean_crate_passes() {
             "# Guide\n\n## Getting started!\n\nBack to the [README](../README.md#title).\n".into(),
         ),
     ]);
-    let analysis = analyze(dir.path(), &[]);
+    let analysis = analyze(dir.path(), &[], &[]);
     assert_eq!(analysis.modules, BTreeSet::from(["a".into(), "b".into()]));
     let edges: Vec<_> = analysis
         .edges
@@ -1101,7 +1119,7 @@ fn synthetic_cyclic_crate_is_caught() {
         ),
         ("docs/g.md", "# G\n".into()),
     ]);
-    let analysis = analyze(dir.path(), &[]);
+    let analysis = analyze(dir.path(), &[], &[]);
     let (summary, cycles) = cycle_report(&analysis.modules, &analysis.edges);
     println!("{summary}\n{}", cycles.join("\n"));
     assert_eq!(
@@ -1169,11 +1187,11 @@ fn synthetic_clean_folders_files_and_flags_pass() {
     ]);
     // Unmarked, the model is one more file of `cost::report`, and findings' import of it a
     // loop through an inner file: cost::report -> cost::findings -> cost::report.
-    let unmarked = analyze(dir.path(), &[]);
+    let unmarked = analyze(dir.path(), &[], &[]);
     let (_, cycles) = cycle_report(&unmarked.nested, &unmarked.sibling_edges);
     assert_eq!(cycles.len(), 1, "{cycles:#?}");
     assert!(cycles[0].starts_with("cycle cost::findings -> cost::report -> cost::findings\n"));
-    let analysis = analyze(dir.path(), &["src/cost/report/model.rs"]);
+    let analysis = analyze(dir.path(), &["src/cost/report/model.rs"], &[]);
     let edges: Vec<_> = analysis
         .sibling_edges
         .iter()
@@ -1228,7 +1246,7 @@ fn synthetic_folder_cycle_long_file_and_twice_declared_flag_are_caught() {
         ),
         ("src/cost/long.rs", long),
     ]);
-    let analysis = analyze(dir.path(), &[]);
+    let analysis = analyze(dir.path(), &[], &[]);
     let (summary, cycles) = cycle_report(&analysis.nested, &analysis.sibling_edges);
     println!("{summary}");
     assert_eq!(
@@ -1278,7 +1296,7 @@ fn synthetic_loop_through_an_inner_file_and_a_leaf_that_imports_are_caught() {
             "use super::report::model::invalid::Invalid;\npub fn per_request() {}\n".into(),
         ),
     ]);
-    let plain = analyze(dir.path(), &[]);
+    let plain = analyze(dir.path(), &[], &[]);
     let (summary, cycles) = cycle_report(&plain.nested, &plain.sibling_edges);
     println!("{summary}");
     assert_eq!(
@@ -1292,7 +1310,7 @@ fn synthetic_loop_through_an_inner_file_and_a_leaf_that_imports_are_caught() {
     );
     let (_, files) = file_cycle_report(&plain);
     assert!(files.is_empty(), "no circle of files: {files:#?}");
-    let marked = analyze(dir.path(), &["src/cost/report/model/", "src/gone/"]);
+    let marked = analyze(dir.path(), &["src/cost/report/model/", "src/gone/"], &[]);
     let (_, cycles) = cycle_report(&marked.nested, &marked.sibling_edges);
     assert!(cycles.is_empty(), "{cycles:#?}");
     let (summary, leaves) = leaf_report(&marked);
@@ -1342,7 +1360,7 @@ fn synthetic_file_cycle_across_folders_is_caught() {
             "use super::figure;\npub struct Grid;\n".into(),
         ),
     ]);
-    let (summary, cycles) = file_cycle_report(&analyze(dir.path(), &[]));
+    let (summary, cycles) = file_cycle_report(&analyze(dir.path(), &[], &[]));
     println!("{summary}");
     assert_eq!(
         cycles,

@@ -5,7 +5,7 @@ mod support;
 
 use support::{assert_valid, audit, table};
 
-use pgcost::cost::report::model::notes::Note;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, SMALL, TestDb};
 

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use pgcost::config::AuditConfig;
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
 use pgcost::error::Result;
 use pgcost::flags::{Cli, Command};
 use pgcost::progress::Progress;
 use pgcost::render::View;
 use pgcost::render::format::Format;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::{Fixture, issue_token, secrets};
 use support::{SMALL, TestDb};
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use pgcost::cost::report::model::notes::Note;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, assert_valid, pgcost, run_blocking};
 use tokio_postgres::NoTls;
@@ -84,7 +84,7 @@ async fn audit_db(
     name: &str,
     app: &Fixture,
     extra: &[&str],
-) -> pgcost::cost::report::Report {
+) -> pgcost_core::report::Report {
     let config = support::audit_config_of(&db.cluster.url(name), &app.url("/scan"), extra);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)

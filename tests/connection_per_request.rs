@@ -7,8 +7,8 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pgcost::cost::findings::FindingKind;
-use pgcost::cost::report::Report;
+use pgcost_core::findings::FindingKind;
+use pgcost_core::report::Report;
 use support::fixture::Fixture;
 use support::fixture::php_like::{self, APP_NAME, PAGE_SIZE, SETUP_STATEMENTS};
 use support::{ITEMS, TestDb, assert_valid, audit, table};

@@ -99,7 +99,7 @@ async fn three_pipelines_cost_what_their_code_says() {
             "{name}: {p:?}"
         );
         assert_eq!(p.new_sessions, Some(0.0), "{name}");
-        let (parsed, total) = pgcost::cost::findings::parse_rate(&r.statements);
+        let (parsed, total) = pgcost_core::findings::parse_rate(&r.statements);
         assert_eq!(parsed, total, "{name}: every demo statement parses");
     }
     for (pipeline, r) in report.all() {
@@ -117,7 +117,7 @@ async fn three_pipelines_cost_what_their_code_says() {
         assert!(warmed.steady, "{warmed:?}");
     }
     assert_eq!(reads, [889.0, 39.0, 30.0]);
-    let kinds = |r: &pgcost::cost::report::Report| {
+    let kinds = |r: &pgcost_core::report::Report| {
         r.findings
             .iter()
             .map(|f| f.kind.to_string())
@@ -164,7 +164,7 @@ async fn three_pipelines_cost_what_their_code_says() {
         "{at:?}: {line}"
     );
     let sent_by = (first.tags.as_ref())
-        .and_then(pgcost::cost::findings::sent_from::sent_by)
+        .and_then(pgcost_core::findings::sent_from::sent_by)
         .unwrap_or_default();
     // A statement no sample saw keeps the tags of the text pg_stat_statements kept.
     let route = pgcost::commands::demo::api::ROUTE;
@@ -220,7 +220,7 @@ async fn three_pipelines_cost_what_their_code_says() {
 /// The naive pipeline's `round_trips` names the route and the lines of its statements, lists
 /// the tenant lookup (keyed by the token's tenant) apart from the page's batch loads, and no
 /// finding shows the demo's tag comments.
-fn round_trips_say_where_to_look_without_tag_comments(n: &pgcost::cost::report::Report) {
+fn round_trips_say_where_to_look_without_tag_comments(n: &pgcost_core::report::Report) {
     let trips = (n.findings.iter())
         .find(|f| f.kind.to_string() == "round_trips")
         .expect("the naive pipeline's round trips");
@@ -263,10 +263,10 @@ fn round_trips_say_where_to_look_without_tag_comments(n: &pgcost::cost::report::
 
 /// Every statement a request runs carries the demo's sqlcommenter tags: its route, and
 /// the line of src/commands/demo/api.rs that sends it, read from that file.
-fn every_statement_names_its_route_and_line(name: &str, r: &pgcost::cost::report::Report) {
+fn every_statement_names_its_route_and_line(name: &str, r: &pgcost_core::report::Report) {
     use pgcost::commands::demo::api;
     // Constants and comments folded: pg_stat_statements shows `SELECT 1` as `SELECT $4`.
-    use pgcost::cost::tags::comment::fold;
+    use pgcost_core::tags::comment::fold;
     let source = include_str!("../src/commands/demo/api.rs");
     let sent = [
         ("SQL_TENANT", api::SQL_TENANT),
@@ -314,8 +314,8 @@ fn every_statement_names_its_route_and_line(name: &str, r: &pgcost::cost::report
 
 /// Every finding about a statement carries the statement's tags, and its first place to
 /// open is the line those tags name, the route beside it.
-fn every_finding_points_at_its_tagged_line(name: &str, r: &pgcost::cost::report::Report) {
-    use pgcost::source::Origin;
+fn every_finding_points_at_its_tagged_line(name: &str, r: &pgcost_core::report::Report) {
+    use pgcost_core::source::Origin;
     for f in r.findings.iter().filter(|f| f.query.is_some()) {
         let s = (r.statements.iter())
             .find(|s| f.query.as_ref() == Some(&s.query))

@@ -8,8 +8,8 @@ use support::pgcost;
 
 #[test]
 fn every_kind_is_explained_in_full() {
-    for kind in pgcost::cost::findings::FindingKind::ALL {
-        let expected = pgcost::cost::findings::explain(kind);
+    for kind in pgcost_core::findings::FindingKind::ALL {
+        let expected = pgcost_core::findings::explain(kind);
         pgcost()
             .args(["explain", kind.as_str()])
             .assert()

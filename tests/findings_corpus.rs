@@ -10,8 +10,8 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use pgcost::cost::findings::FindingKind;
-use pgcost::cost::report::Report;
+use pgcost_core::findings::FindingKind;
+use pgcost_core::report::Report;
 use support::fixture::{Fixture, corpus, held_out, kinds, orm_shapes};
 use support::{DB, TestDb};
 

@@ -4,8 +4,8 @@
 
 mod support;
 
-use pgcost::cost::findings::{FindingKind, parse_rate};
-use pgcost::cost::report::Report;
+use pgcost_core::findings::{FindingKind, parse_rate};
+use pgcost_core::report::Report;
 use support::fixture::Fixture;
 use support::{GRANTS_PER_GROUP, GROUPS, SMALL, TestDb};
 

@@ -9,9 +9,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pgcost::cost::report::Report;
 use pgcost::render::format::Format;
 use pgcost::render::{Exporter, HtmlExporter, View};
+use pgcost_core::report::Report;
 use support::fixture::Fixture;
 use support::{TestDb, assert_valid, pgcost, run_blocking};
 
@@ -372,7 +372,7 @@ fn demo_page(naive: &Report, exists: &Report) {
 /// page with ramps embeds them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ramp_html_of_the_fixture_renders_in_chromium() {
-    use pgcost::cost::ramp::RampReport;
+    use pgcost_core::ramp::RampReport;
     let db = TestDb::start().await;
     let app = Fixture::start(&db.url(), 4).await;
     let url = app.url("/perms-exists");

@@ -1,5 +1,5 @@
 //! The JSON Schemas in `docs/schema/` are the ones the model's types generate
-//! (`pgcost::cost::schema`); `PGCOST_UPDATE_SCHEMA=1 cargo test --test json_schema` writes
+//! (`pgcost_core::schema`); `PGCOST_UPDATE_SCHEMA=1 cargo test --test json_schema` writes
 //! them after a deliberate change of a document. The other tests validate the documents
 //! they read against these files (`support::assert_schema`).
 
@@ -8,7 +8,7 @@ mod support;
 use std::fs;
 use std::path::Path;
 
-use pgcost::cost::schema::{self, DOCUMENTS};
+use pgcost_core::schema::{self, DOCUMENTS};
 
 #[test]
 fn checked_in_schemas_are_the_generated_ones() {

@@ -167,7 +167,7 @@ fn raised_after(delay: Duration) -> Arc<AtomicBool> {
     stop
 }
 
-async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> pgcost::cost::load::LoadResult {
+async fn run(driver: &Arc<Driver>, total: u64, concurrency: u32) -> pgcost_core::load::LoadResult {
     load::burst(
         driver,
         total,

@@ -5,8 +5,8 @@
 
 mod support;
 
-use pgcost::cost::report::model::notes::Note;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::fixture::nodes::{AUTH_DB, CHECK, DATA};
 use support::{

@@ -9,8 +9,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use pgcost::cost::report::model::notes::Note;
-use pgcost::cost::report::model::odd_events::{RareCost, RareFigure};
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::report::model::odd_events::{RareCost, RareFigure};
 use support::fixture::{Fixture, rare};
 use support::{ITEMS, TestDb, assert_valid, audit, table};
 
@@ -214,7 +214,7 @@ async fn rare_work_on_a_clock_is_kept_once_it_comes_back() {
 }
 
 /// The cost the note `rare_events` took out of the figures.
-fn taken_out(r: &pgcost::cost::report::Report) -> RareCost {
+fn taken_out(r: &pgcost_core::report::Report) -> RareCost {
     (r.notes.iter())
         .find_map(|n| match n {
             Note::RareEvents(work) => work.taken_out,

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgcost::cost::report::{PerRequest, Report};
+use pgcost_core::report::{PerRequest, Report};
 use support::fixture::Fixture;
 use support::fixture::periodic::Periodic;
 use support::{ITEMS, TestDb, assert_valid};

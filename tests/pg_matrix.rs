@@ -7,12 +7,12 @@ mod support;
 
 use support::{assert_valid, audit, audit_config, table};
 
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
 use pgcost::postgres::conninfo::{self, DbTarget};
 use pgcost::postgres::settle::Probe;
 use pgcost::postgres::stats_connection::{Mode, StatsConnection};
 use pgcost::postgres::views::StatementsLayout;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{DB, ITEMS, SMALL, TestDb};
 
@@ -110,7 +110,7 @@ async fn every_view_reads_with_this_servers_layout() {
     assert!(after.statements.values().all(|s| s.query.is_empty()));
     source
         .name_changed(
-            &pgcost::cost::snapshot::calls(&before.statements),
+            &pgcost_core::snapshot::calls(&before.statements),
             &mut after,
         )
         .await
@@ -130,7 +130,7 @@ async fn every_view_reads_with_this_servers_layout() {
         "pg_stat_database.sessions exists from 14 on"
     );
 
-    let window = pgcost::cost::delta::delta(&before, &after);
+    let window = pgcost_core::delta::delta(&before, &after);
     let find = |text: &str| {
         window
             .statements
@@ -333,7 +333,7 @@ async fn plans_of_the_findings() {
         let finding = report
             .findings
             .iter()
-            .find(|f| f.kind == pgcost::cost::findings::FindingKind::SeqScanHeavy)
+            .find(|f| f.kind == pgcost_core::findings::FindingKind::SeqScanHeavy)
             .unwrap_or_else(|| panic!("PG {major}: no seq_scan_heavy in {:?}", report.findings));
         assert_eq!(finding.query.as_deref(), Some(query));
         assert_eq!(finding.plan.as_deref(), Some(statement_plan));

@@ -10,8 +10,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{ITEMS, TestDb, audit_config, pgcost, run_blocking, verdict};
 
@@ -102,7 +102,7 @@ impl Drop for Bouncer {
 }
 
 /// The report's PgBouncer figures, which must be there.
-fn figures(report: &Report) -> &pgcost::cost::pgbouncer::PgBouncerFigures {
+fn figures(report: &Report) -> &pgcost_core::pgbouncer::PgBouncerFigures {
     report.pgbouncer.as_ref().expect("a pgbouncer section")
 }
 
@@ -276,7 +276,7 @@ async fn measure_is_exact_and_ramp_names_pgbouncer_s_pool_the_wall() {
         "{evidence}"
     );
     // The table view gains PgBouncer's column.
-    let parsed: pgcost::cost::ramp::RampReport = serde_json::from_str(&stdout).unwrap();
+    let parsed: pgcost_core::ramp::RampReport = serde_json::from_str(&stdout).unwrap();
     let table =
         pgcost::render::View::render(&parsed, pgcost::render::format::Format::Table).unwrap();
     assert!(table.contains("pgbouncer wait ms / waiting"), "{table}");

@@ -10,8 +10,8 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use pgcost::cost::report::Report;
 use pgcost::progress::Progress;
+use pgcost_core::report::Report;
 use support::fixture::{Fixture, plan_switch};
 use support::{DB, TestDb, assert_valid, audit, audit_config};
 

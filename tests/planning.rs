@@ -6,15 +6,15 @@
 
 mod support;
 
-use pgcost::cost::findings::FindingKind;
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
+use pgcost_core::findings::FindingKind;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::{Fixture, planning};
 use support::{TestDb, assert_valid};
 
 const ARGS: [&str; 4] = ["-n", "60", "-c", "2"];
 
-fn planning_findings(report: &Report) -> Vec<&pgcost::cost::findings::Finding> {
+fn planning_findings(report: &Report) -> Vec<&pgcost_core::findings::Finding> {
     (report.findings.iter())
         .filter(|f| f.kind == FindingKind::PlanningDominates)
         .collect()

@@ -5,9 +5,9 @@
 
 mod support;
 
-use pgcost::cost::findings::FindingKind;
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
+use pgcost_core::findings::FindingKind;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::{PLAN_ORDERS, TestDb, assert_valid};
 
@@ -30,7 +30,7 @@ fn figures(report: &Report) -> [Option<f64>; 8] {
     ]
 }
 
-fn seq_scan_heavy(report: &Report) -> &pgcost::cost::findings::Finding {
+fn seq_scan_heavy(report: &Report) -> &pgcost_core::findings::Finding {
     (report.findings.iter())
         .find(|f| f.kind == FindingKind::SeqScanHeavy)
         .unwrap_or_else(|| panic!("no seq_scan_heavy in {:?}", report.findings))
@@ -199,7 +199,7 @@ async fn no_plans_fetches_none_and_changes_no_figure() {
 }
 
 /// The seq_scan_heavy finding of `table`, if the report has one.
-fn heavy_on<'a>(report: &'a Report, table: &str) -> Option<&'a pgcost::cost::findings::Finding> {
+fn heavy_on<'a>(report: &'a Report, table: &str) -> Option<&'a pgcost_core::findings::Finding> {
     (report.findings.iter())
         .find(|f| f.kind == FindingKind::SeqScanHeavy && f.table.as_deref() == Some(table))
 }

@@ -7,9 +7,9 @@
 
 mod support;
 
-use pgcost::cost::report::Report;
-use pgcost::cost::report::model::notes::Note;
 use pgcost::render::{Exporter, JsonExporter, TableExporter};
+use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::Fixture;
 use support::fixture::replica::{LIST, LOOKUP, SCHEMA, WRITE, read_from};
 use support::{Cost, ITEMS, SMALL, TestDb, assert_cost, assert_valid, audit, calls_per_request};

@@ -7,8 +7,8 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use pgcost::cost::findings::FindingKind;
-use pgcost::cost::report::Report;
+use pgcost_core::findings::FindingKind;
+use pgcost_core::report::Report;
 use support::fixture::{Fixture, corpus};
 use support::{DB, TestDb, audit_config};
 
@@ -174,7 +174,7 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
             .local_blocks_dirtied,
         0.0
     );
-    let figure = pgcost::cost::report::figure::Figure::LocalBlocksDirtied;
+    let figure = pgcost_core::report::figure::Figure::LocalBlocksDirtied;
     let read = figure.read(Some(&staging.load), &staging.per_request);
     assert_eq!(read, Some(local_truth));
 

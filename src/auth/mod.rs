@@ -21,10 +21,10 @@ pub use login::{LoginSpec, Session};
 pub use options::{CredentialOptions, JwtOptions};
 pub use redact::Redactor;
 
-use crate::cost::report::model::notes::Note;
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::{is_secret_header, parse_allowed_statuses};
+use pgcost_core::report::model::notes::Note;
 
 /// Holds the bearer token when no flag gives one.
 pub const BEARER_VAR: &str = "PGCOST_BEARER";

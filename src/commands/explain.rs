@@ -1,10 +1,10 @@
 //! `pgcost explain KIND`: the full advice for one kind of finding, as `rustc --explain`
 //! prints the long form of an error.
 
-use crate::cost::findings::{self, FindingKind};
 use crate::error::{Result, exit};
 use crate::flags::ExplainArgs;
 use crate::output;
+use pgcost_core::findings::{self, FindingKind};
 
 /// The validated request: which kind to explain.
 pub struct ExplainConfig {

@@ -4,13 +4,13 @@
 
 use crate::commands::audit;
 use crate::config::AuditConfig;
-use crate::cost::scale::{self, ScaleReport, Template};
 use crate::error::{Error, Result};
 use crate::flags::ScaleArgs;
 use crate::measure;
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::values::parse_url;
+use pgcost_core::scale::{self, ScaleReport, Template};
 
 /// The placeholder of `--url`.
 pub const PLACEHOLDER: &str = "n";

@@ -12,12 +12,6 @@ use indicatif::ProgressBar;
 use crate::auth::{self, Redactor};
 use crate::commands::{audit, survey_auth, survey_config, survey_measure};
 use crate::config::{AuditConfig, outputs_from_args};
-use crate::cost::survey::input::{self, Parsed};
-use crate::cost::survey::openapi::{self, OpenApi};
-use crate::cost::survey::replay::{self, Expectation};
-use crate::cost::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
-use crate::cost::survey::screen::Exact;
-use crate::cost::survey::{Measured, RouteInput, SurveyReport, SurveyTraffic, budget, rank};
 use crate::error::{Error, Result, exit};
 use crate::flags::{AuditArgs, Spelling, SurveyArgs};
 use crate::http::load;
@@ -28,6 +22,12 @@ use crate::postgres::conninfo::EnvLookup;
 use crate::progress::{self, Progress};
 use crate::render::format::SURVEY_FORMATS;
 use crate::values::parse_url;
+use pgcost_core::survey::input::{self, Parsed};
+use pgcost_core::survey::openapi::{self, OpenApi};
+use pgcost_core::survey::replay::{self, Expectation};
+use pgcost_core::survey::routes::{self, Grouping, Override, Route, SAFE_METHODS};
+use pgcost_core::survey::screen::Exact;
+use pgcost_core::survey::{Measured, RouteInput, SurveyReport, SurveyTraffic, budget, rank};
 
 /// Requests sent to each route before anything is measured: a refused connection or a
 /// rejected route is found before the first settle wait.

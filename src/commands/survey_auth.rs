@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 use crate::auth::{BEARER_VAR, Redactor};
 use crate::commands::check::config::expand_vars;
-use crate::cost::survey::replay::CredentialUsed;
 use crate::error::{Error, Result};
 use crate::flags::{AuditArgs, AuthArgs, defaults};
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::is_secret_header;
+use pgcost_core::survey::replay::CredentialUsed;
 
 /// One `[[survey.auth]]`, as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::survey_auth::{self, AuthTable};
-use crate::cost::report::model::figure::{Figure, PerFigure};
-use crate::cost::survey::routes::{Grouping, Skipped};
-use crate::cost::survey::screen::Exact;
 use crate::error::{Error, Result};
 use crate::flags::{DEFAULT_CONCURRENCY, DEFAULT_CONFIG, DEFAULT_REQUESTS, SurveyArgs};
+use pgcost_core::report::model::figure::{Figure, PerFigure};
+use pgcost_core::survey::routes::{Grouping, Skipped};
+use pgcost_core::survey::screen::Exact;
 
 /// The file as the survey reads it: `[survey]` only; the other tables are `check`'s.
 #[derive(Debug, Deserialize)]
@@ -202,8 +202,8 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::cost::survey::routes::{Route, UrlCount};
     use crate::flags::{Cli, Command};
+    use pgcost_core::survey::routes::{Route, UrlCount};
 
     fn args(flags: &[&str]) -> SurveyArgs {
         let cli = Cli::try_parse_from([&["pgcost", "survey"], flags].concat()).unwrap();

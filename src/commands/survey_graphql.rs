@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::cost::survey::graphql::{self, NO_BODY};
-use crate::cost::survey::input::Hit;
-use crate::cost::survey::routes::Grouping;
 use crate::error::{Error, Result};
 use crate::flags::SurveyArgs;
+use pgcost_core::survey::graphql::{self, NO_BODY};
+use pgcost_core::survey::input::Hit;
+use pgcost_core::survey::routes::Grouping;
 
 /// Where the operations are posted when neither `--graphql-path` nor the log names it.
 pub const DEFAULT_PATH: &str = "/graphql";

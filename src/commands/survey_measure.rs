@@ -1,22 +1,22 @@
 //! How `pgcost survey` measures the routes its probes accepted: each screened from
 //! pg_stat_statements with no settle wait (`measure::screen`), then the top ones, as
-//! `--exact` chooses (`cost::survey::screen`), in one sequence of exact windows with shared
+//! `--exact` chooses (`pgcost_core::survey::screen`), in one sequence of exact windows with shared
 //! settle waits, as `check`'s endpoints are; each report held to the route's logged
-//! statuses (`cost::survey::replay`).
+//! statuses (`pgcost_core::survey::replay`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::AuditConfig;
-use crate::cost::report::Report;
-use crate::cost::report::model::invalid::{Code, Invalid};
-use crate::cost::survey::Measured;
-use crate::cost::survey::replay::{self, Expectation};
-use crate::cost::survey::routes::Route;
-use crate::cost::survey::screen::{self, Candidate, Exact};
 use crate::error::Result;
 use crate::measure::{self, screen::Screen};
 use crate::progress::Progress;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::invalid::{Code, Invalid};
+use pgcost_core::survey::Measured;
+use pgcost_core::survey::replay::{self, Expectation};
+use pgcost_core::survey::routes::Route;
+use pgcost_core::survey::screen::{self, Candidate, Exact};
 
 /// The routes to measure: each one's audit, what its replay expects and its route, and
 /// `None` where the probe already decided (a rejected route).

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::cost::survey::production::{ProductionRow, ProductionStats};
 use crate::error::{Error, Result, describe_pg};
 use crate::postgres::conninfo::{self, EnvLookup};
 use crate::postgres::views;
+use pgcost_core::survey::production::{ProductionRow, ProductionStats};
 
 const SQL_PRODUCTION_STATEMENTS: &str = include_str!("../../sql/production_statements.sql");
 

@@ -30,7 +30,9 @@ pub use target::TargetArgs;
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use pgcost_core::findings::FindingKind;
 
 use crate::render::format::{
     CHECK_FORMATS, DEMO_FORMATS, RAMP_FORMATS, REPORT_FORMATS, SCALE_FORMATS,
@@ -122,8 +124,15 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// The finding kind, as pgcost prints it, e.g. collection_to_boolean.
-    #[arg(value_enum, value_name = "KIND")]
-    pub kind: crate::cost::findings::FindingKind,
+    #[arg(value_name = "KIND", value_parser = finding_kinds())]
+    pub kind: FindingKind,
+}
+
+/// The finding kinds as the command line offers them: their names, each with its line.
+fn finding_kinds() -> impl clap::builder::TypedValueParser<Value = FindingKind> {
+    let kinds = FindingKind::ALL
+        .map(|kind| PossibleValue::new(kind.as_str()).help(kind.one_line().trim_end_matches('.')));
+    PossibleValuesParser::new(kinds).try_map(|name| name.parse::<FindingKind>())
 }
 
 #[derive(Debug, Args)]

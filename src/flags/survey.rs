@@ -12,8 +12,8 @@ use super::{
     AuthArgs, BackgroundArgs, BaseUrlArgs, ConfigFileArgs, DEFAULT_REQUESTS_TEXT, EXIT_CODES,
     FindingsArgs, LoadArgs, OutputArgs, TargetArgs, output,
 };
-use crate::cost::survey::screen::Exact;
 use crate::render::format::SURVEY_FORMATS;
+use pgcost_core::survey::screen::Exact;
 
 /// Which routes of real traffic cost the database most: group a log into routes, replay
 /// each in its own window, rank them by their share of the work.

@@ -18,8 +18,8 @@ use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use tokio::time::Sleep;
 
-use crate::cost::load::{LoadResult, new_histogram};
 use crate::http::connection::{Answer, Driver, Failure};
+use pgcost_core::load::{LoadResult, new_histogram};
 
 /// What one worker saw, merged into the burst's [`LoadResult`] at the end.
 pub(crate) struct WorkerTally {

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cost::load::LoadResult;
 use crate::http::connection::Driver;
 use crate::http::load::{WorkerTally, count_in_second, empty_result};
+use pgcost_core::load::LoadResult;
 
 /// A request that starts this long after its scheduled time is late (tokio's timer
 /// wakes at millisecond granularity, so a threshold of 1 ms would count every request).

@@ -1,19 +1,19 @@
 //! Other traffic on the target, the I/O side: the app roles resolved, the control window
 //! (a quiet window before the warm-up, no request from pgcost), the backends sampled
 //! during the burst, and what the report's background section is built from. The
-//! arithmetic is `cost::background`'s; the rules are in docs/background.md.
+//! arithmetic is `pgcost_core::background`'s; the rules are in docs/background.md.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::background::{self, Control, Input, Options, OtherRole, Tail};
-use crate::cost::delta::WindowDelta;
-use crate::cost::snapshot::{Snapshot, StatementKey};
 use crate::error::{Error, Result};
 use crate::postgres::settle::Others;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::{Activity, Backend};
+use pgcost_core::background::{self, Control, Input, Options, OtherRole, Tail};
+use pgcost_core::delta::WindowDelta;
+use pgcost_core::snapshot::{Snapshot, StatementKey};
 
 /// How often the control window and the burst read `pg_stat_activity`.
 pub(super) const SAMPLE_EVERY: Duration = Duration::from_millis(100);

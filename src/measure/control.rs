@@ -10,17 +10,17 @@ use std::time::{Duration, Instant};
 use super::background::{SAMPLE_EVERY, active_since};
 use super::meter::{Meter, Window};
 use crate::config::AuditConfig;
-use crate::cost::background::sizing::{self, Burst};
-use crate::cost::background::{self, Control, series};
-use crate::cost::delta;
-use crate::cost::report::model::figure::PerFigure;
-use crate::cost::report::model::invalid::Invalid;
-use crate::cost::report::model::notes::Note;
-use crate::cost::report::window_counts;
-use crate::cost::snapshot::Snapshot;
 use crate::error::{Error, Result};
 use crate::postgres::settle::{Probe, Shortcut};
 use crate::progress::Progress;
+use pgcost_core::background::sizing::{self, Burst};
+use pgcost_core::background::{self, Control, series};
+use pgcost_core::delta;
+use pgcost_core::report::model::figure::PerFigure;
+use pgcost_core::report::model::invalid::Invalid;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::report::window_counts;
+use pgcost_core::snapshot::Snapshot;
 
 /// The control window's sub-windows: `pg_stat_statements` counts at once, so a read each
 /// second gives the background's statements second by second, its bursts and its period.

@@ -1,11 +1,11 @@
 //! Proving the credentials count: before the warm-up, one request with the credentials and
-//! one without, outside every window; the comparison itself is `cost::credentials`.
+//! one without, outside every window; the comparison itself is `pgcost_core::credentials`.
 
 use crate::auth::{self, login};
 use crate::config::AuditConfig;
-use crate::cost::credentials::{self, Answer, Note};
 use crate::error::{Error, Result};
 use crate::http::request::RequestSpec;
+use pgcost_core::credentials::{self, Answer, Note};
 
 /// Sends the request with and without its credentials, when it carries any (after the
 /// login, whose session is then among its headers), and compares the answers. A request

@@ -10,11 +10,6 @@ use std::time::{Instant, SystemTime};
 
 use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, ChurnVerdict};
-use crate::cost::external_load::{self, CountSource, ToolCount};
-use crate::cost::load::LoadResult;
-use crate::cost::report::Report;
-use crate::cost::report::model::invalid::{Code, Invalid};
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
@@ -22,6 +17,11 @@ use crate::measure::{
     Boundaries, Burst, Ends, Meters, Notes, pgbouncer, reports_with_plans, retry,
 };
 use crate::progress::Progress;
+use pgcost_core::churn::{self, ChurnVerdict};
+use pgcost_core::external_load::{self, CountSource, ToolCount};
+use pgcost_core::load::LoadResult;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::invalid::{Code, Invalid};
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
 pub const COMMAND_METHOD: &str = "$";

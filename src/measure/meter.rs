@@ -9,19 +9,6 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
-use crate::cost::background::OtherRole;
-use crate::cost::churn::{self, Churn, Windows};
-use crate::cost::delta::{self, DatabaseDelta, WindowDelta};
-use crate::cost::load::LoadResult;
-use crate::cost::nodes::{self, DatabaseTraffic, NodeName, PRIMARY};
-use crate::cost::one_off::{self, CatalogRead, OddEvents};
-use crate::cost::plan::Plans;
-use crate::cost::replica::{self, REPLICA, Recovery};
-use crate::cost::report::model::counters::Counter;
-use crate::cost::report::model::invalid::{Code, Invalid};
-use crate::cost::report::model::notes::Note;
-use crate::cost::report::{Context, Pool, Report, Settle, Target};
-use crate::cost::snapshot::{self, Snapshot, StatementKey, TableStats};
 use crate::error::{Kind, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
@@ -31,6 +18,19 @@ use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules, Shortcut
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::Backend;
 use crate::progress::Progress;
+use pgcost_core::background::OtherRole;
+use pgcost_core::churn::{self, Churn, Windows};
+use pgcost_core::delta::{self, DatabaseDelta, WindowDelta};
+use pgcost_core::load::LoadResult;
+use pgcost_core::nodes::{self, DatabaseTraffic, NodeName, PRIMARY};
+use pgcost_core::one_off::{self, CatalogRead, OddEvents};
+use pgcost_core::plan::Plans;
+use pgcost_core::replica::{self, REPLICA, Recovery};
+use pgcost_core::report::model::counters::Counter;
+use pgcost_core::report::model::invalid::{Code, Invalid};
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::report::{Context, Pool, Report, Settle, Target};
+use pgcost_core::snapshot::{self, Snapshot, StatementKey, TableStats};
 
 fn settle_reason(when: &str, outcome: &Outcome, timeout_s: f64) -> Invalid {
     let message = format!(
@@ -91,9 +91,9 @@ pub struct Notes {
     /// Windows discarded before the reported one.
     pub windows: Windows,
     /// The warm-up before the reported window, when it went on to a steady state.
-    pub warmed: Option<crate::cost::steady::Warmed>,
+    pub warmed: Option<pgcost_core::steady::Warmed>,
     /// The tags sampled during the warm-up (admin mode only).
-    pub tags: Option<crate::cost::tags::Observed>,
+    pub tags: Option<pgcost_core::tags::Observed>,
 }
 
 /// What a boundary ends: nothing (the wait before a first window), or the window of a
@@ -128,9 +128,9 @@ pub struct Burst {
     /// A snapshot read after the last response, and when (admin mode only).
     pub tail: Option<background::TailStart>,
     /// pg_stat_statements read once half the requests were done (`measure::steady`).
-    pub mid: Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>,
+    pub mid: Option<BTreeMap<StatementKey, pgcost_core::snapshot::StatementStats>>,
     /// The tags sampled while it ran (admin mode only).
-    pub tags: Option<crate::cost::tags::Observed>,
+    pub tags: Option<pgcost_core::tags::Observed>,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -400,7 +400,7 @@ impl Meter {
     }
 
     /// The system catalog relations scanned in the window between two boundaries a number
-    /// of times that is not the same on every one of `requests` (`cost::one_off`).
+    /// of times that is not the same on every one of `requests` (`pgcost_core::one_off`).
     pub fn odd_catalog_scans(
         &self,
         opened: &Boundary,
@@ -620,7 +620,7 @@ impl Meter {
             notes
                 .warmed
                 .as_ref()
-                .and_then(crate::cost::steady::Warmed::note),
+                .and_then(pgcost_core::steady::Warmed::note),
         );
         warnings.extend(clock_warning(opened, closed));
         warnings.extend(self.node_warnings(opened, closed, config.settle_timeout));
@@ -704,7 +704,7 @@ pub struct Window {
     /// Each database's own window when the request touches several; empty with one.
     pub nodes: Vec<NodeWindow>,
     /// PgBouncer's figures over the window (`--pgbouncer`).
-    pub pgbouncer: Option<crate::cost::pgbouncer::PgBouncerFigures>,
+    pub pgbouncer: Option<pgcost_core::pgbouncer::PgBouncerFigures>,
 }
 
 /// One database's part of a window.

@@ -35,15 +35,15 @@ use std::time::{Duration, Instant};
 
 use crate::auth::{self, login};
 use crate::config::AuditConfig;
-use crate::cost::plan::{self, Plans};
-use crate::cost::report::Report;
-use crate::cost::unauthenticated;
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
 use crate::http::load;
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::plans;
 use crate::progress::Progress;
+use pgcost_core::plan::{self, Plans};
+use pgcost_core::report::Report;
+use pgcost_core::unauthenticated;
 
 /// The load driver of one endpoint's warm-up and burst.
 pub fn driver(config: &AuditConfig) -> Result<Arc<Driver>> {
@@ -246,7 +246,7 @@ pub(crate) async fn reports_with_plans(
         rows: &rows,
         min_pages: (config.findings.as_ref())
             .map(|t| t.seq_scan_min_pages)
-            .unwrap_or_else(|| crate::cost::findings::Thresholds::default().seq_scan_min_pages),
+            .unwrap_or_else(|| pgcost_core::findings::Thresholds::default().seq_scan_min_pages),
     };
     let spinner = progress.spinner(format!("fetching {} plan(s)", wanted.len()));
     let plans = plans::fetch(&config.db, &wanted, &settings).await;
@@ -352,8 +352,8 @@ fn sized_bursts(
 
 /// A warm-up's outcome, and the tags sampled during it.
 type SampledWarmUp = (
-    Option<crate::cost::steady::Warmed>,
-    Option<crate::cost::tags::Observed>,
+    Option<pgcost_core::steady::Warmed>,
+    Option<pgcost_core::tags::Observed>,
 );
 
 /// Warms an endpoint up (see `steady`), sampling its tags meanwhile.

@@ -3,24 +3,24 @@
 //! boundaries; the hot standbys the app reads from (`--replica`) are nodes too, after the
 //! databases; and the window's report built from all of them.
 
-use crate::cost::report::model::invalid::Invalid;
+use pgcost_core::report::model::invalid::Invalid;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::config::AuditConfig;
-use crate::cost::churn::Churn;
-use crate::cost::delta::WindowDelta;
-use crate::cost::load::LoadResult;
-use crate::cost::nodes;
-use crate::cost::replica::moved_nothing_warning;
-use crate::cost::report::model::notes::Note;
-use crate::cost::report::{Context, Report};
 use crate::error::{Error, Result};
 use crate::http::connection::Driver;
 use crate::measure::meter::{Boundary, Burst, Ends, Meter, NodeWindow, Notes, Window};
 use crate::measure::pgbouncer::{self, Bouncer};
 use crate::progress::Progress;
+use pgcost_core::churn::Churn;
+use pgcost_core::delta::WindowDelta;
+use pgcost_core::load::LoadResult;
+use pgcost_core::nodes;
+use pgcost_core::replica::moved_nothing_warning;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::report::{Context, Report};
 
 /// The boundaries of every database at one edge of a window, in the order of `--db`.
 pub type Boundaries = Vec<Boundary>;

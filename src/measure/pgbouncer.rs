@@ -6,11 +6,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::pgbouncer::{self, PgBouncerFigures, Reading, Settings};
 use crate::error::{Error, Result};
 use crate::measure::Window;
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::pgbouncer::Console;
+use pgcost_core::pgbouncer::{self, PgBouncerFigures, Reading, Settings};
 
 /// How often `SHOW POOLS` is read while the load runs.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);

@@ -2,26 +2,26 @@
 //! window, and measured again (warm-up, opening boundary, burst, closing boundary) when an
 //! app connection opened or closed inside it, a statement's plan changed between the halves
 //! of its burst, or a few requests did what the others did not, up to `--retries` times.
-//! The rules are `cost::churn`'s, `cost::steady`'s and `cost::one_off`'s.
+//! The rules are `pgcost_core::churn`'s, `pgcost_core::steady`'s and `pgcost_core::one_off`'s.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::config::AuditConfig;
-use crate::cost::churn::{self, Churn, ChurnVerdict};
-use crate::cost::delta::WindowDelta;
-use crate::cost::one_off::{self, OddEvents};
-use crate::cost::plan::Plans;
-use crate::cost::report::Report;
-use crate::cost::report::model::figures::Figures;
-use crate::cost::report::model::invalid::{Code, Invalid};
-use crate::cost::report::model::notes::Note;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::steady;
 use crate::measure::{Boundaries, Burst, Ends, Meters, Notes, Window};
 use crate::progress::Progress;
+use pgcost_core::churn::{self, Churn, ChurnVerdict};
+use pgcost_core::delta::WindowDelta;
+use pgcost_core::one_off::{self, OddEvents};
+use pgcost_core::plan::Plans;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::figures::Figures;
+use pgcost_core::report::model::invalid::{Code, Invalid};
+use pgcost_core::report::model::notes::Note;
 
 /// One endpoint of a sequence, ready for its burst.
 pub struct Endpoint<'a> {
@@ -46,7 +46,7 @@ pub struct Measured {
 enum Discard {
     Churn(Churn),
     /// Statements whose rows or blocks per call changed between the burst's halves.
-    Plans(Vec<crate::cost::steady::Change>),
+    Plans(Vec<pgcost_core::steady::Change>),
     /// Events only a few requests had.
     OneOffs(Vec<OddEvents>),
 }

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::config::AuditConfig;
-use crate::cost::plan::Plans;
-use crate::cost::report::Report;
-use crate::cost::snapshot::{self, DatabaseStats, Snapshot};
 use crate::error::Result;
 use crate::measure::{Boundary, Meter, Meters, Notes};
 use crate::progress::Progress;
+use pgcost_core::plan::Plans;
+use pgcost_core::report::Report;
+use pgcost_core::snapshot::{self, DatabaseStats, Snapshot};
 
 /// The meters every route's screening reads, opened once.
 pub struct Screen {

@@ -1,6 +1,6 @@
 //! The warm-up that goes on to a steady state, and plan changes inside a window. After the
 //! `--warmup` floor, slices of requests are sent until two in a row agree on every
-//! statement's rows and blocks per call (`cost::steady`), the app's connections have each
+//! statement's rows and blocks per call (`pgcost_core::steady`), the app's connections have each
 //! had the executions a prepared statement needs to go generic, and no app connection
 //! opened during the last slice; at least one slice past the floor is always compared, so
 //! that "steady" always rests on a comparison. A capped wait, shown.
@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 
 use crate::config::AuditConfig;
-use crate::cost::report::model::notes::Note;
-use crate::cost::snapshot::{StatementKey, StatementStats};
-use crate::cost::steady::{self, Change, PerCall, Warmed};
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::measure::{Boundaries, Burst, Meter, Meters, Notes};
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::progress::Progress;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::snapshot::{StatementKey, StatementStats};
+use pgcost_core::steady::{self, Change, PerCall, Warmed};
 
 /// The warm-up stops after this many slices past the floor...
 const MAX_SLICES: u32 = 20;

@@ -7,8 +7,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::cost::tags::Observed;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
+use pgcost_core::tags::Observed;
 
 /// How often `pg_stat_activity` is read for tags. An idle backend keeps its last
 /// statement, and every execution is counted once, so a read between two executions of

@@ -4,10 +4,10 @@
 
 use tokio_postgres::{Client, SimpleQueryMessage, SimpleQueryRow};
 
-use crate::cost::pgbouncer::{DatabaseEntry, PoolsRow, Reading, Settings, StatsRow};
 use crate::error::{Error, Result, describe_pg};
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::postgres::views;
+use pgcost_core::pgbouncer::{DatabaseEntry, PoolsRow, Reading, Settings, StatsRow};
 
 const SQL_STATS: &str = include_str!("../../sql/pgbouncer_stats.sql");
 const SQL_POOLS: &str = include_str!("../../sql/pgbouncer_pools.sql");

@@ -23,11 +23,11 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-use crate::cost::plan::{self, Plans, StatementPlan, Wanted};
-use crate::cost::report::model::notes::Note;
 use crate::error::describe_pg;
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::views;
+use pgcost_core::plan::{self, Plans, StatementPlan, Wanted};
+use pgcost_core::report::model::notes::Note;
 
 const BEGIN: &str = include_str!("../../sql/plan_begin.sql");
 const END: &str = include_str!("../../sql/plan_end.sql");
@@ -45,7 +45,7 @@ const GENERIC: &str = include_str!("../../sql/plan_generic.sql");
 const SAVEPOINT: &str = include_str!("../../sql/plan_savepoint.sql");
 const ROLLBACK_SAVEPOINT: &str = include_str!("../../sql/plan_rollback_savepoint.sql");
 
-/// `EXPLAIN`'s options: the text for people, the JSON for `cost::plan` (the shape of
+/// `EXPLAIN`'s options: the text for people, the JSON for `pgcost_core::plan` (the shape of
 /// every plan, and the index proposals).
 const TEXT: &str = "FORMAT TEXT";
 const JSON: &str = "FORMAT JSON, VERBOSE";
@@ -209,8 +209,8 @@ fn shown(explained: &[Explained]) -> String {
 
 /// What the findings read of the plans: a table is per row or sequentially scanned when
 /// either plan says so (which of them ran is not known).
-fn ran(explained: &[Explained]) -> crate::cost::findings::RanPlan {
-    let mut ran = crate::cost::findings::RanPlan::default();
+fn ran(explained: &[Explained]) -> pgcost_core::findings::RanPlan {
+    let mut ran = pgcost_core::findings::RanPlan::default();
     for one in explained.iter().map(|e| plan::ran(&e.root)) {
         for (all, more) in [
             (&mut ran.per_row_tables, one.per_row_tables),

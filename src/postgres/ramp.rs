@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use tokio_postgres::Client;
 
-use crate::cost::ramp::activity::{Sample, WaitCounts};
 use crate::error::Result;
 use crate::postgres::views::query_error;
+use pgcost_core::ramp::activity::{Sample, WaitCounts};
 
 const SQL_RAMP_ACTIVITY: &str = include_str!("../../sql/ramp_activity.sql");
 const SQL_RAMP_LIMITS: &str = include_str!("../../sql/ramp_limits.sql");

@@ -3,9 +3,9 @@
 
 use tokio_postgres::Client;
 
-use crate::cost::replica::Recovery;
 use crate::error::Result;
 use crate::postgres::views::query_error;
+use pgcost_core::replica::Recovery;
 
 const SQL_RECOVERY: &str = include_str!("../../sql/recovery.sql");
 

@@ -29,10 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cost::snapshot::DatabaseStats;
 use crate::error::Result;
 use crate::postgres::views::{Activity, Backend};
 use crate::progress::Progress;
+use pgcost_core::snapshot::DatabaseStats;
 
 /// `PGSTAT_IDLE_INTERVAL` (PG 15+), in seconds.
 pub const IDLE_FLUSH_SECONDS_PG15: f64 = 10.0;

@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use crate::cost::delta::DatabaseDelta;
-use crate::cost::nodes::DatabaseTraffic;
-use crate::cost::one_off::CatalogRead;
-use crate::cost::report::model::counters::Counter;
-use crate::cost::report::model::notes::Note;
-use crate::cost::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 use crate::error::{Error, Result};
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::settle::{ClockAnchor, Others, Probe};
 use crate::postgres::views::{self, Activity, ServerInfo, StatementsLayout};
+use pgcost_core::delta::DatabaseDelta;
+use pgcost_core::nodes::DatabaseTraffic;
+use pgcost_core::one_off::CatalogRead;
+use pgcost_core::report::model::counters::Counter;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::snapshot::{self, DatabaseStats, Snapshot, StatementKey, TableStats};
 
 /// Where the statistics are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
@@ -304,8 +304,8 @@ impl StatsConnection {
         let second = self.snapshot().await?;
         self.activity().await?;
         let third = self.snapshot().await?;
-        let per_snapshot = crate::cost::delta::delta(&first, &second).database;
-        let two = crate::cost::delta::delta(&second, &third).database;
+        let per_snapshot = pgcost_core::delta::delta(&first, &second).database;
+        let two = pgcost_core::delta::delta(&second, &third).database;
         let per_poll = two.minus(&per_snapshot);
         self.footprint = Some(Footprint {
             per_snapshot,
@@ -458,7 +458,7 @@ impl StatsConnection {
 
     /// One read of the target's backends and their statements, for tags; `None` in target
     /// mode, where the read would land in the measured counters.
-    pub async fn tag_sample(&self) -> Result<Option<Vec<crate::cost::tags::Sample>>> {
+    pub async fn tag_sample(&self) -> Result<Option<Vec<pgcost_core::tags::Sample>>> {
         if self.mode != Mode::Admin {
             return Ok(None);
         }
@@ -499,7 +499,7 @@ impl StatsConnection {
     }
 
     /// The server's recovery state, for a replica (read over the statistics connection).
-    pub async fn recovery(&self) -> Result<crate::cost::replica::Recovery> {
+    pub async fn recovery(&self) -> Result<pgcost_core::replica::Recovery> {
         crate::postgres::recovery::read(&self.reader).await
     }
 
@@ -508,7 +508,7 @@ impl StatsConnection {
     /// in the target's counters: outside a window only.
     pub async fn statements_now(
         &self,
-    ) -> Result<Option<BTreeMap<StatementKey, crate::cost::snapshot::StatementStats>>> {
+    ) -> Result<Option<BTreeMap<StatementKey, pgcost_core::snapshot::StatementStats>>> {
         match self.layout {
             Some(layout) => views::read_statements(&self.reader, layout, self.oid, false)
                 .await

@@ -4,9 +4,9 @@
 
 use tokio_postgres::Client;
 
-use crate::cost::tags::Sample;
 use crate::error::Result;
 use crate::postgres::views::query_error;
+use pgcost_core::tags::Sample;
 
 const SQL_TAG_ACTIVITY: &str = include_str!("../../sql/tag_activity.sql");
 const SQL_TAG_ACTIVITY_V13: &str = include_str!("../../sql/tag_activity_v13.sql");

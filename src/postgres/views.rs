@@ -6,17 +6,17 @@ use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row};
 
-use crate::cost::nodes::DatabaseTraffic;
-use crate::cost::report::model::counters::{Columns, Counter, DatabaseCounters, TableCounters};
-use crate::cost::snapshot::{
-    DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
-};
 use crate::error::{Error, Result, describe_pg};
 use crate::postgres::conninfo::DbTarget;
+use pgcost_core::nodes::DatabaseTraffic;
+use pgcost_core::report::model::counters::{Columns, Counter, DatabaseCounters, TableCounters};
+use pgcost_core::snapshot::{
+    DatabaseStats, StatementKey, StatementStats, StatementsInfo, TableStats,
+};
 
 /// What pg_stat_statements shows for another role's statement without pg_read_all_stats.
 pub const HIDDEN_TEXT: &str = "<insufficient privilege>";
-pub use crate::cost::snapshot::UNAVAILABLE_TEXT;
+pub use pgcost_core::snapshot::UNAVAILABLE_TEXT;
 
 const SQL_SERVER: &str = include_str!("../../sql/server.sql");
 const SQL_EXTENSION: &str = include_str!("../../sql/extension.sql");
@@ -233,22 +233,25 @@ pub async fn statements_extension(client: &Client) -> Result<Option<String>> {
     Ok(row.map(|r| r.get(0)))
 }
 
-/// The counter columns of the views are named as the fields of the counter sets.
-impl Columns for Row {
+/// A row of a statistics view, read by the core's counter sets: the counter columns of the
+/// views are named as the fields of the counter sets.
+struct ViewRow<'a>(&'a Row);
+
+impl Columns for ViewRow<'_> {
     fn counter(&self, column: &str) -> i64 {
-        self.get(column)
+        self.0.get(column)
     }
 
     fn optional_counter(&self, column: &str) -> Option<i64> {
-        self.get(column)
+        self.0.get(column)
     }
 
     fn time(&self, column: &str) -> f64 {
-        self.get(column)
+        self.0.get(column)
     }
 
     fn optional_time(&self, column: &str) -> Option<f64> {
-        self.get(column)
+        self.0.get(column)
     }
 }
 
@@ -262,7 +265,7 @@ pub async fn read_database(
         .await
         .map_err(|e| query_error("pg_stat_database", e))?;
     Ok(DatabaseStats {
-        counters: DatabaseCounters::read(&row),
+        counters: DatabaseCounters::read(&ViewRow(&row)),
         stats_reset: row.get("stats_reset"),
     })
 }
@@ -329,7 +332,7 @@ pub async fn read_statements(
                     String::new()
                 }
             }),
-            ..StatementStats::read(&row)
+            ..StatementStats::read(&ViewRow(&row))
         };
         match out.get_mut(&key) {
             Some(sum) => *sum = sum.plus(&stats),
@@ -394,7 +397,7 @@ pub async fn read_tables(client: &Client) -> Result<BTreeMap<String, TableStats>
         .map(|row| {
             let name: String = row.get("name");
             let stats = TableStats {
-                counters: TableCounters::read(&row),
+                counters: TableCounters::read(&ViewRow(&row)),
                 relpages: row.get("relpages"),
                 n_live_tup: row.get("n_live_tup"),
             };

@@ -2,9 +2,9 @@
 //! and how far off the corrected figures may be, or the statements `--app-role` left out.
 
 use super::sections::Grid;
-use crate::cost::background;
-use crate::cost::report::Report;
-use crate::cost::report::model::figure::Figure;
+use pgcost_core::background;
+use pgcost_core::report::Report;
+use pgcost_core::report::model::figure::Figure;
 
 /// Its title and grid; `None` when there is nothing to show.
 pub fn section(report: &Report) -> Option<(String, Grid)> {
@@ -58,11 +58,11 @@ pub fn section(report: &Report) -> Option<(String, Grid)> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cost::background::{Control, Counts, Input, Options, OtherRole};
-    use crate::cost::delta::{DatabaseDelta, WindowDelta};
-    use crate::cost::report::Report;
-    use crate::cost::report::tests::{context, load, stmt};
     use crate::render::view::View;
+    use pgcost_core::background::{Control, Counts, Input, Options, OtherRole};
+    use pgcost_core::delta::{DatabaseDelta, WindowDelta};
+    use pgcost_core::report::Report;
+    use pgcost_core::report::tests::{context, load, stmt};
 
     fn report(control: Option<Control>) -> Report {
         let delta = WindowDelta {

@@ -1,12 +1,12 @@
 //! Every JSON document, built by hand, pinned as a snapshot and validated against its
-//! JSON Schema (`cost::schema`, checked in as `docs/schema/`): a refactor that changes a
+//! JSON Schema (`pgcost_core::schema`, checked in as `docs/schema/`): a refactor that changes a
 //! key or a figure shows in the snapshot, and a schema that no longer describes the
 //! document fails here.
 
 use serde::Serialize;
 
-use crate::cost::schema;
 use crate::render::text::json;
+use pgcost_core::schema;
 
 /// `document` written as JSON: it validates against its schema, and its text is the
 /// snapshot `document_NAME`.

@@ -37,12 +37,12 @@ pub use text::{Exporter, command_load_line, figure, json, status_line, verdict_l
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cost::delta::{DatabaseDelta, TableDelta, WindowDelta};
-    use crate::cost::findings::{Inputs, Thresholds, analyze};
-    use crate::cost::report::model::counters::TableCounters;
-    use crate::cost::report::tests::{context, load, stmt};
-    use crate::cost::report::{Context, Report};
     use crate::render::format::Format;
+    use pgcost_core::delta::{DatabaseDelta, TableDelta, WindowDelta};
+    use pgcost_core::findings::{Inputs, Thresholds, analyze};
+    use pgcost_core::report::model::counters::TableCounters;
+    use pgcost_core::report::tests::{context, load, stmt};
+    use pgcost_core::report::{Context, Report};
 
     pub(crate) fn sample() -> Report {
         build(context(200))

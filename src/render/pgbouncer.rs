@@ -2,7 +2,7 @@
 //! request as a grid, set beside Postgres's.
 
 use super::sections::Grid;
-use crate::cost::report::Report;
+use pgcost_core::report::Report;
 
 /// PgBouncer's figures and Postgres's for the same requests; `None` without
 /// `--pgbouncer`.

@@ -8,13 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::cost::check::statement_diff::FindingRef;
-use crate::cost::findings::{self, Finding, FindingKind, Severity};
-use crate::cost::text::shown_sql;
-use crate::source::CodeLocation;
+use pgcost_core::check::statement_diff::FindingRef;
+use pgcost_core::findings::{self, Finding, FindingKind, Severity};
+use pgcost_core::source::CodeLocation;
+use pgcost_core::text::shown_sql;
 
 /// The OASIS schema of SARIF 2.1.0 (with its errata), which the log names.
 pub const SCHEMA: &str =
@@ -174,7 +173,7 @@ pub struct Properties {
     /// For a finding: the tags its statement was sent with, as in JSON's
     /// `findings[].tags` (route, controller, file:line and their share of samples).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<crate::cost::tags::StatementTags>,
+    pub tags: Option<pgcost_core::tags::StatementTags>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -308,11 +307,7 @@ pub fn finding_rules() -> Vec<Rule> {
 }
 
 fn finding_rule(kind: FindingKind) -> Rule {
-    let short = kind
-        .to_possible_value()
-        .and_then(|v| v.get_help().map(ToString::to_string))
-        .map(|help| format!("{help}."))
-        .unwrap_or_else(|| kind.as_str().to_string());
+    let short = kind.one_line().to_string();
     Rule {
         id: kind.as_str().to_string(),
         short_description: Text::plain(short),

@@ -2,13 +2,13 @@
 
 use serde_json::Value;
 
-use crate::cost::check::budget::{Breach, Budget, Regression};
-use crate::cost::check::{CheckReport, EndpointResult};
-use crate::cost::findings::{self, FindingKind};
-use crate::cost::report::model::figure::Figure;
 use crate::render::format::Format;
 use crate::render::tests::sample;
 use crate::render::view::View;
+use pgcost_core::check::budget::{Breach, Budget, Regression};
+use pgcost_core::check::{CheckReport, EndpointResult};
+use pgcost_core::findings::{self, FindingKind};
+use pgcost_core::report::model::figure::Figure;
 
 fn sarif(view: &dyn View) -> Value {
     serde_json::from_str(&view.render(Format::Sarif).unwrap()).unwrap()
@@ -104,7 +104,7 @@ pub(crate) fn check() -> CheckReport {
         report,
     };
     CheckReport {
-        schema_version: crate::cost::check::SCHEMA_VERSION,
+        schema_version: pgcost_core::check::SCHEMA_VERSION,
         valid: false,
         passed: false,
         baseline: None,
@@ -179,7 +179,7 @@ fn ramp_and_demo_offer_no_sarif() {
 
 #[test]
 fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
-    use crate::cost::tags::seen_always;
+    use pgcost_core::tags::seen_always;
     let mut report = sample();
     let tag = |uri: &str| tagged_line(uri, "/x");
     let tags = seen_always("/x", "app/api.rb", 12, 3);
@@ -215,10 +215,10 @@ fn a_finding_is_at_its_tagged_line_with_its_tags_unless_the_path_is_absolute() {
 fn a_findings_other_places_are_related_locations_relative_ones_only() {
     let mut report = sample();
     report.findings.truncate(1);
-    let model = crate::source::CodeLocation {
+    let model = pgcost_core::source::CodeLocation {
         uri: "app/models/item.rb".into(),
         line: 2,
-        origin: crate::source::Origin::Model {
+        origin: pgcost_core::source::Origin::Model {
             table: "items".into(),
             model: "Item".into(),
         },
@@ -250,11 +250,11 @@ fn a_findings_other_places_are_related_locations_relative_ones_only() {
 }
 
 /// Line 12 of `uri`, tagged with `route` in every sample.
-pub(crate) fn tagged_line(uri: &str, route: &str) -> crate::source::CodeLocation {
-    crate::source::CodeLocation {
+pub(crate) fn tagged_line(uri: &str, route: &str) -> pgcost_core::source::CodeLocation {
+    pgcost_core::source::CodeLocation {
         uri: uri.into(),
         line: 12,
-        origin: crate::source::Origin::Tag {
+        origin: pgcost_core::source::Origin::Tag {
             route: Some(route.into()),
             controller: None,
             action: None,

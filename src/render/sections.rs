@@ -5,14 +5,14 @@ use std::fmt::Write;
 use std::ops::Range;
 
 use super::text::{counts, figure};
-use crate::cost::findings::{self, Finding, FindingKind};
-pub use crate::cost::nodes::in_database;
-use crate::cost::replica::REPLICA;
-use crate::cost::report::model::figure::{Figure, Source};
-use crate::cost::report::model::figures::Figures;
-use crate::cost::report::{PerRequest, Report, StatementRow, Writes};
-use crate::cost::text::{one_line, shown_sql};
-use crate::source::Origin;
+use pgcost_core::findings::{self, Finding, FindingKind};
+pub use pgcost_core::nodes::in_database;
+use pgcost_core::replica::REPLICA;
+use pgcost_core::report::model::figure::{Figure, Source};
+use pgcost_core::report::model::figures::Figures;
+use pgcost_core::report::{PerRequest, Report, StatementRow, Writes};
+use pgcost_core::source::Origin;
+use pgcost_core::text::{one_line, shown_sql};
 
 /// Cells under a header, before a view draws them.
 #[derive(Debug, Clone)]
@@ -399,7 +399,7 @@ fn sent_by_text(f: &Finding, width: usize) -> String {
 }
 
 /// A line per place in the app's source: `at path:line, what it is`.
-fn locations_text(locations: &[crate::source::CodeLocation], width: usize) -> String {
+fn locations_text(locations: &[pgcost_core::source::CodeLocation], width: usize) -> String {
     let lines = locations.iter().map(|l| {
         let line = format!("at {}", l.line_text());
         format!("   {}\n", one_line(&line, width.saturating_sub(3)))

@@ -2,9 +2,9 @@
 //! their SQL comments, and for each tagged one, the route and file:line it came from.
 
 use super::sections::Grid;
-use crate::cost::report::Report;
-use crate::cost::tags::comment::strip_tags;
-use crate::cost::text::one_line;
+use pgcost_core::report::Report;
+use pgcost_core::tags::comment::strip_tags;
+use pgcost_core::text::one_line;
 
 /// The most tagged statements listed; JSON has them all.
 const SHOWN: usize = 20;
@@ -28,7 +28,7 @@ pub fn section(report: &Report, widths: (usize, usize)) -> Option<(String, Optio
 
 #[cfg(test)]
 mod tests {
-    use crate::cost::findings::tests::{report, stmt};
+    use pgcost_core::findings::tests::{report, stmt};
 
     #[test]
     fn lists_the_tagged_statements_under_the_summary() {
@@ -38,7 +38,7 @@ mod tests {
         ];
         let statements = queries.iter().map(|q| stmt(q, 1.0, 1.0)).collect();
         let mut r = report(statements, vec![]);
-        crate::cost::report::tagged_for_tests(&mut r);
+        pgcost_core::report::tagged_for_tests(&mut r);
         let (title, grid) = super::section(&r, (40, 60)).unwrap();
         assert_eq!(
             title,

@@ -1,7 +1,7 @@
 //! The lines and cells every view shares: a figure, a status or verdict line, the one JSON
 //! writer, and the `Exporter` each audit format implements. A leaf: it imports only the model.
 
-use crate::cost::report::Report;
+use pgcost_core::report::Report;
 
 /// Renders one report.
 pub trait Exporter {

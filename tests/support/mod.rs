@@ -32,8 +32,8 @@ pub fn validate_sarif(files: &[&std::path::Path]) -> (bool, String) {
     (output.status.success(), text)
 }
 
-pub use pgcost::cost::report::model::invalid::Code;
 use pgcost::postgres::cluster::Cluster;
+pub use pgcost_core::report::model::invalid::Code;
 use tokio_postgres::NoTls;
 
 /// Rows in `items`, scanned sequentially by the fixture's endpoints.
@@ -215,7 +215,7 @@ pub fn audit_config_of(db_url: &str, url: &str, extra: &[&str]) -> pgcost::confi
 }
 
 /// Audits in process with `pgcost audit --url URL --db <this cluster> --quiet EXTRA...`.
-pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::report::Report {
+pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost_core::report::Report {
     let config = audit_config(db, url, extra);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let report = pgcost::measure::run(&config, &pgcost::progress::Progress::hidden(), stop)
@@ -226,16 +226,16 @@ pub async fn audit(db: &TestDb, url: String, extra: &[&str]) -> pgcost::cost::re
 }
 
 /// Valid, and every response a 200.
-pub fn assert_valid(report: &pgcost::cost::report::Report) {
+pub fn assert_valid(report: &pgcost_core::report::Report) {
     assert!(report.valid, "invalid: {:?}", report.invalid_reasons);
     assert_eq!(report.load.status.get("200"), Some(&report.load.requests));
 }
 
 /// The report's row for `schema.table`.
 pub fn table<'a>(
-    report: &'a pgcost::cost::report::Report,
+    report: &'a pgcost_core::report::Report,
     name: &str,
-) -> &'a pgcost::cost::report::TableRow {
+) -> &'a pgcost_core::report::TableRow {
     report
         .tables
         .iter()
@@ -253,7 +253,7 @@ pub struct Cost {
 }
 
 /// `p` is exactly `truth`, with no new connection.
-pub fn assert_cost(what: &str, p: &pgcost::cost::report::PerRequest, truth: &Cost) {
+pub fn assert_cost(what: &str, p: &pgcost_core::report::PerRequest, truth: &Cost) {
     assert_eq!(p.transactions, truth.transactions, "{what}: {p:?}");
     assert_eq!(p.statements, Some(truth.statements), "{what}: {p:?}");
     assert_eq!(p.rows_read, truth.rows_read, "{what}: {p:?}");
@@ -263,7 +263,7 @@ pub fn assert_cost(what: &str, p: &pgcost::cost::report::PerRequest, truth: &Cos
 }
 
 /// The calls per request of `query` on the node named `node`, which must have one row.
-pub fn calls_per_request(r: &pgcost::cost::report::Report, node: &str, query: &str) -> f64 {
+pub fn calls_per_request(r: &pgcost_core::report::Report, node: &str, query: &str) -> f64 {
     let rows: Vec<_> = (r.statements.iter())
         .filter(|s| s.database.as_deref() == Some(node) && s.query == query)
         .collect();
@@ -296,7 +296,7 @@ pub fn invalid<'a>(report: &'a serde_json::Value, code: &str) -> &'a str {
 
 /// The message of the reason of `report` whose code is `code`; panics, showing the
 /// reasons, when there is none.
-pub fn reason(report: &pgcost::cost::report::Report, code: Code) -> &str {
+pub fn reason(report: &pgcost_core::report::Report, code: Code) -> &str {
     let reason = (report.invalid_reasons.iter()).find(|r| r.code == code);
     let reason = reason.unwrap_or_else(|| panic!("no {code:?} in {:?}", report.invalid_reasons));
     &reason.message

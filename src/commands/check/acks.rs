@@ -4,10 +4,10 @@
 
 use time::{Date, Month};
 
-pub use crate::cost::check::AckStatus;
-use crate::cost::check::statement_diff::{FindingRef, normalized};
-use crate::cost::findings::FindingKind;
 use crate::error::{Error, Result};
+pub use pgcost_core::check::AckStatus;
+use pgcost_core::check::statement_diff::{FindingRef, normalized};
+use pgcost_core::findings::FindingKind;
 
 /// One validated `[[endpoint.ack]]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +131,7 @@ mod tests {
     }
 
     fn findings() -> Vec<FindingRef> {
-        use crate::cost::findings::Severity;
+        use pgcost_core::findings::Severity;
         vec![
             FindingRef::new(
                 "collection_to_boolean",

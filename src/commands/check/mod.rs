@@ -17,8 +17,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::auth::Redactor;
 use crate::config::AuditConfig;
-use crate::cost::report::Report;
-use crate::cost::scale::ScaleReport;
 use crate::error::{Error, Result, exit};
 use crate::flags::CheckArgs;
 use crate::measure;
@@ -32,12 +30,14 @@ use crate::render::github;
 use acks::Ack;
 use budget::{Budget, Figures};
 use config::CheckConfig;
+use pgcost_core::report::Report;
+use pgcost_core::scale::ScaleReport;
 use previous_run::{Entry, PreviousRun};
 use statement_diff::FindingRef;
 
 // The verdict is plain data in the model, its views are in render/; `config/` and the
 // tests name them through the command too.
-pub use crate::cost::check::{
+pub use pgcost_core::check::{
     CheckReport, EndpointResult, FindingStatus, SCHEMA_VERSION, Status, budget, statement_diff,
 };
 
@@ -282,7 +282,7 @@ fn gather<'a>(
         if measured.len() < plan.points.len() {
             break;
         }
-        let scale = crate::cost::scale::build(plan.template.clone(), &measured);
+        let scale = pgcost_core::scale::build(plan.template.clone(), &measured);
         let (_, largest) = measured.into_iter().last().expect("at least two values");
         out.push((*endpoint, largest, Some(scale)));
     }

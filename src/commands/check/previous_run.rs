@@ -6,12 +6,12 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::cost::check::budget::Figures;
-use crate::cost::check::statement_diff::{self, FindingRef, StatementFigures};
-use crate::cost::findings::Severity;
-use crate::cost::report::model::figure::{Figure, PerFigure, Source};
-use crate::cost::tags::StatementTags;
 use crate::error::{Error, Result};
+use pgcost_core::check::budget::Figures;
+use pgcost_core::check::statement_diff::{self, FindingRef, StatementFigures};
+use pgcost_core::findings::Severity;
+use pgcost_core::report::model::figure::{Figure, PerFigure, Source};
+use pgcost_core::tags::StatementTags;
 
 /// One endpoint of a previous run.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,9 +168,9 @@ fn position(text: &str, origin: &str, key: &str) -> String {
 /// document without one is left to the shape check.
 fn check_schema_version(value: &serde_json::Value, text: &str, origin: &str) -> Result<()> {
     let expected = u64::from(if value.get("endpoints").is_some() {
-        crate::cost::check::SCHEMA_VERSION
+        pgcost_core::check::SCHEMA_VERSION
     } else {
-        crate::cost::report::SCHEMA_VERSION
+        pgcost_core::report::SCHEMA_VERSION
     });
     match value.get("schema_version") {
         None => Ok(()),
@@ -238,12 +238,12 @@ impl PreviousRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::report::tests::{context, load};
     use crate::render::{Exporter, JsonExporter};
+    use pgcost_core::report::tests::{context, load};
 
     fn report_json(url: &str, transactions: i64) -> serde_json::Value {
-        let delta = crate::cost::delta::WindowDelta {
-            database: crate::cost::delta::DatabaseDelta {
+        let delta = pgcost_core::delta::WindowDelta {
+            database: pgcost_core::delta::DatabaseDelta {
                 xact_commit: transactions,
                 tup_returned: 400,
                 ..Default::default()
@@ -252,7 +252,7 @@ mod tests {
         };
         let mut c = context(100);
         c.target.url = url.into();
-        let r = crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), c);
+        let r = pgcost_core::report::Report::build(&delta, &load(100, &[(200, 100)]), c);
         serde_json::from_str(&JsonExporter.render(&r)).unwrap()
     }
 
@@ -380,10 +380,10 @@ mod tests {
 
     #[test]
     fn statements_and_findings_are_read_back_with_their_fingerprints() {
-        use crate::cost::findings::{Inputs, Thresholds, analyze};
-        use crate::cost::report::tests::stmt;
-        let delta = crate::cost::delta::WindowDelta {
-            database: crate::cost::delta::DatabaseDelta {
+        use pgcost_core::findings::{Inputs, Thresholds, analyze};
+        use pgcost_core::report::tests::stmt;
+        let delta = pgcost_core::delta::WindowDelta {
+            database: pgcost_core::delta::DatabaseDelta {
                 xact_commit: 200,
                 sessions: Some(0),
                 ..Default::default()
@@ -400,7 +400,7 @@ mod tests {
             ..Default::default()
         };
         let mut r =
-            crate::cost::report::Report::build(&delta, &load(100, &[(200, 100)]), context(100));
+            pgcost_core::report::Report::build(&delta, &load(100, &[(200, 100)]), context(100));
         r.findings = analyze(&Inputs::of(&r), &Thresholds::default());
         let b = PreviousRun::parse(&JsonExporter.render(&r), "a.json").unwrap();
         let e = &b.entries[0];

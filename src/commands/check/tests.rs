@@ -3,12 +3,12 @@
 use super::budget::{Budget, Limit};
 use super::previous_run::PreviousRun;
 use super::*;
-use crate::cost::delta::{DatabaseDelta, WindowDelta};
-use crate::cost::findings::{FindingKind, Inputs, Thresholds, analyze};
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::tests::{context, load, stmt};
 use crate::render::View;
 use crate::render::format::Format;
+use pgcost_core::delta::{DatabaseDelta, WindowDelta};
+use pgcost_core::findings::{FindingKind, Inputs, Thresholds, analyze};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::tests::{context, load, stmt};
 
 /// The check's view in `format`.
 fn render(report: &CheckReport, format: Format) -> String {
@@ -116,8 +116,8 @@ fn cached() -> Measured {
 fn rejected() -> Measured {
     let mut r = report("/private", 1, 0, 0, false);
     r.load.status = [("401".to_string(), N as u64)].into();
-    r.invalid_reasons = vec![crate::cost::report::model::invalid::Invalid::new(
-        crate::cost::report::model::invalid::Code::Rejected,
+    r.invalid_reasons = vec![pgcost_core::report::model::invalid::Invalid::new(
+        pgcost_core::report::model::invalid::Code::Rejected,
         "200 of 200 responses were 401: these numbers measure the rejection path, not the endpoint",
     )];
     r.valid = false;
@@ -150,7 +150,7 @@ fn baseline() -> PreviousRun {
 fn a_burst_that_moved_nothing_passes_but_is_listed() {
     let mut r = report("/replica-read", 0, 0, 0, false);
     r.statements.clear();
-    let line = crate::cost::replica::moved_nothing_warning(
+    let line = pgcost_core::replica::moved_nothing_warning(
         &WindowDelta::default(),
         &load(N as u64, &[(200, N as u64)]),
     )
@@ -468,7 +468,7 @@ fn naive_baseline() -> PreviousRun {
 
 #[test]
 fn a_new_or_changed_statement_names_the_line_and_route_it_was_tagged_with() {
-    use crate::cost::tags::{StatementTags, TagShare, Tags};
+    use pgcost_core::tags::{StatementTags, TagShare, Tags};
     let b = naive_baseline();
     let mut m = naive();
     for (i, s) in m.report.statements.iter_mut().enumerate() {
@@ -488,7 +488,7 @@ fn a_new_or_changed_statement_names_the_line_and_route_it_was_tagged_with() {
     let date = acks::parse_date(TODAY).unwrap();
     let run = super::evaluate(vec![m], Some(("baseline.json", &b)), None, date).unwrap();
     let diff = run.endpoints[0].statement_diff.as_ref().unwrap();
-    let at = |c: &crate::cost::check::statement_diff::StatementChange| {
+    let at = |c: &pgcost_core::check::statement_diff::StatementChange| {
         c.tags.as_ref().unwrap().location()
     };
     assert_eq!(at(&diff.added[0]).as_deref(), Some("app/api.rb:11"));
@@ -595,7 +595,7 @@ fn the_statement_diff_names_the_new_statement_and_the_one_called_more() {
 fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
     let b = naive_baseline();
     let strict = Budget {
-        fail_on_findings: Some(crate::cost::findings::Severity::High),
+        fail_on_findings: Some(pgcost_core::findings::Severity::High),
         ..Budget::default()
     };
     let run = naive_with(vec![], strict.clone(), Some(&b)).unwrap();
@@ -665,7 +665,7 @@ fn fail_on_findings_fails_on_a_new_finding_unless_acknowledged() {
     // Without a baseline, the statement-set limits do not apply.
     let frozen = Budget {
         new_statements: Some(0),
-        fail_on_findings: Some(crate::cost::findings::Severity::Low),
+        fail_on_findings: Some(pgcost_core::findings::Severity::Low),
         ..Budget::default()
     };
     let run = naive_with(vec![], frozen, None).unwrap();

@@ -19,7 +19,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
-pub use crate::cost::demo::Pipeline;
+pub use pgcost_core::demo::Pipeline;
 
 /// The action the endpoint's permission gate checks.
 pub const ACTION: &str = "projects.read";

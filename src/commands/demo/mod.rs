@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::cost::report::Report;
 use crate::error::{Error, Result, exit};
 use crate::flags::DemoArgs;
 use crate::output;
@@ -18,10 +17,11 @@ use crate::progress::Progress;
 use crate::render::format::{DEMO_FORMATS, Outputs};
 use crate::values::{check_counts, parse_duration};
 use api::Pipeline;
+use pgcost_core::report::Report;
 // The demo's document is in the model and its views in render/; the tests reach them
 // through the command too.
-pub use crate::cost::demo::{Demo, DemoReport, Pipelines};
 pub use crate::render::demo::render_comparison;
+pub use pgcost_core::demo::{Demo, DemoReport, Pipelines};
 pub use setup::{DB, Environment, TENANT_ID, USER_ID, audit_config, setup};
 
 /// `pgcost demo`'s flags, checked.

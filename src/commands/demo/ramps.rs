@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use super::api::Pipeline;
 use super::{Environment, audit_config};
-pub use crate::cost::demo::Ramps;
 use crate::error::Result;
 use crate::measure::ramp::step::Length;
 use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
+pub use pgcost_core::demo::Ramps;
 
 /// Ramps the naive and the cached pipelines, concurrency 1 to 8, 5 s a step (as `pgcost
 /// ramp`): the shortest step whose one-second samples measure its noise.

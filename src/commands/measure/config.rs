@@ -5,10 +5,10 @@ use std::path::Path;
 
 use crate::auth::Redactor;
 use crate::config::AuditConfig;
-use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
 use crate::flags::{AuditArgs, LoadArgs, MeasureArgs, Spelling, defaults};
 use crate::postgres::conninfo::EnvLookup;
+use pgcost_core::external_load::{self, CountSource};
 
 /// The URL of a request that nothing sends: the command makes the load.
 const NO_REQUEST: &str = "http://command.invalid/";

@@ -11,12 +11,6 @@ use std::time::{Duration, Instant};
 
 use crate::auth;
 use crate::config::AuditConfig;
-use crate::cost::pgbouncer::StepPgBouncer;
-use crate::cost::ramp::step::{self as figures, Step, StepInput};
-use crate::cost::ramp::verdict::label;
-use crate::cost::ramp::{self, RampReport, RampTarget, Totals, knee};
-use crate::cost::report::model::invalid::{Code, Invalid};
-use crate::cost::report::model::notes::messages;
 use crate::error::{Error, Result};
 use crate::measure::pgbouncer::Bouncer;
 use crate::measure::{self, Ends, Meter};
@@ -24,6 +18,12 @@ use crate::postgres::settle::Outcome;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
 use crate::progress::Progress;
+use pgcost_core::pgbouncer::StepPgBouncer;
+use pgcost_core::ramp::step::{self as figures, Step, StepInput};
+use pgcost_core::ramp::verdict::label;
+use pgcost_core::ramp::{self, RampReport, RampTarget, RampTotals, knee};
+use pgcost_core::report::model::invalid::{Code, Invalid};
+use pgcost_core::report::model::notes::messages;
 use step::{Length, Load};
 
 /// The default steps double from 1 up to this concurrency.
@@ -54,7 +54,7 @@ impl RampPlan {
         match &self.steps {
             Some(steps) => steps.get(done.len()).map(|&c| Load::Closed(c)),
             None => {
-                let points = crate::cost::ramp::verdict::points(done);
+                let points = pgcost_core::ramp::verdict::points(done);
                 let c = 1u32 << done.len().min(31);
                 let more = c <= MAX_DEFAULT_CONCURRENCY && !knee::passed_by_two(&points);
                 more.then_some(Load::Closed(c))
@@ -260,7 +260,7 @@ pub async fn ramp(
     invalid_reasons.extend(settle_timeouts([settle_before, settle_after]));
     let mut warnings = session.source.warnings.clone();
     // A ramp names no statement's cost: plan time is nothing it could report.
-    warnings.retain(|n| !matches!(n, crate::cost::report::model::notes::Note::TrackPlanningOff));
+    warnings.retain(|n| !matches!(n, pgcost_core::report::model::notes::Note::TrackPlanningOff));
     warnings.extend(config.auth.warnings.iter().cloned());
     let context = ramp::Context {
         target: RampTarget {
@@ -269,7 +269,7 @@ pub async fn ramp(
             database: config.db.redacted(),
             server_version: session.source.server.version.clone(),
         },
-        totals: Some(Totals::of(
+        totals: Some(RampTotals::of(
             &whole.database,
             run.sent,
             (

@@ -1,13 +1,13 @@
 //! CPU as this host's kernel counts it: clock ticks of threads and processes under
 //! `/proc`, the tick rate, pgcost's own CPU time, and the whole machine's (`/proc/stat`,
-//! `/proc/loadavg`). Only reads; the arithmetic is in `cost::ramp::cpu` and
-//! `cost::ramp::host`.
+//! `/proc/loadavg`). Only reads; the arithmetic is in `pgcost_core::ramp::cpu` and
+//! `pgcost_core::ramp::host`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
-use crate::cost::ramp::cpu::{self, Ticks};
-use crate::cost::ramp::host::{self, CpuTimes};
+use pgcost_core::ramp::cpu::{self, Ticks};
+use pgcost_core::ramp::host::{self, CpuTimes};
 
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`, 100 on most Linux systems).
 pub fn ticks_per_second() -> u64 {

@@ -10,12 +10,6 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use tokio_postgres::Client;
 
-use crate::cost::delta;
-use crate::cost::load::LoadResult;
-use crate::cost::ramp::host::CpuTimes;
-use crate::cost::ramp::seconds::SampledSecond;
-use crate::cost::ramp::step::{StatementsGrown, TicksPair};
-use crate::cost::report::model::invalid::Invalid;
 use crate::error::Result;
 use crate::http::connection::Driver;
 use crate::http::{load, open_loop};
@@ -23,6 +17,12 @@ use crate::measure::ramp::procfs;
 use crate::postgres::ramp as views;
 use crate::postgres::stats_connection::StatsConnection;
 use crate::postgres::views as postgres_views;
+use pgcost_core::delta;
+use pgcost_core::load::LoadResult;
+use pgcost_core::ramp::host::CpuTimes;
+use pgcost_core::ramp::seconds::SampledSecond;
+use pgcost_core::ramp::step::{StatementsGrown, TicksPair};
+use pgcost_core::report::model::invalid::Invalid;
 
 /// How long a step's measured load lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -5,16 +5,16 @@
 
 use maud::{Markup, html};
 
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::figures::Figures;
-use crate::cost::report::model::invalid;
-use crate::cost::report::model::notes::messages;
-use crate::cost::report::{Report, StatementRow};
-use crate::cost::text::{one_line, shown_sql};
 use crate::render::html::chart::{BarChart, Series, latency_curve};
 use crate::render::html::{grid_table, page, provenance, strip, verdict};
 use crate::render::text::{Exporter, figure, status_line};
 use crate::render::{background, pgbouncer, sections};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::model::figures::Figures;
+use pgcost_core::report::model::invalid;
+use pgcost_core::report::model::notes::messages;
+use pgcost_core::report::{Report, StatementRow};
+use pgcost_core::text::{one_line, shown_sql};
 
 /// Statements in the share chart; the table below it has them all.
 const STATEMENTS_CHARTED: usize = 12;
@@ -240,7 +240,7 @@ fn tables(r: &Report) -> Markup {
     let Some(grid) = sections::tables(r) else {
         return html! {};
     };
-    let of = |name: &str, value: fn(&crate::cost::report::TableRow) -> f64| {
+    let of = |name: &str, value: fn(&pgcost_core::report::TableRow) -> f64| {
         Series::of(name, &r.tables, |t| Some(value(t)))
     };
     let chart = BarChart {
@@ -297,7 +297,7 @@ pub fn findings(r: &Report) -> Markup {
     }
 }
 
-fn finding(number: usize, f: &crate::cost::findings::Finding) -> Markup {
+fn finding(number: usize, f: &pgcost_core::findings::Finding) -> Markup {
     let query = f.query.as_deref().map(|q| shown_sql(q, usize::MAX));
     let subject = query.as_deref().or(f.table.as_deref()).unwrap_or("");
     let subject = sections::in_database(&f.database, subject);

@@ -1,7 +1,7 @@
 //! The audit's JSON view: the `Report` as it serializes (keys in docs/json.md).
 
-use crate::cost::report::Report;
 use crate::render::text::{Exporter, json};
+use pgcost_core::report::Report;
 
 pub struct JsonExporter;
 

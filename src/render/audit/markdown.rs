@@ -3,11 +3,11 @@
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use crate::cost::report::Report;
-use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
 use crate::render::{background, pgbouncer, tags};
+use pgcost_core::report::Report;
+use pgcost_core::text::one_line;
 
 /// The statements shown; a comment stays short, and JSON has them all.
 const STATEMENTS_SHOWN: usize = 10;

@@ -15,10 +15,10 @@ pub use markdown::{MarkdownExporter, markdown_table};
 pub use sarif::SarifExporter;
 pub use table::{TableExporter, terminal_table};
 
-use crate::cost::report::Report;
 use crate::render::format::{Format, REPORT_FORMATS};
 use crate::render::text::{Exporter, verdict_line};
 use crate::render::view::View;
+use pgcost_core::report::Report;
 
 impl View for Report {
     fn name(&self) -> &'static str {

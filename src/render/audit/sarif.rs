@@ -1,9 +1,9 @@
 //! The audit's SARIF (`--format sarif`): a rule per finding kind, a result per finding at
 //! the audited endpoint.
 
-use crate::cost::report::Report;
 use crate::render::sarif::{Endpoint, findings_log};
 use crate::render::text::Exporter;
+use pgcost_core::report::Report;
 
 pub struct SarifExporter;
 

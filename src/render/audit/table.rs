@@ -4,13 +4,13 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Modify, Style};
 
-use crate::cost::report::Report;
-use crate::cost::report::model::invalid::Invalid;
-use crate::cost::report::model::notes::Note;
-use crate::cost::text::one_line;
 use crate::render::sections::{self, Grid};
 use crate::render::text::{Exporter, command_load_line, status_line, verdict_line};
 use crate::render::{background, pgbouncer, tags};
+use pgcost_core::report::Report;
+use pgcost_core::report::model::invalid::Invalid;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::text::one_line;
 
 /// The statements shown; JSON has them all.
 const STATEMENTS_SHOWN: usize = 20;

@@ -1,17 +1,17 @@
 //! The set-up of new connections, and where a finding's statement was sent from, in every
 //! view of the audit.
 
-use crate::cost::setup::{Setup, SetupKind, SetupStatement};
 use crate::render::format::Format;
 use crate::render::tests::sample;
 use crate::render::text::Exporter;
 use crate::render::view::View;
+use pgcost_core::setup::{Setup, SetupKind, SetupStatement};
 
 use super::{MarkdownExporter, TableExporter};
 
 /// The sample report, as if each request had opened two connections with a set-up of two
 /// statements each.
-fn with_setup() -> crate::cost::report::Report {
+fn with_setup() -> pgcost_core::report::Report {
     let mut r = sample();
     r.per_request.new_sessions = Some(2.0);
     let statement = |query: &str, kind| SetupStatement {
@@ -91,8 +91,8 @@ fn a_pooled_app_shows_no_set_up() {
 
 /// The sample report, its first finding's statement tagged from two routes (one line
 /// tagged), located as the audit locates it.
-fn tagged() -> crate::cost::report::Report {
-    use crate::cost::tags::{StatementTags, TagShare, Tags};
+fn tagged() -> pgcost_core::report::Report {
+    use pgcost_core::tags::{StatementTags, TagShare, Tags};
     let mut r = sample();
     let set = |route: &str, line: Option<u32>, share| TagShare {
         tags: Tags {
@@ -111,7 +111,7 @@ fn tagged() -> crate::cost::report::Report {
         samples: 4,
         seen: vec![set("/api/x", Some(12), 0.75), set("/api/y", None, 0.25)],
     });
-    crate::cost::findings::locate(&mut r.findings, &r.statements, None);
+    pgcost_core::findings::locate(&mut r.findings, &r.statements, None);
     r
 }
 
@@ -171,7 +171,7 @@ fn without_a_tagged_line_the_brief_says_who_sent_it() {
             tags.seen[0].share = Some(1.0);
         }
     }
-    crate::cost::findings::locate(&mut r.findings, &r.statements, None);
+    pgcost_core::findings::locate(&mut r.findings, &r.statements, None);
     assert!(r.findings[0].locations.is_empty());
     let table = TableExporter.render(&r);
     let line = "   sent by route /api/y (controller projects), 100% of samples\n";

@@ -2,10 +2,10 @@
 //! table, a `diff` block and a list for the Markdown of a pull-request comment. JSON
 //! carries the full lists as they are.
 
-use crate::cost::check::budget::finding_text;
-use crate::cost::check::statement_diff::{StatementChange, StatementDiff};
-use crate::cost::check::{CheckReport, EndpointResult};
-use crate::cost::text::one_line;
+use pgcost_core::check::budget::finding_text;
+use pgcost_core::check::statement_diff::{StatementChange, StatementDiff};
+use pgcost_core::check::{CheckReport, EndpointResult};
+use pgcost_core::text::one_line;
 
 /// Lines of one endpoint's diff the table shows before "and N more".
 const TABLE_LINES: usize = 8;

@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use super::{breach_text, plain};
-use crate::cost::check::CheckReport;
-use crate::cost::findings::Severity;
-use crate::cost::text::shown_sql;
-use crate::source::CodeLocation;
+use pgcost_core::check::CheckReport;
+use pgcost_core::findings::Severity;
+use pgcost_core::source::CodeLocation;
+use pgcost_core::text::shown_sql;
 
 /// GitHub shows at most ten annotations of each kind per step.
 pub const MAX_ANNOTATIONS: usize = 10;
@@ -135,7 +135,7 @@ fn property(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::render::sarif_tests::check;
-    use crate::source::{ConfigLines, Origin};
+    use pgcost_core::source::{ConfigLines, Origin};
 
     #[test]
     fn failures_and_located_findings_become_ranked_annotations() {

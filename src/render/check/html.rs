@@ -4,11 +4,11 @@
 use maud::{Markup, html};
 
 use super::{headline, plain, problems};
-use crate::cost::check::budget::Figures;
-use crate::cost::check::{CheckReport, EndpointResult, Status};
-use crate::cost::report::model::figure::Figure;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{page, verdict};
+use pgcost_core::check::budget::Figures;
+use pgcost_core::check::{CheckReport, EndpointResult, Status};
+use pgcost_core::report::model::figure::Figure;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let title = headline(report);

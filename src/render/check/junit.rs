@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 use super::{breach_text, limit, percent, plain, reasons, regression_text};
-use crate::cost::check::budget::Figures;
-use crate::cost::check::{CheckReport, EndpointResult};
-use crate::cost::report::model::figure::Figure;
 use crate::render::text::figure;
+use pgcost_core::check::budget::Figures;
+use pgcost_core::check::{CheckReport, EndpointResult};
+use pgcost_core::report::model::figure::Figure;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let tests = report.endpoints.len();

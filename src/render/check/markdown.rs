@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 use super::{cell, diff, endpoints_grid, findings, headline, limit, measured_nothing, problems};
-use crate::cost::check::{CheckReport, EndpointResult, Status};
-use crate::cost::report::model::figure::Figure;
 use crate::render::audit::markdown::{code, markdown_table};
 use crate::render::sections::Grid;
+use pgcost_core::check::{CheckReport, EndpointResult, Status};
+use pgcost_core::report::model::figure::Figure;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let mark = if !report.passed {

@@ -15,16 +15,16 @@ mod table;
 
 use std::collections::BTreeMap;
 
-use crate::cost::check::budget::{Breach, Figures, Limit, Regression};
-use crate::cost::check::{CheckReport, EndpointResult, Status};
-use crate::cost::findings::{FindingKind, Severity};
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::notes::Note;
-use crate::cost::text::one_line;
 use crate::render::format::{CHECK_FORMATS, Format};
 use crate::render::sections::Grid;
 use crate::render::text::json;
 use crate::render::view::View;
+use pgcost_core::check::budget::{Breach, Figures, Limit, Regression};
+use pgcost_core::check::{CheckReport, EndpointResult, Status};
+use pgcost_core::findings::{FindingKind, Severity};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::text::one_line;
 
 impl View for CheckReport {
     fn name(&self) -> &'static str {
@@ -252,7 +252,7 @@ fn endpoints_grid(corner: &str, rows: Vec<Vec<String>>) -> Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::findings::Finding;
+    use pgcost_core::findings::Finding;
 
     #[test]
     fn the_findings_summary_counts_each_kind_at_its_most_severe_most_severe_first() {

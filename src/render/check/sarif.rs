@@ -3,13 +3,13 @@
 //! cannot be trusted; a rule per finding kind and per kind of failure.
 
 use super::{breach_text, plain, reasons, regression_text};
-use crate::cost::check::budget::{Breach, Limit};
-use crate::cost::check::{CheckReport, EndpointResult};
 use crate::render::sarif::{
     Configuration, Endpoint, Level, Log, Properties, Rule, SarifResult, Text, finding_result,
     finding_rules,
 };
-use crate::source::CodeLocation;
+use pgcost_core::check::budget::{Breach, Limit};
+use pgcost_core::check::{CheckReport, EndpointResult};
+use pgcost_core::source::CodeLocation;
 
 /// The rules of what fails a check, beside the finding kinds: (id, short description, help).
 const FAILURES: [(&str, &str, &str); 7] = [

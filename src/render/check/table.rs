@@ -5,11 +5,11 @@
 use super::{
     cell, diff, endpoints_grid, findings, headline, measured_nothing, percent, plain, problems,
 };
-use crate::cost::check::{CheckReport, EndpointResult, Status};
-use crate::cost::report::model::figure::Figure;
-use crate::cost::text::one_line;
 use crate::render::audit::table::{list, terminal_table};
 use crate::render::sections::Grid;
+use pgcost_core::check::{CheckReport, EndpointResult, Status};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::text::one_line;
 
 pub(super) fn render(report: &CheckReport) -> String {
     let mut out = format!(

@@ -4,11 +4,11 @@
 use maud::html;
 
 use super::table::comparison;
-use crate::cost::demo::{DemoReport, Ramps};
-use crate::cost::report::Report;
 use crate::render::audit::html::findings;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{grid_table, page, verdict};
+use pgcost_core::demo::{DemoReport, Ramps};
+use pgcost_core::report::Report;
 
 /// A charted figure: its title with the unit, and how to read it off a report.
 type Figure = (&'static str, fn(&Report) -> Option<f64>);

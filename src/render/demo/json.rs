@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::cost::demo::{Demo, Pipelines, Ramps};
 use crate::render::text::json;
+use pgcost_core::demo::{Demo, Pipelines, Ramps};
 
 /// `pgcost demo --ramp --format json`: the audits' pipelines, and the ramps.
 #[derive(Serialize, schemars::JsonSchema)]

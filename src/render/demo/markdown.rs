@@ -4,10 +4,10 @@
 use std::fmt::Write;
 
 use super::table::comparison;
-use crate::cost::demo::{DemoReport, Ramps};
 use crate::render::audit::markdown::markdown_table;
 use crate::render::ramp;
 use crate::render::sections;
+use pgcost_core::demo::{DemoReport, Ramps};
 
 /// The comparison as Markdown, for a pull-request comment or a page of notes.
 pub fn render(demo: &DemoReport, ramps: Option<&Ramps>) -> String {
@@ -62,9 +62,9 @@ fn naive_findings(demo: &DemoReport) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cost::demo::{Demo, Pipelines};
     use crate::render::View;
     use crate::render::format::{DEMO_FORMATS, Format};
+    use pgcost_core::demo::{Demo, Pipelines};
 
     pub(crate) fn demo() -> DemoReport {
         let naive = crate::render::tests::sample();

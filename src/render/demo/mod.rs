@@ -9,9 +9,9 @@ mod table;
 
 pub use table::render_comparison;
 
-use crate::cost::demo::Demo;
 use crate::render::format::{DEMO_FORMATS, Format};
 use crate::render::view::View;
+use pgcost_core::demo::Demo;
 
 impl View for Demo<'_> {
     fn name(&self) -> &'static str {

@@ -3,13 +3,13 @@
 
 use std::fmt::Write;
 
-use crate::cost::demo::{DemoReport, Ramps};
-use crate::cost::ramp::RampReport;
-use crate::cost::report::Report;
 use crate::render::audit::table;
 use crate::render::ramp;
 use crate::render::sections::Grid;
 use crate::render::{sections, text};
+use pgcost_core::demo::{DemoReport, Ramps};
+use pgcost_core::ramp::RampReport;
+use pgcost_core::report::Report;
 
 /// A row of the comparison table: its label and how to read it off a report.
 type Metric = (&'static str, fn(&Report) -> String);

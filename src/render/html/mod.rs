@@ -8,8 +8,8 @@ pub mod lines;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::sections::Grid;
-use crate::cost::findings::Finding;
-use crate::cost::findings::sent_from::sent_by;
+use pgcost_core::findings::Finding;
+use pgcost_core::findings::sent_from::sent_by;
 
 const STYLE: &str = include_str!("style.css");
 /// Sorting a table by a click on its heading: the only script, and nothing needs it.

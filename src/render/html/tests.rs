@@ -86,11 +86,11 @@ fn audit_page_is_self_contained_and_holds_the_figures() {
 fn an_invalid_report_says_so_first() {
     let mut report = sample();
     report.valid = false;
-    report.invalid_reasons = vec![crate::cost::report::model::invalid::Invalid::new(
-        crate::cost::report::model::invalid::Code::SettleTimeout,
+    report.invalid_reasons = vec![pgcost_core::report::model::invalid::Invalid::new(
+        pgcost_core::report::model::invalid::Code::SettleTimeout,
         "settling after the burst timed out",
     )];
-    report.notes = vec![crate::cost::report::model::notes::Note::NewConnections {
+    report.notes = vec![pgcost_core::report::model::notes::Note::NewConnections {
         sessions: 3,
         per_request: 0.03,
     }];
@@ -109,7 +109,7 @@ fn an_invalid_report_says_so_first() {
 fn pgbouncer_figures_have_their_table() {
     let mut report = sample();
     assert!(!HtmlExporter.render(&report).contains("<h2>PgBouncer</h2>"));
-    report.pgbouncer = Some(crate::cost::pgbouncer::PgBouncerFigures {
+    report.pgbouncer = Some(pgcost_core::pgbouncer::PgBouncerFigures {
         database: "app".into(),
         transactions_per_request: 2.0,
         queries_per_request: 3.0,

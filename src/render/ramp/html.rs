@@ -5,14 +5,14 @@
 use maud::{Markup, html};
 
 use super::{grid, notes, sentence};
-use crate::cost::ramp::RampReport;
-use crate::cost::ramp::step::Step;
-use crate::cost::ramp::usl;
-use crate::cost::report::model::invalid;
-use crate::cost::report::model::notes::messages;
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
 use crate::render::html::{grid_table, page, strip, verdict};
+use pgcost_core::ramp::RampReport;
+use pgcost_core::ramp::step::Step;
+use pgcost_core::ramp::usl;
+use pgcost_core::report::model::invalid;
+use pgcost_core::report::model::notes::messages;
 
 /// The whole page of one ramp.
 pub fn render(report: &RampReport) -> String {

@@ -2,10 +2,10 @@
 //! evidence; as a terminal table, as Markdown, or as JSON (the HTML page is in
 //! `html.rs`).
 
-use crate::cost::ramp::RampReport;
-use crate::cost::ramp::step::Step;
-use crate::cost::ramp::verdict::{Wall, decide_text};
 use crate::render::format::{Format, RAMP_FORMATS};
+use pgcost_core::ramp::RampReport;
+use pgcost_core::ramp::step::Step;
+use pgcost_core::ramp::verdict::{Wall, decide_text};
 
 use crate::render::audit::markdown::markdown_table;
 use crate::render::audit::table::terminal_table;
@@ -140,7 +140,7 @@ fn host_note(report: &RampReport) -> Option<String> {
     Some(format!(
         "This machine: at {}, {:.2} cores of its {} CPUs busy, {:.2} of them with other \
          work than pgcost, the app's --pid and Postgres{load}{}",
-        crate::cost::ramp::verdict::label(step),
+        pgcost_core::ramp::verdict::label(step),
         host.busy_cores,
         host.cpus,
         host.others_cores,
@@ -218,9 +218,9 @@ pub(crate) fn markdown(report: &RampReport) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cost::ramp::pool::PoolAdvice;
-    use crate::cost::ramp::verdict::Verdict;
-    use crate::cost::ramp::{RampTarget, SCHEMA_VERSION};
+    use pgcost_core::ramp::pool::PoolAdvice;
+    use pgcost_core::ramp::verdict::Verdict;
+    use pgcost_core::ramp::{RampTarget, SCHEMA_VERSION};
 
     pub(crate) fn report() -> RampReport {
         RampReport {
@@ -275,7 +275,7 @@ pub(crate) mod tests {
     #[test]
     fn a_ramps_notes_show_as_warnings_and_carry_their_code_in_json() {
         let mut r = report();
-        r.notes = vec![crate::cost::report::model::notes::Note::UslPoorFit { r_squared: 0.5 }];
+        r.notes = vec![pgcost_core::report::model::notes::Note::UslPoorFit { r_squared: 0.5 }];
         let line = "the Universal Scalability Law fits the curve poorly (r² 0.50): its peak is \
                     not a prediction";
         let table = r.render(Format::Table).unwrap();
@@ -292,7 +292,7 @@ pub(crate) mod tests {
     #[test]
     fn an_inconclusive_verdict_says_so_with_the_spread_and_the_step_length_needed() {
         let mut r = report();
-        r.steps = vec![crate::cost::ramp::tests::step(2, 355.0, 5.1, 2, 1.9)];
+        r.steps = vec![pgcost_core::ramp::tests::step(2, 355.0, 5.1, 2, 1.9)];
         r.verdict = Verdict {
             step_seconds_needed: Some(25),
             evidence: vec!["from c=1 to c=2 throughput went ... within the noise".into()],

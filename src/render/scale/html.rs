@@ -5,13 +5,13 @@
 use maud::{Markup, html};
 
 use super::{growth, headline, points, statements, tables};
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::invalid;
-use crate::cost::scale::{Fit, ScaleReport};
-use crate::cost::text::{one_line, shown_sql};
 use crate::render::html::chart::Series;
 use crate::render::html::lines::{LineChart, Model};
 use crate::render::html::{grid_table, page, provenance, verdict};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::model::invalid;
+use pgcost_core::scale::{Fit, ScaleReport};
+use pgcost_core::text::{one_line, shown_sql};
 
 /// Statements drawn one chart each, steepest first.
 const CHARTED_STATEMENTS: usize = 4;

@@ -4,10 +4,10 @@
 use std::fmt::Write;
 
 use super::{headline, sections};
-use crate::cost::findings::sent_from::sent_by;
-use crate::cost::scale::ScaleReport;
-use crate::cost::text::shown_sql;
 use crate::render::audit::markdown::{code, markdown_table};
+use pgcost_core::findings::sent_from::sent_by;
+use pgcost_core::scale::ScaleReport;
+use pgcost_core::text::shown_sql;
 
 pub(super) fn render(report: &ScaleReport) -> String {
     let mut out = format!(

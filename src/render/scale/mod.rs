@@ -8,13 +8,13 @@ mod markdown;
 mod sarif;
 mod table;
 
-use crate::cost::report::model::figure::Figure;
-use crate::cost::scale::{Fit, ScaleReport};
-use crate::cost::text::one_line;
 use crate::render::format::{Format, SCALE_FORMATS};
 use crate::render::sections::Grid;
 use crate::render::text::{figure, json};
 use crate::render::view::View;
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::scale::{Fit, ScaleReport};
+use pgcost_core::text::one_line;
 
 impl View for ScaleReport {
     fn name(&self) -> &'static str {

@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::{headline, sections};
-use crate::cost::scale::ScaleReport;
 use crate::render::audit::table::terminal_table;
 use crate::render::sections::finding_text;
+use pgcost_core::scale::ScaleReport;
 
 const WIDTH: usize = 100;
 

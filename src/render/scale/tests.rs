@@ -1,10 +1,10 @@
 //! The scale views on a hand-built report: the slope next to each statement, and every
 //! format renders.
 
-use crate::cost::findings::{Finding, FindingKind, Saving, Severity};
-use crate::cost::scale::{Fit, Growth, Point, ScaleReport, StatementGrowth, TableGrowth};
 use crate::render::format::Format;
 use crate::render::view::View;
+use pgcost_core::findings::{Finding, FindingKind, Saving, Severity};
+use pgcost_core::scale::{Fit, Growth, Point, ScaleReport, StatementGrowth, TableGrowth};
 
 fn fit(slope: f64, intercept: f64) -> Fit {
     Fit {
@@ -134,10 +134,10 @@ fn every_format_renders() {
 
 #[test]
 fn a_tagged_finding_names_who_sent_it_and_its_line_in_every_view() {
-    use crate::cost::tags::seen_always;
+    use pgcost_core::tags::seen_always;
     let mut report = sample();
     let tags = seen_always("/items", "app/items.rb", 7, 2);
-    report.findings[0].locations = crate::cost::findings::sent_from::locations(&tags, None);
+    report.findings[0].locations = pgcost_core::findings::sent_from::locations(&tags, None);
     report.findings[0].tags = Some(tags);
     for format in [Format::Table, Format::Markdown, Format::Html] {
         let text = report.render(format).unwrap();

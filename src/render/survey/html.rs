@@ -8,11 +8,11 @@ use super::sections::{
     CHARTED, SCREENED_NOTE, any_screened, counts, finding_line, not_replayed, not_valid, ranking,
     with_findings,
 };
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::invalid;
-use crate::cost::survey::SurveyReport;
 use crate::render::html::chart::{BarChart, Series};
 use crate::render::html::{grid_table, page, strip, verdict};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::model::invalid;
+use pgcost_core::survey::SurveyReport;
 
 pub(super) fn render(report: &SurveyReport) -> String {
     let title = format!("pgcost survey of {}", report.base_url);
@@ -72,7 +72,7 @@ fn shares(report: &SurveyReport) -> Option<BarChart> {
     if ranked.is_empty() {
         return None;
     }
-    let series = |name: &str, pick: fn(&crate::cost::survey::Shares) -> Option<f64>| {
+    let series = |name: &str, pick: fn(&pgcost_core::survey::Shares) -> Option<f64>| {
         Series::of(name, &ranked, |r| {
             (r.share_of_total.as_ref())
                 .and_then(pick)

@@ -8,10 +8,10 @@ use super::sections::{
     SCREENED_NOTE, any_screened, counts, finding_line, not_replayed, not_valid, ranking,
     with_findings,
 };
-use crate::cost::report::model::invalid;
-use crate::cost::survey::SurveyReport;
-use crate::cost::text::one_line;
 use crate::render::audit::markdown::{code, markdown_table};
+use pgcost_core::report::model::invalid;
+use pgcost_core::survey::SurveyReport;
+use pgcost_core::text::one_line;
 
 pub(super) fn render(report: &SurveyReport) -> String {
     let mark = if report.valid { "✅" } else { "❌" };

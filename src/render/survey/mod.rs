@@ -11,9 +11,9 @@ mod table;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::cost::survey::SurveyReport;
 use crate::render::format::{Format, SURVEY_FORMATS};
 use crate::render::view::View;
+use pgcost_core::survey::SurveyReport;
 
 impl View for SurveyReport {
     fn name(&self) -> &'static str {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::cost::survey::production::{Attributed, Production};
+use pgcost_core::survey::production::{Attributed, Production};
 
 /// Statements shown; the JSON has the top 20 and the first 20 unexplained.
 const SHOWN: usize = 10;
@@ -85,7 +85,7 @@ pub(super) fn render(out: &mut String, p: &Production) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::survey::production::{Explaining, ProductionRow};
+    use pgcost_core::survey::production::{Explaining, ProductionRow};
 
     #[test]
     fn each_statement_names_the_route_explaining_most() {

@@ -1,12 +1,12 @@
 //! What the survey's Markdown and HTML views share: the ranking as a grid, the counts of
 //! what was not ranked, and each route's findings as lines.
 
-use crate::cost::findings::Finding;
-use crate::cost::report::model::figure::Figure;
-use crate::cost::survey::routes::Skipped;
-use crate::cost::survey::{Measurement, RouteResult, SurveyReport};
 use crate::render::sections::{Grid, subject};
 use crate::render::text::figure;
+use pgcost_core::findings::Finding;
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::survey::routes::Skipped;
+use pgcost_core::survey::{Measurement, RouteResult, SurveyReport};
 
 /// Routes charted in HTML; the table below the chart has them all.
 pub(super) const CHARTED: usize = 15;

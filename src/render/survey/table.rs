@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::sections::{SCREENED_NOTE, any_screened, measurement};
-use crate::cost::report::model::figure::Figure;
-use crate::cost::report::model::invalid;
-use crate::cost::survey::{RouteResult, SurveyReport};
+use pgcost_core::report::model::figure::Figure;
+use pgcost_core::report::model::invalid;
+use pgcost_core::survey::{RouteResult, SurveyReport};
 
 fn percent(share: Option<f64>) -> String {
     share.map_or("-".into(), |s| format!("{:.1}%", s * 100.0))

@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::cost::survey::input::Unparsed;
-use crate::cost::survey::replay::CredentialUsed;
-use crate::cost::survey::replay::Expectation;
-use crate::cost::survey::routes::{Skipped, UrlCount};
-use crate::cost::survey::{Measured, RouteInput, SurveyTraffic, rank};
 use crate::render::format::Format;
 use crate::render::html::tests::{external_references, outline};
 use crate::render::view::View;
+use pgcost_core::survey::input::Unparsed;
+use pgcost_core::survey::replay::CredentialUsed;
+use pgcost_core::survey::replay::Expectation;
+use pgcost_core::survey::routes::{Skipped, UrlCount};
+use pgcost_core::survey::{Measured, RouteInput, SurveyTraffic, rank};
 
 fn urls(list: &[(&str, u64)]) -> Vec<UrlCount> {
     (list.iter())
@@ -46,7 +46,7 @@ fn screened(statements: f64, blocks: f64, db_time_ms: f64) -> Measured {
         per_request: None,
         findings: Vec::new(),
         statements: Vec::new(),
-        screened: Some(crate::cost::survey::screen::Screened {
+        screened: Some(pgcost_core::survey::screen::Screened {
             statements,
             rows_returned: 1.0,
             blocks,
@@ -66,7 +66,7 @@ fn route(route: &str, list: &[(&str, u64)], measured: Measured) -> RouteInput {
     }
 }
 
-pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
+pub(crate) fn survey() -> pgcost_core::survey::SurveyReport {
     let mut items = measured(21.0, 60.0, 2.5);
     items.findings = crate::render::tests::sample().findings;
     items.findings.truncate(1);
@@ -107,7 +107,7 @@ pub(crate) fn survey() -> crate::cost::survey::SurveyReport {
             method: "GET".into(),
             route: "/assets/*.css".into(),
             requests: 3,
-            reason: crate::cost::survey::routes::STATIC_REASON.into(),
+            reason: pgcost_core::survey::routes::STATIC_REASON.into(),
         }],
         warnings: Vec::new(),
         production: None,

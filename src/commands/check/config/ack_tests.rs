@@ -1,7 +1,7 @@
 //! Tests of `[[endpoint.ack]]`: validation and where each ack is written.
 
 use super::*;
-use crate::cost::findings::FindingKind;
+use pgcost_core::findings::FindingKind;
 
 fn file(acks: &str) -> String {
     format!(

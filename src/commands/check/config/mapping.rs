@@ -14,13 +14,13 @@ use super::vars::{expand_vars, read_secret_var, scrub};
 use crate::auth::{self, CredentialOptions, Redactor};
 use crate::commands::scale;
 use crate::config::{AuditConfig, findings_from_args, settle_timeout};
-use crate::cost::external_load::{self, CountSource};
 use crate::error::{Error, Result};
 use crate::flags::{
     AuditArgs, AuthArgs, FindingsArgs, LoadArgs, OutputArgs, Spelling, TargetArgs, defaults,
 };
 use crate::postgres::conninfo::EnvLookup;
 use crate::values::{header, parse_url};
+use pgcost_core::external_load::{self, CountSource};
 
 /// What every endpoint of the file shares, read once: the target and auth groups, the
 /// thresholds, and how their values are named.

@@ -31,9 +31,9 @@ use crate::error::{Error, Result};
 use crate::flags::{CheckArgs, DEFAULT_CONFIG};
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::format::{CHECK_FORMATS, Outputs};
-use crate::source::ConfigLines;
 use crate::values::parse_percent;
 use mapping::Shared;
+use pgcost_core::source::ConfigLines;
 use spanned::{Source, check_endpoint};
 
 /// Everything `check::run` needs, already checked: the endpoints of the file and the

@@ -8,9 +8,9 @@ use toml::Spanned;
 
 use crate::commands::check::acks::Ack;
 use crate::config::AuditConfig;
-use crate::cost::check::budget::Budget;
-use crate::cost::external_load::CountSource;
-use crate::cost::findings::FindingKind;
+use pgcost_core::check::budget::Budget;
+use pgcost_core::external_load::CountSource;
+use pgcost_core::findings::FindingKind;
 
 /// The whole file.
 #[derive(Debug, Deserialize)]

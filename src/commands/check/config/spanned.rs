@@ -6,8 +6,8 @@ use std::ops::Range;
 use super::schema::EndpointTable;
 use crate::commands::check::acks::{Ack, parse_date};
 use crate::commands::scale;
-use crate::cost::check::budget::{self, numeric_limits};
 use crate::error::{Error, Result};
+use pgcost_core::check::budget::{self, numeric_limits};
 
 /// The file's text and name, to turn byte offsets into `file:line:column`.
 pub(super) struct Source<'a> {

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::AuditConfig;
-use crate::cost::check::budget::Budget;
-use crate::cost::external_load::{self, CountSource};
+use pgcost_core::check::budget::Budget;
+use pgcost_core::external_load::{self, CountSource};
 
 const GOOD: &str = r#"
 base_url = "http://127.0.0.1:3000/"
