@@ -608,6 +608,9 @@ impl<'ast> Visit<'ast> for FileVisitor {
             .for_each(|(path, line)| self.refer(path, *line));
     }
 
+    /// `pub(super)` and `pub(in path)` say who may see an item: they import nothing.
+    fn visit_vis_restricted(&mut self, _: &'ast syn::VisRestricted) {}
+
     fn visit_path(&mut self, p: &'ast syn::Path) {
         if p.leading_colon.is_none() {
             let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();

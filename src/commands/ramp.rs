@@ -4,8 +4,8 @@ use crate::commands::audit;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
 use crate::flags::RampArgs;
+use crate::measure::ramp::RampPlan;
 use crate::measure::ramp::step::Length;
-use crate::measure::ramp::{self, RampPlan};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
 use crate::render::format::RAMP_FORMATS;
@@ -18,8 +18,9 @@ pub async fn execute(args: &RampArgs, env: EnvLookup<'_>) -> Result<i32> {
     (config.outputs.within(RAMP_FORMATS)).map_err(|message| {
         Error::usage(message).with_hint("a ramp has no findings to write as SARIF")
     })?;
-    let measured =
-        async |progress: &Progress, stop| ramp::ramp(&config, &plan, progress, stop).await;
+    let measured = async |progress: &Progress, stop| {
+        crate::measure::ramp(&config, &plan, progress, stop).await
+    };
     audit::run(&config, measured, |report| report.valid).await
 }
 

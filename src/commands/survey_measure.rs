@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::AuditConfig;
 use crate::error::Result;
-use crate::measure::{self, screen::Screen};
+use crate::measure::{self, Screen};
 use crate::progress::Progress;
 use pgcost_core::report::Report;
 use pgcost_core::report::model::invalid::{Code, Invalid};
@@ -48,17 +48,16 @@ pub async fn measure(
     let wanted: Vec<AuditConfig> = accepted.iter().map(|&i| configs[i].clone()).collect();
     let ready = measure::authenticate_all(&wanted, progress).await?;
     let mut screened: Vec<Option<Measured>> = vec![None; ready.len()];
+    let on_begin =
+        |k: usize| progress.status(&step("screening", k, ready.len(), &routes[accepted[k]]));
     if exact != Exact::All
-        && let Some(first) = ready.first()
-        && let Some(mut screen) = Screen::open(first, progress).await?
+        && let Some(mut screen) = Screen::open(&ready, progress, stop.clone(), on_begin).await?
     {
-        for (k, config) in ready.iter().enumerate() {
+        for k in 0..ready.len() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let route = &routes[accepted[k]];
-            progress.status(&step("screening", k, ready.len(), route));
-            let report = screen.route(config, progress, &stop).await?;
+            let report = screen.route(k).await?;
             let expectation = &expectations[accepted[k]];
             screened[k] = Some(held_to_log(expectation, report, Measured::screened));
         }

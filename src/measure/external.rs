@@ -4,23 +4,19 @@
 //! builds it, divided by that count.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime};
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
 
 use crate::auth::redact::command_line;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
 pub use crate::measure::command::Stdout;
 use crate::measure::command::{self, Ran};
-use crate::measure::{
-    Boundaries, Burst, Ends, Meters, Notes, pgbouncer, reports_with_plans, retry,
-};
+use crate::measure::{Boundaries, Burst, Meters, Notes, pgbouncer, retry};
 use crate::progress::Progress;
 use pgcost_core::churn::{self, ChurnVerdict};
 use pgcost_core::external_load::{self, CountSource, ToolCount};
 use pgcost_core::load::LoadResult;
-use pgcost_core::report::Report;
 use pgcost_core::report::model::invalid::{Code, Invalid};
 
 /// The method shown before the command line where an audit shows `GET` before its URL.
@@ -37,58 +33,11 @@ pub struct Load<'a> {
     pub stdout: Stdout,
 }
 
-/// Measures what the requests of `load`'s command cost, sampling tags while it runs as
-/// during pgcost's own bursts. Returns a report even when its numbers are not valid;
-/// errors mean nothing could be measured.
-pub async fn measure(
-    config: &AuditConfig,
-    load: Load<'_>,
-    progress: &Progress,
-    stop: Arc<AtomicBool>,
-) -> Result<Report> {
-    let mut meter = Meters::open(config, progress).await?;
-    let control = meter.control(progress, &stop).await?;
-    let opened = meter.open_window(progress, &stop, Instant::now()).await?;
-    if stop.load(Ordering::Relaxed) {
-        // Ctrl-C during the first wait: the command never started.
-        return Err(Error::interrupted());
-    }
-    let (ran, counted, burst) = run_command(config, &load, &meter, progress, &stop).await?;
-    let closed = meter
-        .close(Ends::burst(ran.interrupted), progress, &stop, ran.ended)
-        .await?;
-    let config = AuditConfig {
-        requests: counted.requests,
-        ..config.clone()
-    };
-    let invalid = control
-        .into_iter()
-        .chain(invalid_reasons(&ran, counted, load.count));
-    let notes = notes(&meter, &config, (&opened, &closed), invalid.collect());
-    let mut window = meter.measured(
-        &config,
-        (&opened, &closed),
-        &burst,
-        ran.interrupted,
-        None,
-        notes,
-    );
-    window.context.target.method = COMMAND_METHOD.into();
-    window.context.target.url = command_line(load.command);
-    let mut windows = [window];
-    // As after audit's last burst: the second control window, sized to the figures.
-    if !ran.interrupted && !stop.load(Ordering::Relaxed) {
-        meter.control_after(&mut windows, progress, &stop).await?;
-    }
-    let mut reports = reports_with_plans(&config, &windows, progress, &stop).await;
-    Ok(reports.pop().expect("one report for one window"))
-}
-
 /// Runs the command, sampling tags and the pooler as during pgcost's own bursts, and reads
 /// its count. Returns how it ended, the count, and its load as the report reads a burst:
 /// the count, the wall time and the exit code; no status or latency, which the tool
 /// reports itself.
-async fn run_command(
+pub(super) async fn run_command(
     config: &AuditConfig,
     load: &Load<'_>,
     meter: &Meters,
@@ -132,7 +81,7 @@ async fn run_command(
 
 /// The notes of the command's window: why it is not valid (`invalid_reasons`), and what
 /// the app's connection churn added.
-fn notes(
+pub(super) fn notes(
     meter: &Meters,
     config: &AuditConfig,
     edges: (&Boundaries, &Boundaries),
@@ -202,7 +151,7 @@ fn read_count(count: &CountSource, written_before: Option<SystemTime>) -> Result
 }
 
 /// Why the command's run makes the numbers untrustworthy.
-fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<Invalid> {
+pub(super) fn invalid_reasons(ran: &Ran, counted: ToolCount, count: &CountSource) -> Vec<Invalid> {
     let mut reasons = Vec::new();
     if counted.failed > 0 {
         let message = format!(

@@ -18,6 +18,7 @@ use crate::postgres::settle::{self, ClockAnchor, Outcome, Quiet, Rules, Shortcut
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::views::Backend;
 use crate::progress::Progress;
+use indicatif::ProgressBar;
 use pgcost_core::background::OtherRole;
 use pgcost_core::churn::{self, Churn, Windows};
 use pgcost_core::delta::{self, DatabaseDelta, WindowDelta};
@@ -461,7 +462,7 @@ impl Meter {
         };
         let sampling = background::sample_burst(&self.source, &burst_done, &self.watch.others);
         let half = config.requests / 2;
-        let mid = crate::measure::steady::read_at_half(&self.source, &bar, half, &burst_done);
+        let mid = read_at_half(&self.source, &bar, half, &burst_done);
         let tags = crate::measure::tags::sample(&self.source, config.tags, &burst_done);
         let (load, (peak_backends, others, tail), mid, tags) =
             tokio::join!(burst, sampling, mid, tags);
@@ -754,4 +755,26 @@ impl Window {
             ..nodes::combine(total, nodes)
         }
     }
+}
+
+/// pg_stat_statements once `bar` has counted `half` requests, read while the burst goes
+/// on; `None` when the burst ended first, or in target mode, where the read would land in
+/// the measured counters.
+async fn read_at_half(
+    source: &StatsConnection,
+    bar: &ProgressBar,
+    half: u64,
+    done: &AtomicBool,
+) -> Option<BTreeMap<StatementKey, pgcost_core::snapshot::StatementStats>> {
+    if source.mode != Mode::Admin || half == 0 {
+        return None;
+    }
+    while bar.position() < half {
+        if done.load(Ordering::Relaxed) {
+            return None;
+        }
+        // A short burst's second half can pass within a few polls: poll often.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    source.statements_now().await.ok().flatten()
 }

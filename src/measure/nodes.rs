@@ -76,6 +76,14 @@ impl Meters {
         Ok(Meters { meters, bouncer })
     }
 
+    /// One database's meter alone, with no PgBouncer (a ramp reads the pooler per step).
+    pub fn single(meter: Meter) -> Meters {
+        Meters {
+            meters: vec![meter],
+            bouncer: None,
+        }
+    }
+
     /// The first database's meter.
     pub fn first(&self) -> &Meter {
         &self.meters[0]
@@ -104,7 +112,7 @@ impl Meters {
     /// [`Meter::control_after`], over the first database.
     pub async fn control_after(
         &mut self,
-        windows: &mut [super::Window],
+        windows: &mut [Window],
         progress: &Progress,
         stop: &AtomicBool,
     ) -> Result<()> {

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::meter::Window;
 use crate::error::{Error, Result};
-use crate::measure::Window;
 use crate::postgres::conninfo::DbTarget;
 use crate::postgres::pgbouncer::Console;
 use pgcost_core::pgbouncer::{self, PgBouncerFigures, Reading, Settings};

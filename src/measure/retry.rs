@@ -1,19 +1,12 @@
-//! Windows without churn, plan changes or one-offs: one endpoint measured from an open
-//! window, and measured again (warm-up, opening boundary, burst, closing boundary) when an
+//! Windows without churn, plan changes or one-offs: the check of a closed window, which
+//! the runner measures again (warm-up, opening boundary, burst, closing boundary) when an
 //! app connection opened or closed inside it, a statement's plan changed between the halves
 //! of its burst, or a few requests did what the others did not, up to `--retries` times.
 //! The rules are `pgcost_core::churn`'s, `pgcost_core::steady`'s and `pgcost_core::one_off`'s.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
-
 use crate::config::AuditConfig;
-use crate::error::Result;
-use crate::http::connection::Driver;
 use crate::measure::steady;
-use crate::measure::{Boundaries, Burst, Ends, Meters, Notes, Window};
-use crate::progress::Progress;
+use crate::measure::{Boundaries, Burst, Meters, Notes, Window};
 use pgcost_core::churn::{self, Churn, ChurnVerdict};
 use pgcost_core::delta::WindowDelta;
 use pgcost_core::one_off::{self, OddEvents};
@@ -22,25 +15,6 @@ use pgcost_core::report::Report;
 use pgcost_core::report::model::figures::Figures;
 use pgcost_core::report::model::invalid::{Code, Invalid};
 use pgcost_core::report::model::notes::Note;
-
-/// One endpoint of a sequence, ready for its burst.
-pub struct Endpoint<'a> {
-    pub config: &'a AuditConfig,
-    pub driver: &'a Arc<Driver>,
-    /// The report of its unauthenticated run, to set beside its own.
-    pub unauthenticated: Option<Report>,
-    /// What the run learnt of it before the warm-up.
-    pub notes: Notes,
-}
-
-/// The reported window of one endpoint.
-pub struct Measured {
-    pub window: Window,
-    /// The boundary that closed the reported window; the next window is not open yet.
-    pub closed: Boundaries,
-    /// When the endpoint's last burst ended.
-    pub quiet_since: Instant,
-}
 
 /// Why a window is measured again.
 enum Discard {
@@ -51,102 +25,105 @@ enum Discard {
     OneOffs(Vec<OddEvents>),
 }
 
-/// Measures `endpoint` from the window `opened` opened. A window in which app connections
-/// opened or closed, or in which a statement's plan changed between the halves of the
-/// burst, is discarded and measured again (after a new warm-up), when its report is
-/// otherwise valid and retries are left; when none are left, the last window stands, and
-/// its report says what the churn added, or names the statements whose plans changed. A
-/// connection per request is the endpoint's cost, never retried.
-pub async fn measure(
-    meter: &mut Meters,
-    endpoint: Endpoint<'_>,
-    mut opened: Boundaries,
-    progress: &Progress,
-    stop: &Arc<AtomicBool>,
-) -> Result<Measured> {
-    let config = endpoint.config;
-    let mut base = endpoint.notes.clone();
-    // The one-offs of each window so far, while every window had some: the app's own rare
-    // work shows in every window, in the same counters; a one-off does not.
-    let mut odd_windows: Vec<OddWindow> = Vec::new();
-    loop {
-        let burst = meter.burst(config, endpoint.driver, progress, stop).await;
-        let interrupted = stop.load(Ordering::Relaxed);
-        let closed = meter
-            .close(Ends::burst(interrupted), progress, stop, burst.ended)
-            .await?;
-        let edges = (&opened, &closed);
-        let report = |notes: Notes| {
-            let unauthenticated = endpoint.unauthenticated.clone();
-            meter.measured(config, edges, &burst, interrupted, unauthenticated, notes)
-        };
-        let first = report(base.clone());
-        let Some(discard) = discard_of(meter, config, (&opened, &burst, &closed), &first) else {
-            return Ok(measured(first, closed, burst.ended));
-        };
-        let odd_window = |odd: &[OddEvents]| OddWindow::of(odd, &first, edges);
-        // A one-off does not come back in the next window; the app's rare work does (a
-        // token touched once a minute, a heartbeat): measuring again cannot remove it.
-        let recurs = matches!(&discard, Discard::OneOffs(odd)
-            if odd_windows.last().is_some_and(|w| one_off::same_counters(&w.odd, odd)));
-        // Plans are not fetched yet: they do not decide validity.
-        let retry = first.report(&Plans::default()).valid
-            && !interrupted
-            && !stop.load(Ordering::Relaxed)
-            && !recurs
-            && base.windows.discarded < config.retries;
-        if !retry {
-            if let Discard::OneOffs(odd) = &discard {
-                odd_windows.push(odd_window(odd));
-            }
-            let (notes, rare) = kept(meter, config, edges, base, (&discard, &odd_windows, recurs));
-            let window = match rare {
-                Some(rare) => without_rare(report(notes), &rare),
-                None => report(notes),
-            };
-            return Ok(measured(window, closed, burst.ended));
-        }
-        let reason = discard.reason(config.requests);
-        // After a one-off, the next warm-up compares more slices before it trusts them.
-        let min_slices = match discard {
-            Discard::OneOffs(odd) => {
-                odd_windows.push(odd_window(&odd));
-                steady::MIN_SLICES_AFTER_ONE_OFF
-            }
-            _ => {
-                odd_windows.clear();
-                1
-            }
-        };
-        base.windows.discarded += 1;
-        base.windows.reasons.push(reason.clone());
-        if !config.quiet {
-            progress.status(&format!(
-                "{reason}: measuring the window again ({} of {})",
-                base.windows.discarded, config.retries
-            ));
-        }
-        opened = warm_up_again(meter, &endpoint, &mut base, min_slices, (progress, stop)).await?;
-    }
+/// What one endpoint's windows so far left for the next check: the one-offs of each, while
+/// every window had some (the app's own rare work shows in every window, in the same
+/// counters; a one-off does not).
+#[derive(Default)]
+pub struct Attempts {
+    odd_windows: Vec<OddWindow>,
 }
 
-/// Warms `endpoint` up again (comparing at least `min_slices` slices), noting it in
-/// `base`, and opens the next window.
-async fn warm_up_again(
-    meter: &mut Meters,
-    endpoint: &Endpoint<'_>,
-    base: &mut Notes,
-    min_slices: u32,
-    (progress, stop): (&Progress, &Arc<AtomicBool>),
-) -> Result<Boundaries> {
-    let meters = &*meter;
-    let driver = endpoint.driver;
-    let config = endpoint.config;
-    let warm_up = super::warm_up_sampled(meters, (config, driver), progress, stop, min_slices);
-    let (warmed, sampled) = warm_up.await?;
-    base.warmed = warmed;
-    base.tags = super::tags::merged(base.tags.take(), sampled.as_ref());
-    meter.open_window(progress, stop, Instant::now()).await
+/// The verdict on a window.
+pub enum Checked {
+    /// The window to report.
+    Kept(Box<Window>),
+    /// Measure it again: why, and how many slices the next warm-up compares at least.
+    Again { reason: String, min_slices: u32 },
+}
+
+/// One window to judge: the endpoint's, between two boundaries, with its burst.
+pub struct Judged<'a> {
+    pub config: &'a AuditConfig,
+    /// The report of its unauthenticated run, to set beside its own.
+    pub unauthenticated: &'a Option<Report>,
+    pub opened: &'a Boundaries,
+    pub burst: &'a Burst,
+    pub closed: &'a Boundaries,
+    /// Whether Ctrl-C cut the burst short.
+    pub interrupted: bool,
+    /// Whether Ctrl-C came since (no retry then).
+    pub stopped: bool,
+}
+
+/// Judges a window. A window in which app connections opened or closed, or in which a
+/// statement's plan changed between the halves of the burst, or a few requests did what the
+/// others did not, is measured again (after a new warm-up), when its report is otherwise
+/// valid and retries are left: `notes` (what the run learnt of the endpoint) then count the
+/// discarded window. When none are left, the last window stands, and its report says what
+/// the churn added, or names the statements whose plans changed, or the one-offs; the app's
+/// rare work is taken out of its figures. A connection per request is the endpoint's cost,
+/// never retried.
+pub fn check(
+    meter: &Meters,
+    judged: Judged<'_>,
+    notes: &mut Notes,
+    attempts: &mut Attempts,
+) -> Checked {
+    let Judged {
+        config,
+        opened,
+        burst,
+        closed,
+        interrupted,
+        ..
+    } = judged;
+    let edges = (opened, closed);
+    let report = |notes: Notes| {
+        let unauthenticated = judged.unauthenticated.clone();
+        meter.measured(config, edges, burst, interrupted, unauthenticated, notes)
+    };
+    let first = report(notes.clone());
+    let Some(discard) = discard_of(meter, config, (opened, burst, closed), &first) else {
+        return Checked::Kept(Box::new(first));
+    };
+    let odd_windows = &mut attempts.odd_windows;
+    let odd_window = |odd: &[OddEvents]| OddWindow::of(odd, &first, edges);
+    // A one-off does not come back in the next window; the app's rare work does (a
+    // token touched once a minute, a heartbeat): measuring again cannot remove it.
+    let recurs = matches!(&discard, Discard::OneOffs(odd)
+        if odd_windows.last().is_some_and(|w| one_off::same_counters(&w.odd, odd)));
+    // Plans are not fetched yet: they do not decide validity.
+    let retry = first.report(&Plans::default()).valid
+        && !interrupted
+        && !judged.stopped
+        && !recurs
+        && notes.windows.discarded < config.retries;
+    if !retry {
+        if let Discard::OneOffs(odd) = &discard {
+            odd_windows.push(odd_window(odd));
+        }
+        let base = notes.clone();
+        let (notes, rare) = kept(meter, config, edges, base, (&discard, odd_windows, recurs));
+        return Checked::Kept(Box::new(match rare {
+            Some(rare) => without_rare(report(notes), &rare),
+            None => report(notes),
+        }));
+    }
+    let reason = discard.reason(config.requests);
+    // After a one-off, the next warm-up compares more slices before it trusts them.
+    let min_slices = match discard {
+        Discard::OneOffs(odd) => {
+            odd_windows.push(odd_window(&odd));
+            steady::MIN_SLICES_AFTER_ONE_OFF
+        }
+        _ => {
+            odd_windows.clear();
+            1
+        }
+    };
+    notes.windows.discarded += 1;
+    notes.windows.reasons.push(reason.clone());
+    Checked::Again { reason, min_slices }
 }
 
 /// The notes of a window kept though it would be measured again: what its churn added,
@@ -364,14 +341,6 @@ impl Discard {
                 one_off::describe(odd, requests)
             ),
         }
-    }
-}
-
-fn measured(window: Window, closed: Boundaries, quiet_since: Instant) -> Measured {
-    Measured {
-        window,
-        closed,
-        quiet_since,
     }
 }
 

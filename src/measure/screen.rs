@@ -4,70 +4,44 @@
 //! statements, rows returned, blocks and times are complete at once; transactions and the
 //! table counters are published late, and are left to the exact windows.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::config::AuditConfig;
 use crate::error::Result;
-use crate::measure::{Boundary, Meter, Meters, Notes};
-use crate::progress::Progress;
-use pgcost_core::plan::Plans;
-use pgcost_core::report::Report;
+use crate::measure::{Boundaries, Boundary, Burst, Meter, Notes, Window};
 use pgcost_core::snapshot::{self, DatabaseStats, Snapshot};
 
-/// The meters every route's screening reads, opened once.
-pub struct Screen {
-    meters: Meters,
+/// The read that opens a screening window: pg_stat_statements now, without tables.
+pub(super) async fn opening_read(meter: &mut Meter) -> Result<Boundaries> {
+    Ok(vec![edge(Some(statements_read(meter).await?), None)])
 }
 
-impl Screen {
-    /// Connects as `config` says; `None` when pg_stat_statements cannot be read, or the
-    /// request touches several databases or replicas (a screening reads one database).
-    pub async fn open(config: &AuditConfig, progress: &Progress) -> Result<Option<Screen>> {
-        if !config.more_dbs.is_empty() || !config.replicas.is_empty() {
-            return Ok(None);
-        }
-        let meters = Meters::open(config, progress).await?;
-        Ok((meters.first().reads_statements()).then_some(Screen { meters }))
-    }
+/// The read that closes the screening window `opened` opened, with the statements whose
+/// texts changed since named.
+pub(super) async fn closing_read(meter: &mut Meter, opened: &Boundaries) -> Result<Boundaries> {
+    let mut after = statements_read(meter).await?;
+    let before = opened.first().and_then(|b| b.start.as_ref());
+    let start_calls = before.map(|b| snapshot::calls(&b.statements));
+    meter
+        .source
+        .name_changed(&start_calls.unwrap_or_default(), &mut after)
+        .await?;
+    Ok(vec![edge(None, Some(after))])
+}
 
-    /// Warms the route up, then sends its burst between two reads of pg_stat_statements.
-    /// The report has every statement figure of the burst and no database or table figure
-    /// (they are 0): only the statement figures and findings are to be read from it.
-    pub async fn route(
-        &mut self,
-        config: &AuditConfig,
-        progress: &Progress,
-        stop: &Arc<AtomicBool>,
-    ) -> Result<Report> {
-        let driver = super::driver(config)?;
-        // As an exact window's: the credentials must count, checked before the warm-up.
-        let credentials = super::credentials::probe(config).await?;
-        let endpoint = (config, &driver);
-        let (warmed, tags) =
-            super::warm_up_sampled(&self.meters, endpoint, progress, stop, 1).await?;
-        let meter = self.meters.first_mut();
-        let before = statements_read(meter).await?;
-        let opened = edge(Some(before.clone()), None);
-        let burst = meter.burst(config, &driver, progress, stop).await;
-        let interrupted = stop.load(Ordering::Relaxed);
-        let mut after = statements_read(meter).await?;
-        let start_calls = snapshot::calls(&before.statements);
-        meter.source.name_changed(&start_calls, &mut after).await?;
-        let closed = edge(None, Some(after));
-        let notes = Notes {
-            warmed,
-            tags,
-            invalid_reasons: credentials.invalid_reason.into_iter().collect(),
-            warnings: credentials.warning.into_iter().collect(),
-            ..Notes::default()
-        };
-        let mut window = meter.measured(config, &opened, &burst, &closed, interrupted, None, notes);
-        // The background is judged from the database counters, which a screening has not.
-        window.context.background = None;
-        Ok(window.report(&Plans::default()))
-    }
+/// The screening window of `config`'s burst: its statement figures, with no background
+/// (judged from the database counters, which a screening has not).
+pub(super) fn window(
+    meter: &Meter,
+    config: &AuditConfig,
+    (opened, closed): (&Boundaries, &Boundaries),
+    (burst, interrupted): (&Burst, bool),
+    notes: Notes,
+) -> Window {
+    let (opened, closed) = (&opened[0], &closed[0]);
+    let mut window = meter.measured(config, opened, burst, closed, interrupted, None, notes);
+    window.context.background = None;
+    window
 }
 
 /// pg_stat_statements (and its info view, for evictions) now, with the database's

@@ -1,24 +1,25 @@
-//! The warm-up that goes on to a steady state, and plan changes inside a window. After the
+//! The warm-up: the `--warmup` requests alone (`send`, a ramp's), or going on to a steady
+//! state; and plan changes inside a window. After the
 //! `--warmup` floor, slices of requests are sent until two in a row agree on every
 //! statement's rows and blocks per call (`pgcost_core::steady`), the app's connections have each
 //! had the executions a prepared statement needs to go generic, and no app connection
 //! opened during the last slice; at least one slice past the floor is always compared, so
 //! that "steady" always rests on a comparison. A capped wait, shown.
-//! During the burst, pg_stat_statements is read once half the requests are done, so the
-//! two halves of the window can be compared.
+//! The two halves of a window's burst (pg_stat_statements is read once half the requests
+//! are done, by the meter) are compared for plan changes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::ProgressBar;
-
+use super::meter::{Burst, Meter, Notes};
+use super::nodes::{Boundaries, Meters};
+use crate::auth;
 use crate::config::AuditConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::connection::Driver;
-use crate::measure::{Boundaries, Burst, Meter, Meters, Notes};
-use crate::postgres::stats_connection::{Mode, StatsConnection};
+use crate::http::load;
 use crate::progress::Progress;
 use pgcost_core::report::model::notes::Note;
 use pgcost_core::snapshot::{StatementKey, StatementStats};
@@ -55,7 +56,7 @@ pub async fn warm_up(
         _ => meter.source.statements_now().await?,
     };
     let Some(before) = before else {
-        crate::measure::warm_up(config, driver, progress, stop).await?;
+        send(config, driver, progress, stop).await?;
         return Ok(None);
     };
     let (mut last, mut previous, mut slice) =
@@ -91,7 +92,7 @@ pub async fn warm_up(
             warmup: size,
             ..config.clone()
         };
-        crate::measure::warm_up(&slice_config, driver, progress, stop).await?;
+        send(&slice_config, driver, progress, stop).await?;
         warmed.requests += size;
         warmed.slices += 1;
         let now = meter.source.statements_now().await?.unwrap_or_default();
@@ -126,7 +127,7 @@ async fn floor_in_halves(
             warmup: part,
             ..config.clone()
         };
-        crate::measure::warm_up(&part, driver, progress, stop).await?;
+        send(&part, driver, progress, stop).await?;
         let now = meter.source.statements_now().await?.unwrap_or_default();
         halves.push(steady::per_call(&last, &now));
         last = now;
@@ -140,28 +141,6 @@ async fn floor_in_halves(
 /// execution past the custom plans, were the requests spread evenly.
 fn slice_size(concurrency: u32, connections: u64) -> u64 {
     steady::requests_to_reach(connections.max(u64::from(concurrency))).max(MIN_SLICE)
-}
-
-/// pg_stat_statements once `bar` has counted `half` requests, read while the burst goes
-/// on; `None` when the burst ended first, or in target mode, where the read would land in
-/// the measured counters.
-pub async fn read_at_half(
-    source: &StatsConnection,
-    bar: &ProgressBar,
-    half: u64,
-    done: &AtomicBool,
-) -> Option<Statements> {
-    if source.mode != Mode::Admin || half == 0 {
-        return None;
-    }
-    while bar.position() < half {
-        if done.load(Ordering::Relaxed) {
-            return None;
-        }
-        // A short burst's second half can pass within a few polls: poll often.
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    source.statements_now().await.ok().flatten()
 }
 
 /// The statements of the first database whose rows or blocks per call differ between the
@@ -224,6 +203,60 @@ fn seq_scanned(opened: &Boundaries, closed: &Boundaries) -> Vec<String> {
         })
         .map(|(name, _)| name.clone())
         .collect()
+}
+
+/// Sends `config.warmup` requests, no more: a target that refuses connections is a setup
+/// error, and so is one that rejects every request.
+pub async fn send(
+    config: &AuditConfig,
+    driver: &Arc<Driver>,
+    progress: &Progress,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    if config.warmup == 0 {
+        return Ok(());
+    }
+    let concurrency = config.concurrency.min(config.warmup as u32);
+    let bar = progress.counter("warm-up", config.warmup);
+    let warm = load::burst(driver, config.warmup, concurrency, &bar, stop.clone()).await;
+    bar.finish_and_clear();
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::interrupted());
+    }
+    if warm.errors.contains_key("connect") {
+        return Err(Error::target(format!(
+            "{} refused connections during the warm-up: {}",
+            config.request.url.origin().ascii_serialization(),
+            warm.first_error.as_deref().unwrap_or("connection refused")
+        ))
+        .with_hint("check that the app is running and listening at --url"));
+    }
+    if let Some(statuses) = warm.all_rejected(&config.auth.allowed_statuses) {
+        // Measuring on would cost two settle waits only to report the rejection path.
+        return Err(Error::untrustworthy(format!(
+            "every warm-up response to {} {} was rejected ({statuses}): the burst would \
+             measure the rejection path, not the endpoint",
+            config.request.method,
+            auth::redact::url(&config.request.url)
+        ))
+        .with_hint(
+            "check the credentials (-H 'Authorization: ...', --bearer, --cookie, --login-url) \
+             and --url; --allow-status CODE accepts a status on purpose",
+        ));
+    }
+    if let Some(seen) = warm.all_error_answers() {
+        return Err(Error::untrustworthy(format!(
+            "every warm-up response to {} {} was an error answered with a 2xx status ({seen}): \
+             the burst would measure the error path, not the endpoint",
+            config.request.method,
+            auth::redact::url(&config.request.url)
+        ))
+        .with_hint(
+            "check the credentials (-H 'Authorization: ...', --bearer, --cookie, --login-url); \
+             an API that answers errors with 200 is read by its body and --error-header",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

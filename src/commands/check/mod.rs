@@ -241,8 +241,7 @@ pub async fn measure(
             dir: Some(&load.dir),
             stdout: Stdout::beside_report(config.outputs.report_on_stdout()),
         };
-        let report =
-            measure::external::measure(&endpoint.audit, external, progress, stop.clone()).await?;
+        let report = measure::command(&endpoint.audit, external, progress, stop.clone()).await?;
         pairs.push((endpoint, report, None));
     }
     let order = |e: &config::Endpoint| config.endpoints.iter().position(|c| c.name == e.name);

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::api::Pipeline;
 use super::{Environment, audit_config};
 use crate::error::Result;
+use crate::measure::ramp::RampPlan;
 use crate::measure::ramp::step::Length;
-use crate::measure::ramp::{self, RampPlan};
 use crate::progress::Progress;
 pub use pgcost_core::demo::Ramps;
 
@@ -30,7 +30,7 @@ pub async fn ramp_pipelines(env: &Environment, progress: &Progress) -> Result<Ra
         progress.status(&format!("ramping the {} pipeline", pipeline.name()));
         let config = audit_config(env, pipeline, 200, 8)?;
         let stop = Arc::new(AtomicBool::new(false));
-        reports.push(ramp::ramp(&config, &plan, progress, stop).await?);
+        reports.push(crate::measure::ramp(&config, &plan, progress, stop).await?);
     }
     let cached = reports.pop().expect("two ramps");
     let naive = reports.pop().expect("two ramps");

@@ -8,8 +8,8 @@ pub use config::MeasureConfig;
 use crate::commands::audit;
 use crate::error::Result;
 use crate::flags::MeasureArgs;
+use crate::measure::external::Load;
 use crate::measure::external::Stdout;
-use crate::measure::external::{self, Load};
 use crate::postgres::conninfo::EnvLookup;
 use crate::progress::Progress;
 
@@ -23,7 +23,7 @@ pub async fn execute(args: &MeasureArgs, env: EnvLookup<'_>) -> Result<i32> {
         stdout: Stdout::beside_report(config.audit.outputs.report_on_stdout()),
     };
     let measured = async |progress: &Progress, stop| {
-        external::measure(&config.audit, load, progress, stop).await
+        crate::measure::command(&config.audit, load, progress, stop).await
     };
     audit::run(&config.audit, measured, |report| report.valid).await
 }

@@ -13,11 +13,11 @@ use crate::auth;
 use crate::config::AuditConfig;
 use crate::error::{Error, Result};
 use crate::measure::pgbouncer::Bouncer;
-use crate::measure::{self, Ends, Meter};
 use crate::postgres::settle::Outcome;
 use crate::postgres::stats_connection::{Mode, StatsConnection};
 use crate::postgres::{ramp as ramp_views, views};
 use crate::progress::Progress;
+use pgcost_core::delta::WindowDelta;
 use pgcost_core::pgbouncer::StepPgBouncer;
 use pgcost_core::ramp::step::{self as figures, Step, StepInput};
 use pgcost_core::ramp::verdict::label;
@@ -119,6 +119,32 @@ async fn open(config: &AuditConfig) -> Result<Session> {
     })
 }
 
+/// The ramp's steps as one step of the runner's plan (`Step::Ramp`): what to ramp, the
+/// connections that read the steps, and what they produced.
+pub struct Stepper<'a> {
+    plan: &'a RampPlan,
+    session: Session,
+    steps: Option<Steps>,
+}
+
+impl Stepper<'_> {
+    /// Runs the steps: `own_pid` is the meter's own backend on the target, for the samplers
+    /// to leave out. Returns when the last response came in.
+    pub async fn run(
+        &mut self,
+        (config, driver): (&AuditConfig, &Arc<crate::http::connection::Driver>),
+        own_pid: i32,
+        progress: &Progress,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Instant> {
+        let session = (&mut self.session, own_pid);
+        let steps = run_steps(session, config, self.plan, driver, progress, stop).await?;
+        let ended = steps.ended;
+        self.steps = Some(steps);
+        Ok(ended)
+    }
+}
+
 /// What the steps produced.
 struct Steps {
     steps: Vec<Step>,
@@ -218,46 +244,27 @@ fn step_of(load: Load, measured: &step::Measured, allowed: &[u16], length: Lengt
     })
 }
 
-/// The whole `pgcost ramp`: logs in if asked, warms up, settles, runs the steps, settles,
-/// and reads them. Errors mean nothing could be measured.
-pub async fn ramp(
-    config: &AuditConfig,
-    plan: &RampPlan,
-    progress: &Progress,
-    stop: Arc<AtomicBool>,
-) -> Result<RampReport> {
-    let config = measure::authenticate(config, progress, run_length(config, plan)).await?;
-    // The audit's meter settles and reads the whole ramp's boundaries; the session reads
-    // the steps.
-    if !config.more_dbs.is_empty() || !config.replicas.is_empty() {
-        return Err(Error::usage(
-            "pgcost ramp measures one database: give --db once, and no --replica",
-        ));
-    }
-    let mut meter = Meter::open(&config, &config.db, progress).await?;
-    let mut session = open(&config).await?;
-    let driver = measure::driver(&config)?;
-    measure::warm_up(&config, &driver, progress, &stop).await?;
-    let warmed_up = Instant::now();
-    let mut opened = (meter.close(Ends::Nothing, progress, &stop, warmed_up)).await?;
-    (meter.open_after(&mut opened, progress, &stop, warmed_up)).await?;
-    let own_pid = meter.own_target_pid();
-    let run = run_steps(
-        (&mut session, own_pid),
-        &config,
+/// The steps of `plan`, with their own connections: the admin database's, and PgBouncer's.
+pub async fn stepper<'a>(config: &AuditConfig, plan: &'a RampPlan) -> Result<Stepper<'a>> {
+    Ok(Stepper {
         plan,
-        &driver,
-        progress,
-        &stop,
-    )
-    .await?;
-    let interrupted = stop.load(Ordering::Relaxed);
-    let closed = (meter.close(Ends::burst(interrupted), progress, &stop, run.ended)).await?;
-    let whole = meter.window(&opened, &closed);
+        session: open(config).await?,
+        steps: None,
+    })
+}
+
+/// The ramp's report: its steps, and the whole window's `pg_stat_database` totals between
+/// the settle waits that opened and closed it.
+pub fn read(
+    config: &AuditConfig,
+    stepper: Stepper<'_>,
+    whole: WindowDelta,
+    [settle_before, settle_after]: [Outcome; 2],
+) -> RampReport {
+    let (session, run) = (stepper.session, stepper.steps.expect("the ramp's steps"));
     let mut invalid_reasons = run.invalid_reasons;
     invalid_reasons.extend(whole.invalid_reasons);
-    let (settle_before, settle_after) = (&opened.settle, &closed.settle);
-    invalid_reasons.extend(settle_timeouts([settle_before, settle_after]));
+    invalid_reasons.extend(settle_timeouts([&settle_before, &settle_after]));
     let mut warnings = session.source.warnings.clone();
     // A ramp names no statement's cost: plan time is nothing it could report.
     warnings.retain(|n| !matches!(n, pgcost_core::report::model::notes::Note::TrackPlanningOff));
@@ -283,7 +290,7 @@ pub async fn ramp(
         limits: session.limits,
         host_cores: procfs::usable_cores(),
     };
-    Ok(ramp::report(run.steps, context))
+    ramp::report(run.steps, context)
 }
 
 /// Why the ramp's totals may be incomplete: a settle wait that timed out.
@@ -298,7 +305,7 @@ fn settle_timeouts(waits: [&Outcome; 2]) -> impl Iterator<Item = Invalid> + '_ {
 }
 
 /// How long the ramp may take, generously, for the expiry check of a token.
-fn run_length(config: &AuditConfig, plan: &RampPlan) -> Duration {
+pub fn run_length(config: &AuditConfig, plan: &RampPlan) -> Duration {
     let steps = plan.steps.as_ref().map_or(9, Vec::len) as u32;
     let step = match plan.length {
         Length::Time(d) => d * 11 / 10,
