@@ -75,6 +75,7 @@ pub(super) async fn run_command(
         tail: None,
         mid: None,
         tags,
+        interrupted: ran.interrupted,
     };
     Ok((ran, counted, burst))
 }

@@ -132,6 +132,8 @@ pub struct Burst {
     pub mid: Option<BTreeMap<StatementKey, pgcost_core::snapshot::StatementStats>>,
     /// The tags sampled while it ran (admin mode only).
     pub tags: Option<pgcost_core::tags::Observed>,
+    /// Whether Ctrl-C cut it short.
+    pub interrupted: bool,
 }
 
 /// The statistics connection and the settle rules of one target database, shared by
@@ -475,6 +477,7 @@ impl Meter {
             tail,
             mid,
             tags,
+            interrupted: stop.load(Ordering::Relaxed),
         }
     }
 
@@ -488,7 +491,6 @@ impl Meter {
         opened: &Boundary,
         burst: &Burst,
         closed: &Boundary,
-        interrupted: bool,
         unauthenticated: Option<Report>,
         notes: Notes,
     ) -> Window {
@@ -509,7 +511,7 @@ impl Meter {
         );
         let warnings = self.warnings(config, (opened, closed), &window, &notes);
         let mut invalid_reasons = notes.invalid_reasons;
-        invalid_reasons.extend(self.invalid_reasons(opened, closed, interrupted));
+        invalid_reasons.extend(self.invalid_reasons(opened, closed, burst.interrupted));
         let settle_tables =
             (opened.settle_tables.as_ref()).map_or(Default::default(), |o| o.waited);
         let context = Context {

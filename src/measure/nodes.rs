@@ -220,12 +220,10 @@ impl Meters {
         config: &AuditConfig,
         edges: (&Boundaries, &Boundaries),
         burst: &Burst,
-        interrupted: bool,
         unauthenticated: Option<Report>,
         notes: Notes,
     ) -> Window {
-        let mut window =
-            self.measured_databases(config, edges, burst, interrupted, unauthenticated, notes);
+        let mut window = self.measured_databases(config, edges, burst, unauthenticated, notes);
         if let Some(bouncer) = &self.bouncer {
             bouncer.apply(&mut window);
         }
@@ -237,18 +235,17 @@ impl Meters {
         config: &AuditConfig,
         (opened, closed): (&Boundaries, &Boundaries),
         burst: &Burst,
-        interrupted: bool,
         unauthenticated: Option<Report>,
         notes: Notes,
     ) -> Window {
         let unmeasured = self.unmeasured(opened, closed, config.requests);
         let mut window = if let [meter] = self.meters.as_slice() {
             let (o, c) = (&opened[0], &closed[0]);
-            meter.measured(config, o, burst, c, interrupted, unauthenticated, notes)
+            meter.measured(config, o, burst, c, unauthenticated, notes)
         } else {
             let nodes: Vec<NodeWindow> = (self.edges(opened, closed))
                 .map(|(m, o, c)| {
-                    let window = m.measured(config, o, burst, c, interrupted, None, notes.clone());
+                    let window = m.measured(config, o, burst, c, None, notes.clone());
                     NodeWindow {
                         name: m.node_name(),
                         delta: window.delta,

@@ -49,8 +49,6 @@ pub struct Judged<'a> {
     pub opened: &'a Boundaries,
     pub burst: &'a Burst,
     pub closed: &'a Boundaries,
-    /// Whether Ctrl-C cut the burst short.
-    pub interrupted: bool,
     /// Whether Ctrl-C came since (no retry then).
     pub stopped: bool,
 }
@@ -74,13 +72,12 @@ pub fn check(
         opened,
         burst,
         closed,
-        interrupted,
         ..
     } = judged;
     let edges = (opened, closed);
     let report = |notes: Notes| {
         let unauthenticated = judged.unauthenticated.clone();
-        meter.measured(config, edges, burst, interrupted, unauthenticated, notes)
+        meter.measured(config, edges, burst, unauthenticated, notes)
     };
     let first = report(notes.clone());
     let Some(discard) = discard_of(meter, config, (opened, burst, closed), &first) else {
@@ -94,7 +91,7 @@ pub fn check(
         if odd_windows.last().is_some_and(|w| one_off::same_counters(&w.odd, odd)));
     // Plans are not fetched yet: they do not decide validity.
     let retry = first.report(&Plans::default()).valid
-        && !interrupted
+        && !burst.interrupted
         && !judged.stopped
         && !recurs
         && notes.windows.discarded < config.retries;

@@ -230,7 +230,7 @@ impl<'a> Runner<'a> {
                 let Endpoint { config, driver, .. } = &self.endpoints[i];
                 let driver = driver.as_ref().expect("an endpoint of pgcost's own burst");
                 let burst = self.meters.burst(config, driver, progress, stop).await;
-                let (ended, interrupted) = (burst.ended, self.stopped());
+                let (ended, interrupted) = (burst.ended, burst.interrupted);
                 let burst = Some(burst);
                 self.sent = Some(Sent {
                     burst,
@@ -393,7 +393,6 @@ impl<'a> Runner<'a> {
             opened: self.opened.as_ref().expect("an open window"),
             burst: sent.burst(),
             closed: self.closed.as_ref().expect("a closed window"),
-            interrupted: sent.interrupted,
             stopped,
         };
         let checked = retry::check(
@@ -463,8 +462,7 @@ impl<'a> Runner<'a> {
         );
         let invalid = endpoint.notes.invalid_reasons.clone();
         let notes = external::notes(&self.meters, config, edges, invalid);
-        let mut window =
-            (self.meters).measured(config, edges, sent.burst(), sent.interrupted, None, notes);
+        let mut window = (self.meters).measured(config, edges, sent.burst(), None, notes);
         window.context.target.method = COMMAND_METHOD.into();
         let load = self.command.as_ref().expect("a command to run");
         window.context.target.url = command_line(load.command);
@@ -501,7 +499,7 @@ impl<'a> Runner<'a> {
             self.meters.first(),
             &endpoint.config,
             (&opened, &closed),
-            (sent.burst(), sent.interrupted),
+            sent.burst(),
             endpoint.notes.clone(),
         );
         self.windows.push(window);

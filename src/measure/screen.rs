@@ -35,11 +35,11 @@ pub(super) fn window(
     meter: &Meter,
     config: &AuditConfig,
     (opened, closed): (&Boundaries, &Boundaries),
-    (burst, interrupted): (&Burst, bool),
+    burst: &Burst,
     notes: Notes,
 ) -> Window {
     let (opened, closed) = (&opened[0], &closed[0]);
-    let mut window = meter.measured(config, opened, burst, closed, interrupted, None, notes);
+    let mut window = meter.measured(config, opened, burst, closed, None, notes);
     window.context.background = None;
     window
 }
