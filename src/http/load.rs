@@ -160,7 +160,7 @@ struct Shared {
     /// Requests answered or failed so far, for the progress bar.
     done: Cell<u64>,
     /// The progress bar, moved by each response: a read at the burst's middle
-    /// (`steady::read_at_half`) waits for its position, which must not lag a fast second
+    /// (`meter::read_at_half`) waits for its position, which must not lag a fast second
     /// half.
     bar: ProgressBar,
     /// The items of the burst's first 2xx response (`None` inside while none has come):

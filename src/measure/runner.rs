@@ -174,11 +174,6 @@ impl<'a> Runner<'a> {
         self
     }
 
-    /// The meters, to read (a screening's support).
-    pub fn meters(&self) -> &Meters {
-        &self.meters
-    }
-
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
