@@ -3,7 +3,7 @@
 -- window without being measured. The templates and the shared row (no datname) are left out.
 SELECT d.datname AS name,
        s.xact_commit + s.xact_rollback AS transactions,
-       s.tup_returned AS rows_read
+       s.tup_returned
 FROM pg_stat_database s
 JOIN pg_database d ON d.oid = s.datid
 WHERE NOT d.datistemplate

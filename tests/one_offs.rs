@@ -135,13 +135,20 @@ async fn rare_work_of_the_app_in_every_window_is_kept_with_a_note() {
     let cost = taken_out(&r);
     let totals = |f: Option<RareFigure>| f.map(|f| f.total);
     assert_eq!(
-        (cost.transactions.total, totals(cost.statements)),
+        (
+            cost.figures.transactions.unwrap().total,
+            totals(cost.figures.statements)
+        ),
         (counts.0, Some(counts.0)),
         "{cost:?}"
     );
-    assert_eq!(cost.rows_read.total, counts.1, "{cost:?}");
-    assert_eq!(totals(cost.rows_returned), Some(counts.2), "{cost:?}");
-    assert!(cost.rows_read.per_minute > 0.0, "{cost:?}");
+    assert_eq!(cost.figures.rows_read.unwrap().total, counts.1, "{cost:?}");
+    assert_eq!(
+        totals(cost.figures.rows_returned),
+        Some(counts.2),
+        "{cost:?}"
+    );
+    assert!(cost.figures.rows_read.unwrap().per_minute > 0.0, "{cost:?}");
     assert_eq!(note.0, 3);
     assert!(
         note.2.is_zero(),
@@ -197,18 +204,28 @@ async fn rare_work_on_a_clock_is_kept_once_it_comes_back() {
     assert_eq!(p.rows_read, ITEMS as f64, "{p:?}");
     assert_eq!(p.rows_returned, Some(ITEMS as f64), "{p:?}");
     let cost = taken_out(&r);
-    assert_eq!(cost.transactions.total, touches as i64, "{cost:?}");
-    assert_eq!(cost.statements.map(|f| f.total), Some(touches as i64));
-    assert_eq!(cost.rows_returned.map(|f| f.total), Some(touches as i64));
+    assert_eq!(
+        cost.figures.transactions.unwrap().total,
+        touches as i64,
+        "{cost:?}"
+    );
+    assert_eq!(
+        cost.figures.statements.map(|f| f.total),
+        Some(touches as i64)
+    );
+    assert_eq!(
+        cost.figures.rows_returned.map(|f| f.total),
+        Some(touches as i64)
+    );
     let hits = (r.tables.iter()).find(|t| t.table == "public.hits");
     assert!(
         hits.is_none(),
         "the touches' table is theirs alone: {hits:?}"
     );
     // Once in 3 s at most: the rate per minute with its ± of one touch holds at most 20.
-    let rate = cost.transactions.per_minute;
+    let rate = cost.figures.transactions.unwrap().per_minute;
     assert!(
-        rate - cost.transactions.plus_minus_per_minute <= 20.0,
+        rate - cost.figures.transactions.unwrap().plus_minus_per_minute <= 20.0,
         "{cost:?}"
     );
 }

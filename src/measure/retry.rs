@@ -270,7 +270,7 @@ fn with_one_offs(
                 None
             }
         };
-        notes.warnings.push(Note::RareEvents(one_off::RareWork {
+        notes.warnings.push(Note::RareEvents(Box::new(one_off::RareWork {
             windows: windows.len() as u32,
             requests,
             rows_read_per_request: rows,
@@ -281,7 +281,7 @@ fn with_one_offs(
                 let seconds = kept.seconds.unwrap_or(kept.burst_seconds);
                 one_off::rare_cost(&delta, last, seconds)
             }),
-        }));
+        })));
         return (notes, rare);
     }
     let message = format!(

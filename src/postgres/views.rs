@@ -298,7 +298,7 @@ pub async fn read_databases(client: &Client) -> Result<BTreeMap<String, Database
         .map(|row| {
             let traffic = DatabaseTraffic {
                 transactions: row.get("transactions"),
-                rows_read: row.get("rows_read"),
+                tup_returned: row.get("tup_returned"),
             };
             (row.get("name"), traffic)
         })

@@ -106,7 +106,7 @@ pub fn combine(total: Report, nodes: Vec<(NodeName, Report)>) -> Report {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DatabaseTraffic {
     pub transactions: i64,
-    pub rows_read: i64,
+    pub tup_returned: i64,
 }
 
 /// Transactions per request from which a database that was not measured gets a warning.
@@ -133,7 +133,7 @@ pub fn unmeasured_warnings(
         if transactions < UNMEASURED_MIN_TRANSACTIONS {
             continue;
         }
-        let rows_read = per_request(end.rows_read - start.rows_read, requests);
+        let rows_read = per_request(end.tup_returned - start.tup_returned, requests);
         warnings.push(Note::UnmeasuredDatabase {
             database: name.clone(),
             transactions_per_request: transactions,
@@ -152,7 +152,7 @@ mod tests {
     fn traffic(transactions: i64, rows_read: i64) -> DatabaseTraffic {
         DatabaseTraffic {
             transactions,
-            rows_read,
+            tup_returned: rows_read,
         }
     }
 

@@ -23,6 +23,7 @@ use crate::delta::{StatementDelta, TableDelta, WindowDelta, per_request};
 use crate::report::model::counters::{Counter, DatabaseCounters, TableCounters};
 use crate::report::model::figure::Figure;
 use crate::report::model::figures::Figures;
+use crate::report::model::keyed::Keyed;
 use crate::text::one_line;
 
 /// A remainder of at most this share of the requests (and at least one event) is rare
@@ -242,13 +243,17 @@ pub fn rare_cost(rare: &WindowDelta, odd: &[OddEvents], seconds: f64) -> RareCos
     let (calls, rows) = top.fold((0, 0), |(c, r), s| (c + s.calls, r + s.rows));
     let statements = !rare.statements.is_empty();
     let db = &rare.database;
+    let total = |f: Figure| match f {
+        Figure::Transactions => Some(db.xact_commit + db.xact_rollback),
+        Figure::RowsRead => Some(db.tup_returned),
+        Figure::Statements => statements.then_some(calls),
+        Figure::RowsReturned => statements.then_some(rows),
+        _ => None,
+    };
     RareCost {
         window_seconds: seconds,
         events,
-        transactions: figure(db.xact_commit + db.xact_rollback),
-        statements: statements.then(|| figure(calls)),
-        rows_read: figure(db.tup_returned),
-        rows_returned: statements.then(|| figure(rows)),
+        figures: Keyed::from_fn(|f| total(f).map(figure)),
     }
 }
 
@@ -345,10 +350,7 @@ pub fn spread(windows: &[Figures]) -> WindowSpread {
         Some(((max - min) / 2.0).max(0.0))
     };
     WindowSpread {
-        transactions: half(Figure::Transactions).unwrap_or(0.0),
-        statements: half(Figure::Statements),
-        rows_read: half(Figure::RowsRead).unwrap_or(0.0),
-        rows_returned: half(Figure::RowsReturned),
+        figures: Keyed::from_fn(half),
     }
 }
 
@@ -540,18 +542,24 @@ mod tests {
     #[test]
     fn the_spread_is_half_the_range_of_each_figure() {
         let f = |transactions: f64, rows_read: f64| Figures {
-            per_figure: PerFigure {
+            per_figure: Keyed::new(PerFigure {
                 transactions: Some(transactions),
                 statements: Some(transactions),
                 rows_read: Some(rows_read),
                 ..PerFigure::default()
-            },
+            }),
             ..Figures::default()
         };
         let apart = spread(&[f(1.02, 50.2), f(1.03, 50.31), f(1.02, 50.2)]);
-        assert!((apart.transactions - 0.005).abs() < 1e-12, "{apart:?}");
-        assert!((apart.rows_read - 0.055).abs() < 1e-9, "{apart:?}");
-        assert_eq!(apart.rows_returned, None);
+        assert!(
+            (apart.figures.transactions.unwrap() - 0.005).abs() < 1e-12,
+            "{apart:?}"
+        );
+        assert!(
+            (apart.figures.rows_read.unwrap() - 0.055).abs() < 1e-9,
+            "{apart:?}"
+        );
+        assert_eq!(apart.figures.rows_returned, None);
         assert!(!apart.is_zero());
         assert!(spread(&[f(1.02, 50.2), f(1.02, 50.2)]).is_zero());
     }
@@ -632,15 +640,17 @@ mod tests {
         // 7 events in a 70 s window: 6 a minute, each figure ± one event's share.
         let cost = rare_cost(&rare, &odd, 70.0);
         assert_eq!(cost.events, 7);
-        assert_eq!(cost.transactions.total, 14);
+        assert_eq!(cost.figures.transactions.unwrap().total, 14);
         assert!(
-            (cost.transactions.per_minute - 12.0).abs() < 1e-9,
+            (cost.figures.transactions.unwrap().per_minute - 12.0).abs() < 1e-9,
             "{cost:?}"
         );
-        assert!((cost.transactions.plus_minus_per_minute - 12.0 / 7.0).abs() < 1e-9);
-        assert_eq!(cost.statements.map(|f| f.total), Some(14));
-        assert_eq!(cost.rows_read.total, 63);
-        assert_eq!(cost.rows_returned.map(|f| f.total), Some(14));
+        assert!(
+            (cost.figures.transactions.unwrap().plus_minus_per_minute - 12.0 / 7.0).abs() < 1e-9
+        );
+        assert_eq!(cost.figures.statements.map(|f| f.total), Some(14));
+        assert_eq!(cost.figures.rows_read.unwrap().total, 63);
+        assert_eq!(cost.figures.rows_returned.map(|f| f.total), Some(14));
         assert_eq!(
             cost.text(),
             "12.0 ± 1.7 transactions, 12.0 ± 1.7 statements, 54.0 ± 7.7 rows read and \

@@ -11,6 +11,7 @@ use pgcost_core::check::budget::Figures;
 use pgcost_core::check::statement_diff::{self, FindingRef, StatementFigures};
 use pgcost_core::findings::Severity;
 use pgcost_core::report::model::figure::{Figure, PerFigure, Source};
+use pgcost_core::report::model::keyed::Keyed;
 use pgcost_core::tags::StatementTags;
 
 /// One endpoint of a previous run.
@@ -122,7 +123,9 @@ impl Entry {
                 .and_then(serde_json::Value::as_f64),
         };
         let figures = Figures {
-            per_figure: PerFigure::from_fn(|f| Figure::COLUMNS.contains(&f).then(|| value(f))?),
+            per_figure: Keyed::new(PerFigure::from_fn(|f| {
+                Figure::COLUMNS.contains(&f).then(|| value(f))?
+            })),
             ..Figures::default()
         };
         Entry {

@@ -411,6 +411,7 @@ mod tests {
     use crate::findings::{Inputs, Thresholds, analyze};
     use crate::report::Writes;
     use crate::report::model::figure::PerFigure;
+    use crate::report::model::keyed::Keyed;
     use crate::report::tests::{context, load, stmt};
 
     /// 200 requests, each: 2 statements, 1 transaction, 301 + 1 rows returned, the naive
@@ -617,7 +618,7 @@ mod tests {
             ..PerFigure::default()
         };
         Figures {
-            per_figure,
+            per_figure: Keyed::new(per_figure),
             ..Figures::default()
         }
     }

@@ -428,7 +428,7 @@ struct Statement<'a> {
     plan_time_ms: Option<f64>,
     /// Rows read per request from its tables, when it is the only statement that reads
     /// its only table (otherwise unknown: 0).
-    rows_read: f64,
+    table_rows_read: f64,
     /// Part of the page the endpoint returns (see [`mark_pages`]).
     page: bool,
     /// A pool's liveness check (`SELECT 1`).
@@ -561,7 +561,7 @@ fn statement<'a>(inputs: &Inputs<'a>, query: &'a str) -> Statement<'a> {
         plan_time_ms: (rows.iter())
             .map(|s| s.mean_plan_ms.map(|p| p * s.calls_per_request))
             .sum(),
-        rows_read: 0.0,
+        table_rows_read: 0.0,
         page: false,
         ping: sql::is_ping(query),
         shape,
@@ -588,7 +588,7 @@ fn attribute_rows_read(statements: &mut [Statement]) {
         })
         .collect();
     for (s, rows_read) in statements.iter_mut().zip(read) {
-        s.rows_read = rows_read;
+        s.table_rows_read = rows_read;
     }
 }
 

@@ -52,7 +52,7 @@ pub(super) fn repeated_statement(s: &Statement, t: &Thresholds) -> Option<Findin
         round_trips_per_request: extra,
         saves_per_request: Saving {
             statements: extra,
-            rows_read: s.rows_read * share,
+            rows_read: s.table_rows_read * share,
             rows_returned: s.rows_per_request * share,
             db_time_ms: s.db_time_ms * share,
             ..Saving::default()

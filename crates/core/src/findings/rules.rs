@@ -317,7 +317,7 @@ pub(super) fn cache_candidate(s: &Statement, all: &[Statement], t: &Thresholds) 
         round_trips_per_request: s.calls_per_request,
         saves_per_request: Saving {
             statements: s.calls_per_request,
-            rows_read: s.rows_read,
+            rows_read: s.table_rows_read,
             rows_returned: s.rows_per_request,
             db_time_ms: s.db_time_ms,
             ..Saving::default()

@@ -6,15 +6,16 @@ use serde::Serialize;
 
 use super::screen::Screened;
 use crate::report::model::PerRequest;
-use crate::report::model::figure::{Figure, PerFigure};
+use crate::report::model::figure::PerFigure;
+use crate::report::model::keyed::{Keyed, Shared};
 
 /// Each figure's share of the total over the valid routes, at the logged traffic mix;
 /// null when no valid route has the figure, or the total is 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(into = "json::SharesJson")]
 pub struct Shares {
     /// Of each figure the table marks `shared` (statements, rows read, rows returned).
-    pub figures: PerFigure<f64>,
+    #[serde(flatten)]
+    pub figures: Keyed<f64, Shared>,
     pub db_time: Option<f64>,
     pub blocks: Option<f64>,
 }
@@ -24,7 +25,7 @@ impl Shares {
     fn zip(&self, other: &Shares, f: impl Fn(f64, f64) -> Option<f64>) -> Shares {
         let both = |a: Option<f64>, b: Option<f64>| a.zip(b).and_then(|(a, b)| f(a, b));
         Shares {
-            figures: PerFigure::from_fn(|x| both(self.figures.get(x), other.figures.get(x))),
+            figures: Keyed::from_fn(|x| both(self.figures.get(x), other.figures.get(x))),
             db_time: both(self.db_time, other.db_time),
             blocks: both(self.blocks, other.blocks),
         }
@@ -36,16 +37,16 @@ impl Shares {
 pub fn values(exact: Option<&PerRequest>, screened: Option<&Screened>) -> Shares {
     match (exact, screened) {
         (Some(p), _) => Shares {
-            figures: PerFigure::from_fn(|f| f.spec().shared.then(|| f.read(None, p))?),
+            figures: Keyed::from_fn(|f| f.read(None, p)),
             db_time: p.db_time_ms,
             blocks: Some(p.blocks_hit + p.blocks_read),
         },
         (None, Some(s)) => Shares {
-            figures: PerFigure {
+            figures: Keyed::new(PerFigure {
                 statements: Some(s.statements),
                 rows_returned: Some(s.rows_returned),
                 ..PerFigure::default()
-            },
+            }),
             db_time: Some(s.db_time_ms),
             blocks: Some(s.blocks),
         },
@@ -58,7 +59,7 @@ pub fn values(exact: Option<&PerRequest>, screened: Option<&Screened>) -> Shares
 pub fn of_total(values: &[(Shares, f64)]) -> Vec<Shares> {
     let zero = Some(0.0);
     let mut sums = Shares {
-        figures: PerFigure::from_fn(|f| zero.filter(|_| f.spec().shared)),
+        figures: Keyed::from_fn(|_| zero),
         db_time: zero,
         blocks: zero,
     };
@@ -69,28 +70,4 @@ pub fn of_total(values: &[(Shares, f64)]) -> Vec<Shares> {
         value.zip(&sums, |x, sum| (sum > 0.0).then(|| x * requests / sum))
     };
     values.iter().map(share).collect()
-}
-
-/// The JSON of [`Shares`], each under its key.
-pub mod json {
-    #[derive(serde::Serialize, schemars::JsonSchema)]
-    pub struct SharesJson {
-        pub statements: Option<f64>,
-        pub rows_read: Option<f64>,
-        pub rows_returned: Option<f64>,
-        pub db_time: Option<f64>,
-        pub blocks: Option<f64>,
-    }
-}
-
-impl From<Shares> for json::SharesJson {
-    fn from(s: Shares) -> json::SharesJson {
-        json::SharesJson {
-            statements: s.figures.get(Figure::Statements),
-            rows_read: s.figures.get(Figure::RowsRead),
-            rows_returned: s.figures.get(Figure::RowsReturned),
-            db_time: s.db_time,
-            blocks: s.blocks,
-        }
-    }
 }

@@ -46,6 +46,9 @@ pub struct FigureSpec {
     pub slope: Option<&'static str>,
     /// What the per-request grid says it means.
     pub meaning: &'static str,
+    /// Whether every report has its value: a figure of `pg_stat_database`, not of
+    /// pg_stat_statements (which may not be installed).
+    pub database: bool,
     /// Whether the unauthenticated baseline compares it (and its JSON carries it).
     pub baseline: bool,
     /// Whether the survey gives each route its share of the figure's total.
@@ -69,6 +72,7 @@ const UNSAID: FigureSpec = FigureSpec {
     needs: "pg_stat_statements",
     slope: None,
     meaning: "",
+    database: false,
     baseline: false,
     shared: false,
     subtracted: false,
@@ -88,7 +92,7 @@ macro_rules! with_figures {
             #[serde(default)]
             pub transactions: Transactions {
                 label: "transactions", unit: "transactions", meaning: "commits + rollbacks",
-                baseline: true,
+                database: true, baseline: true,
                 subtracted: true,
                 source: Source::Request(|p| Some(p.transactions)),
             }
@@ -106,7 +110,7 @@ macro_rules! with_figures {
             pub rows_read: RowsRead {
                 label: "rows read", unit: "rows", gated: true,
                 meaning: "tup_returned: scanned rows + index entries",
-                slope: Some("rows_read_slope"), baseline: true, shared: true,
+                slope: Some("rows_read_slope"), database: true, baseline: true, shared: true,
                 subtracted: true,
                 source: Source::Request(|p| Some(p.rows_read)),
             }
@@ -128,7 +132,7 @@ macro_rules! with_figures {
             /// from the table) per request.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rows_fetched: RowsFetched {
-                label: "rows fetched", unit: "rows",
+                label: "rows fetched", unit: "rows", database: true,
                 source: Source::Request(|p| Some(p.rows_fetched)),
                 meaning: "tup_fetched: rows fetched by index scans",
             }
@@ -221,6 +225,13 @@ macro_rules! declare_figures {
             pub fn from_fn(mut value: impl FnMut(Figure) -> Option<T>) -> PerFigure<T> {
                 PerFigure {
                     $($key: value(Figure::$arm),)*
+                }
+            }
+
+            /// Sets the value of `figure`.
+            pub fn set(&mut self, figure: Figure, value: Option<T>) {
+                match figure {
+                    $(Figure::$arm => self.$key = value,)*
                 }
             }
 

@@ -4,20 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 use super::figure::{Figure, PerFigure};
+use super::keyed::{Compared, Keyed};
 use super::{Load, PerRequest, Report};
 
 /// Per request, except `rps` and the latencies. `None` where the report has no value (no
 /// pg_stat_statements).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(from = "json::FiguresJson", into = "json::FiguresJson")]
 pub struct Figures {
     /// Requests per second over the burst.
     pub rps: f64,
     /// Median latency in ms.
     pub latency_p50_ms: f64,
     /// Each figure of the table, the p95 latency in ms. The JSON carries those the
-    /// baseline compares ([`json::FiguresJson`]).
-    pub per_figure: PerFigure<f64>,
+    /// baseline compares, under their keys.
+    #[serde(flatten)]
+    pub per_figure: Keyed<f64, Compared>,
 }
 
 impl Figures {
@@ -38,7 +39,7 @@ impl Figures {
         Figures {
             rps: load.map_or(0.0, |load| load.rps),
             latency_p50_ms: load.map_or(0.0, |load| load.latency_ms.p50),
-            per_figure: PerFigure::from_fn(|f| f.read(load, per_request)),
+            per_figure: Keyed::new(PerFigure::from_fn(|f| f.read(load, per_request))),
         }
     }
 
@@ -47,7 +48,7 @@ impl Figures {
     pub fn compared(self) -> Figures {
         let compared = |f: Figure| self.per_figure.get(f).filter(|_| f.spec().baseline);
         Figures {
-            per_figure: PerFigure::from_fn(compared),
+            per_figure: Keyed::new(PerFigure::from_fn(compared)),
             ..self
         }
     }
@@ -58,56 +59,9 @@ impl Figures {
         Figures {
             rps: self.rps - other.rps,
             latency_p50_ms: self.latency_p50_ms - other.latency_p50_ms,
-            per_figure: PerFigure::from_fn(|f| a.get(f).zip(b.get(f)).map(|(a, b)| a - b)),
-        }
-    }
-}
-
-/// Figures as the baseline's JSON (schema 1) writes them: the figures the table marks
-/// `baseline`, under their keys.
-pub mod json {
-    use serde::{Deserialize, Serialize};
-
-    #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
-    pub struct FiguresJson {
-        /// Requests per second over the burst.
-        pub rps: f64,
-        /// Median latency in ms.
-        pub latency_p50_ms: f64,
-        /// Commits plus rollbacks per request.
-        pub transactions: f64,
-        /// Top-level statements per request; null without pg_stat_statements.
-        pub statements: Option<f64>,
-        /// `tup_returned` per request.
-        pub rows_read: f64,
-    }
-}
-
-impl From<json::FiguresJson> for Figures {
-    fn from(json: json::FiguresJson) -> Figures {
-        let per_figure = PerFigure {
-            transactions: Some(json.transactions),
-            statements: json.statements,
-            rows_read: Some(json.rows_read),
-            ..PerFigure::default()
-        };
-        Figures {
-            rps: json.rps,
-            latency_p50_ms: json.latency_p50_ms,
-            per_figure,
-        }
-    }
-}
-
-impl From<Figures> for json::FiguresJson {
-    fn from(figures: Figures) -> json::FiguresJson {
-        let get = |f: Figure| figures.per_figure.get(f);
-        json::FiguresJson {
-            rps: figures.rps,
-            latency_p50_ms: figures.latency_p50_ms,
-            transactions: get(Figure::Transactions).unwrap_or(0.0),
-            statements: get(Figure::Statements),
-            rows_read: get(Figure::RowsRead).unwrap_or(0.0),
+            per_figure: Keyed::new(PerFigure::from_fn(|f| {
+                a.get(f).zip(b.get(f)).map(|(a, b)| a - b)
+            })),
         }
     }
 }

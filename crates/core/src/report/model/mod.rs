@@ -14,6 +14,7 @@ pub use figure::Writes;
 pub mod figures;
 pub mod finding;
 pub mod invalid;
+pub mod keyed;
 pub mod node;
 pub mod notes;
 pub mod odd_events;

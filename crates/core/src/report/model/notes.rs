@@ -194,7 +194,7 @@ pub enum Note {
     /// Events that only some requests had (a remainder of a few events over the requests,
     /// `crate::one_off`) came back in the same counters in the last two windows: the app's
     /// own rare work, taken out of the figures (`taken_out`).
-    RareEvents(super::odd_events::RareWork),
+    RareEvents(Box<super::odd_events::RareWork>),
 }
 
 /// Every code, once, in the order the kinds are declared: docs/json.md lists them all.

@@ -7,6 +7,9 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::figure::Figure;
+use super::keyed::{Headline, Keyed};
+
 /// Which counter moved.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -82,19 +85,14 @@ impl fmt::Display for OddEvents {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(rename = "Spread")]
 pub struct WindowSpread {
-    pub transactions: f64,
-    pub statements: Option<f64>,
-    pub rows_read: f64,
-    pub rows_returned: Option<f64>,
+    #[serde(flatten)]
+    pub figures: Keyed<f64, Headline>,
 }
 
 impl WindowSpread {
     /// True when every window gave the same figures.
     pub fn is_zero(&self) -> bool {
-        self.transactions == 0.0
-            && self.statements.unwrap_or(0.0) == 0.0
-            && self.rows_read == 0.0
-            && self.rows_returned.unwrap_or(0.0) == 0.0
+        self.figures.shown().all(|(_, v)| v.unwrap_or(0.0) == 0.0)
     }
 }
 
@@ -138,12 +136,9 @@ pub struct RareCost {
     /// The fewest events of one counter in it, the times the rare work came at the most
     /// (the ± is one of them).
     pub events: i64,
-    pub transactions: RareFigure,
-    /// Null without pg_stat_statements.
-    pub statements: Option<RareFigure>,
-    pub rows_read: RareFigure,
-    /// Null without pg_stat_statements.
-    pub rows_returned: Option<RareFigure>,
+    /// Each headline figure's; those of pg_stat_statements are null without it.
+    #[serde(flatten)]
+    pub figures: Keyed<RareFigure, Headline>,
 }
 
 /// One figure of the rare work: its total over the kept window, and per minute with its ±.
@@ -176,10 +171,10 @@ impl RareFigure {
 impl RareCost {
     /// `5.2 ± 0.4 transactions, 5.2 ± 0.4 statements and 31.0 ± 2.5 rows read a minute`.
     pub fn text(&self) -> String {
-        let mut parts = vec![self.transactions.text("transactions")];
-        parts.extend(self.statements.map(|f| f.text("statements")));
-        parts.push(self.rows_read.text("rows read"));
-        parts.extend(self.rows_returned.map(|f| f.text("rows returned")));
+        let figures = self.figures.shown();
+        let mut parts: Vec<String> = figures
+            .filter_map(|(figure, value)| Some(value?.text(figure.label())))
+            .collect();
         let last = parts.pop().unwrap_or_default();
         match parts.is_empty() {
             true => format!("{last} a minute"),
@@ -198,15 +193,15 @@ impl RareWork {
             ),
             false => String::new(),
         };
-        let spread = &self.spread;
-        let apart = match spread.is_zero() {
+        let spread = |figure: Figure| self.spread.figures.get(figure).unwrap_or(0.0);
+        let apart = match self.spread.is_zero() {
             true => "both gave the same figures".to_string(),
             false => format!(
                 "their figures were up to ±{:.3} transactions, ±{:.3} statements and ±{:.3} \
                  rows read per request apart",
-                spread.transactions,
-                spread.statements.unwrap_or(0.0),
-                spread.rows_read
+                spread(Figure::Transactions),
+                spread(Figure::Statements),
+                spread(Figure::RowsRead)
             ),
         };
         let rate = match self.per_minute {

@@ -142,7 +142,7 @@ fn one_of_each() -> Vec<Note> {
             sent: 527,
             background_per_second: 14.8,
         },
-        Note::RareEvents(crate::report::model::odd_events::RareWork {
+        Note::RareEvents(Box::new(crate::report::model::odd_events::RareWork {
             windows: 2,
             requests: 40,
             events: vec![crate::report::model::odd_events::OddEvents {
@@ -156,7 +156,7 @@ fn one_of_each() -> Vec<Note> {
             spread: Default::default(),
             per_minute: Some(1.2),
             taken_out: None,
-        }),
+        })),
     ]
 }
 
