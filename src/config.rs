@@ -28,6 +28,7 @@ use crate::values::{
 use pgcost_core::background;
 use pgcost_core::findings::Thresholds;
 use pgcost_core::source::SourceMap;
+use pgcost_core::survey::graphql;
 
 /// Everything `audit::run` needs, already checked.
 #[derive(Debug, Clone)]
@@ -72,6 +73,8 @@ pub struct AuditConfig {
     /// Sample `pg_stat_activity` for the tags of the app's SQL comments during the warm-ups
     /// and the bursts (false with `--no-tags`).
     pub tags: bool,
+    /// `--allow-writes`: the requests may write; the report names what they wrote.
+    pub allow_writes: bool,
 }
 
 /// The databases of the target group, resolved and checked together.
@@ -112,6 +115,7 @@ impl AuditConfig {
     ) -> Result<AuditConfig> {
         let settle_timeout = settle_timeout(&args.target, spelling)?;
         let mut request = request_from_args(&args.url, &args.load, spelling)?;
+        consent(&request, args.load.allow_writes, spelling)?;
         let outputs = outputs_from_args(&args.output, REPORT_FORMATS)?;
         let cacert = (args.load.cacert.as_deref())
             .map(|path| read_cacert(&spelling.of("cacert"), path))
@@ -157,6 +161,7 @@ impl AuditConfig {
             targets: Vec::new(),
             source,
             tags: !args.findings.source.no_tags,
+            allow_writes: args.load.allow_writes,
         })
     }
 
@@ -304,6 +309,38 @@ pub fn outputs_from_args(args: &OutputArgs, allowed: &[Format]) -> Result<Output
         output: args.output.clone(),
         exports,
     })
+}
+
+/// Refuses, before anything is sent, a request that may write without `--allow-writes`:
+/// a method other than GET, HEAD and OPTIONS (a GraphQL query sent with POST aside), or a
+/// GraphQL mutation whatever its method. Consent goes by the request, not by what it did.
+fn consent(request: &RequestSpec, allowed: bool, spelling: &Spelling) -> Result<()> {
+    let method = request.method.as_str();
+    let target = &request.url[url::Position::BeforePath..];
+    let body = (request.body.as_deref()).and_then(|b| std::str::from_utf8(b).ok());
+    let safe = matches!(method, "GET" | "HEAD" | "OPTIONS");
+    let writes = match graphql::classify(method, target, body) {
+        graphql::Request::Read(_) => false,
+        operation if operation.changes_data() => true,
+        _ => !safe,
+    };
+    if !writes || allowed {
+        return Ok(());
+    }
+    let what = match safe {
+        true => "a GraphQL mutation or subscription".to_string(),
+        false => format!("a {method} request"),
+    };
+    Err(Error::usage(format!(
+        "{what} may write to the database, and every request of the run would: \
+         it needs {}",
+        spelling.of("allow_writes")
+    ))
+    .with_hint(
+        "pass --allow-writes (allow_writes = true in pgcost.toml) against a database whose \
+         rows you can lose: pgcost does not give them back (--restore is not built yet), and \
+         the report names the rows written",
+    ))
 }
 
 /// The request of the load group: URL, method, `-H` headers, body and timeout.
@@ -520,8 +557,14 @@ mod tests {
             (request.headers.get(CONTENT_TYPE)).map(|v| v.to_str().unwrap().to_string())
         };
         let json = Some("application/json".to_string());
-        assert_eq!(content_type(&["-X", "POST", "--body", r#"{"a":1}"#]), json);
-        assert_eq!(content_type(&["-X", "POST", "--body", "a=1"]), None);
+        assert_eq!(
+            content_type(&["-X", "POST", "--allow-writes", "--body", r#"{"a":1}"#]),
+            json
+        );
+        assert_eq!(
+            content_type(&["-X", "POST", "--allow-writes", "--body", "a=1"]),
+            None
+        );
         assert_eq!(content_type(&[]), None);
         let form = ["--body", r#"{"a":1}"#, "--content-type", "text/plain"];
         assert_eq!(content_type(&form), Some("text/plain".into()));

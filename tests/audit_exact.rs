@@ -93,12 +93,25 @@ async fn writes_and_fallback_to_the_target_database() {
     let r = audit(
         &db,
         app.url("/write"),
-        &["-n", "100", "-c", "4", "-X", "POST"],
+        &["-n", "100", "-c", "4", "-X", "POST", "--allow-writes"],
     )
     .await;
     assert_valid(&r);
     assert_eq!(r.per_request.rows_written, 1.0, "{:?}", r.per_request);
     assert_eq!(table(&r, "public.hits").rows_inserted, 1.0);
+    let written = r.notes.iter().find_map(|n| match n {
+        Note::WritesAllowed { tables } => Some(tables.clone()),
+        _ => None,
+    });
+    let written = written.expect("--allow-writes names what the requests wrote");
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(written[0].table, "public.hits");
+    assert_eq!(
+        (written[0].inserted, written[0].updated, written[0].deleted),
+        (1.0, 0.0, 0.0)
+    );
+    let message = Note::WritesAllowed { tables: written }.message();
+    assert!(message.contains("public.hits 1 inserted"), "{message}");
 
     // No admin database to read from: the tool reads through the target and must take
     // its own footprint out.
@@ -109,6 +122,11 @@ async fn writes_and_fallback_to_the_target_database() {
     )
     .await;
     assert_valid(&r);
+    assert!(
+        !r.notes
+            .iter()
+            .any(|n| matches!(n, Note::WritesAllowed { .. }))
+    );
     assert_eq!(r.target.stats_source, "target");
     assert!(
         r.notes

@@ -226,3 +226,75 @@ fn help_lists_only_the_commands_formats() {
     assert!(!help("demo").contains("sarif"));
     assert!(help("measure").contains("the command's own stdout is sent to standard error"));
 }
+
+/// A request that may write needs `--allow-writes`: without it the run ends with exit 2
+/// naming the flag, before the database is asked or any request sent. A GraphQL query
+/// sent with POST is a read; a mutation needs the flag whatever its method.
+#[test]
+fn writes_need_consent_before_any_request() {
+    let app = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    app.set_nonblocking(true).unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/items",
+        app.local_addr().unwrap().port()
+    );
+    let graphql = format!(
+        "http://127.0.0.1:{}/graphql",
+        app.local_addr().unwrap().port()
+    );
+    let mutation = r#"{"query":"mutation { addItem(name: \"x\") { id } }"}"#;
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &["-X", "POST", "--body", r#"{"title":"x"}"#],
+            "a POST request",
+        ),
+        (&["-X", "DELETE"], "a DELETE request"),
+        (&["-X", "PATCH"], "a PATCH request"),
+        (&["-X", "POST", "--body", mutation], "a POST request"),
+    ];
+    for (extra, what) in refused {
+        pgcost()
+            .args(["audit", "--url", &url, "--db", "postgres://u@127.0.0.1:9/d"])
+            .args(*extra)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(*what))
+            .stderr(predicate::str::contains("needs --allow-writes"))
+            .stderr(predicate::str::contains("hint: pass --allow-writes"))
+            .stderr(predicate::str::contains("--restore"));
+    }
+    let get_mutation = format!("{graphql}?query=mutation%20%7B%20addItem%20%7B%20id%20%7D%20%7D");
+    pgcost()
+        .args([
+            "audit",
+            "--url",
+            &get_mutation,
+            "--db",
+            "postgres://u@127.0.0.1:9/d",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "a GraphQL mutation or subscription",
+        ));
+    assert!(app.accept().is_err(), "a request reached the app");
+    // With consent, or for a GraphQL query sent with POST, the run goes on to the database
+    // (closed here: exit 2 for the connection, not for consent).
+    let query = r#"{"query":"{ items { id } }"}"#;
+    let allowed: &[&[&str]] = &[
+        &["-X", "POST", "--allow-writes"],
+        &["-X", "POST", "--body", query],
+    ];
+    for extra in allowed {
+        let port = support::closed_port();
+        pgcost()
+            .args(["audit", "--url", &graphql])
+            .arg("--db")
+            .arg(format!("postgres://u@127.0.0.1:{port}/d"))
+            .args(*extra)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("cannot connect"))
+            .stderr(predicate::str::contains("allow-writes").not());
+    }
+}

@@ -115,10 +115,13 @@ const CORPUS: &[(&str, &str, Option<FindingKind>)] = &[
 /// The audit configuration of `pgcost audit -X METHOD --url URL ...` against this cluster.
 fn config(db: &TestDb, method: &str, url: String) -> pgcost::config::AuditConfig {
     let db_url = db.url();
-    let argv = [
+    let mut argv = vec![
         "pgcost", "audit", "--url", &url, "--db", &db_url, "--quiet", "-X", method, "-n", "40",
         "-c", "2",
     ];
+    if method != "GET" {
+        argv.push("--allow-writes");
+    }
     let pgcost::flags::Command::Audit(args) =
         <pgcost::flags::Cli as clap::Parser>::parse_from(argv).command
     else {

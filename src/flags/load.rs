@@ -42,9 +42,17 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = DEFAULT_WARMUP)]
     pub warmup: u64,
 
-    /// HTTP method.
+    /// HTTP method. A method other than GET, HEAD and OPTIONS, or a GraphQL mutation,
+    /// needs --allow-writes.
     #[arg(short = 'X', long, default_value = DEFAULT_METHOD)]
     pub method: String,
+
+    /// Let the requests write to the database: needed for a method other than GET, HEAD
+    /// and OPTIONS (a read sent with POST too, except a GraphQL query) and for a GraphQL
+    /// mutation. Every request writes, the probe and the warm-up included, and pgcost does
+    /// not give the rows back: run it against a copy of the database.
+    #[arg(long)]
+    pub allow_writes: bool,
 
     /// A request header, 'Name: value'. Repeatable.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]

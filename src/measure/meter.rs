@@ -539,6 +539,7 @@ impl Meter {
             warmed: notes.warmed,
             tags: crate::measure::tags::merged(notes.tags, burst.tags.as_ref()),
             source: config.source.clone(),
+            writes_allowed: config.allow_writes,
         };
         Window {
             delta: window,

@@ -270,18 +270,20 @@ fn with_one_offs(
                 None
             }
         };
-        notes.warnings.push(Note::RareEvents(Box::new(one_off::RareWork {
-            windows: windows.len() as u32,
-            requests,
-            rows_read_per_request: rows,
-            events: last.clone(),
-            spread: one_off::spread(&figures),
-            per_minute: one_off::per_minute(&timed),
-            taken_out: (part.ok()).map(|delta| {
-                let seconds = kept.seconds.unwrap_or(kept.burst_seconds);
-                one_off::rare_cost(&delta, last, seconds)
-            }),
-        })));
+        notes
+            .warnings
+            .push(Note::RareEvents(Box::new(one_off::RareWork {
+                windows: windows.len() as u32,
+                requests,
+                rows_read_per_request: rows,
+                events: last.clone(),
+                spread: one_off::spread(&figures),
+                per_minute: one_off::per_minute(&timed),
+                taken_out: (part.ok()).map(|delta| {
+                    let seconds = kept.seconds.unwrap_or(kept.burst_seconds);
+                    one_off::rare_cost(&delta, last, seconds)
+                }),
+            })));
         return (notes, rare);
     }
     let message = format!(

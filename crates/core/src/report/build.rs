@@ -11,7 +11,7 @@ use crate::report::model::counters::{Counter, DatabaseCounters, WriteCounters};
 use crate::report::model::figure::{Figure, PerFigure};
 use crate::report::model::figures::Figures;
 use crate::report::model::invalid::{Code, Invalid};
-use crate::report::model::notes::Note;
+use crate::report::model::notes::{Note, WrittenTable};
 use crate::setup;
 use crate::unauthenticated;
 
@@ -52,6 +52,8 @@ pub struct Context {
     /// The tags sampled from `pg_stat_activity` during the warm-up and the burst; `None`
     /// where not sampled (target mode, `--no-tags`).
     pub tags: Option<crate::tags::Observed>,
+    /// `--allow-writes`: the report names what the requests wrote.
+    pub writes_allowed: bool,
     /// The app's source (`--source`), where the findings' locations are looked up.
     pub source: Option<std::sync::Arc<crate::source::SourceMap>>,
 }
@@ -189,8 +191,26 @@ impl Report {
             &context.plans,
         );
         plan::attach(&mut report, &context.plans);
+        if context.writes_allowed {
+            report.notes.push(Note::WritesAllowed {
+                tables: written(&report.tables),
+            });
+        }
         report
     }
+}
+
+/// The tables the requests wrote, with what each got per request.
+fn written(tables: &[TableRow]) -> Vec<WrittenTable> {
+    (tables.iter())
+        .filter(|t| t.rows_inserted + t.rows_updated + t.rows_deleted > 0.0)
+        .map(|t| WrittenTable {
+            table: t.table.clone(),
+            inserted: t.rows_inserted,
+            updated: t.rows_updated,
+            deleted: t.rows_deleted,
+        })
+        .collect()
 }
 
 /// The findings of `report` (none with `--no-findings`), judged by the plans where they

@@ -57,6 +57,7 @@ pub fn context(n: u64) -> Context {
         background: None,
         warmed: None,
         tags: None,
+        writes_allowed: false,
         source: None,
     }
 }

@@ -282,6 +282,16 @@ pub fn is_endpoint(path: &str) -> bool {
         .is_some_and(|s| s.eq_ignore_ascii_case("graphql"))
 }
 
+/// How the reason of a skipped mutation or subscription ends.
+const CHANGES: &str = "changes the app's data";
+
+impl Request {
+    /// A mutation or a subscription: an operation that may change the app's data.
+    pub fn changes_data(&self) -> bool {
+        matches!(self, Request::Skipped(_, reason) if reason.ends_with(CHANGES))
+    }
+}
+
 /// A logged request as GraphQL: a POST whose JSON body has a `query` string, or a GET
 /// whose query string has a `query` document or a persisted query's `extensions` (or an
 /// `operationName` sent to a `graphql` path). A query is a read; a mutation or a
@@ -359,10 +369,7 @@ fn get(endpoint: bool, target: &str) -> Request {
 fn read(document: &str, operation_name: Option<&str>, endpoint: bool) -> Request {
     match chosen(document, operation_name) {
         Ok(op) if op.kind == Kind::Query => Request::Read(op.label()),
-        Ok(op) => Request::Skipped(
-            Some(op.label()),
-            format!("a GraphQL {} changes the app's data", op.kind),
-        ),
+        Ok(op) => Request::Skipped(Some(op.label()), format!("a GraphQL {} {CHANGES}", op.kind)),
         Err(_) if !endpoint => Request::Not,
         Err(e) => Request::Skipped(
             operation_name.map(str::to_string),

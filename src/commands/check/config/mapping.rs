@@ -317,6 +317,8 @@ fn audit_args(
     }
     load.warmup = table.warmup.or(d.warmup).unwrap_or(load.warmup);
     load.method = table.method.clone().unwrap_or(load.method);
+    load.allow_writes = table.allow_writes;
+    spelling.set("allow_writes", "allow_writes");
     load.headers = headers(d, table, env, secrets)?;
     (load.body, load.body_file) = body(table, shared.base_dir)?;
     spelling.set("body_file", "body_file");

@@ -121,6 +121,10 @@ pub struct Auth {
 pub struct EndpointTable {
     pub name: Spanned<String>,
     pub method: Option<String>,
+    /// Lets the requests write (`--allow-writes`): needed for a method other than GET,
+    /// HEAD and OPTIONS, and for a GraphQL mutation.
+    #[serde(default)]
+    pub allow_writes: bool,
     /// Starts with `/`; appended to `base_url`. An endpoint has a path or a `command`.
     pub path: Option<Spanned<String>>,
     /// Instead of `path`: the load command of `pgcost measure`, program and arguments,

@@ -38,6 +38,7 @@ forbid = ["collection_to_boolean", "n_plus_one"]
 [[endpoint]]
 name = "create project"
 method = "post"
+allow_writes = true
 path = "/api/v1/projects"
 requests = 20
 body = '{"name": "x"}'

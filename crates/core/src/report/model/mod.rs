@@ -16,7 +16,10 @@ pub mod finding;
 pub mod invalid;
 pub mod keyed;
 pub mod node;
+mod note_messages;
 pub mod notes;
+#[cfg(test)]
+mod notes_tests;
 pub mod odd_events;
 pub mod setup;
 pub mod tags;

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use messages::{setup_message, statistics_message, traffic_message, window_message};
+use super::note_messages::{setup_message, statistics_message, traffic_message, window_message};
 
 /// How many statement calls one role outside `--app-role` ran in the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -195,6 +195,37 @@ pub enum Note {
     /// `crate::one_off`) came back in the same counters in the last two windows: the app's
     /// own rare work, taken out of the figures (`taken_out`).
     RareEvents(Box<super::odd_events::RareWork>),
+    /// `--allow-writes`: the requests were let write. What the window's requests wrote, per
+    /// request, by table (`pg_stat_user_tables`); empty when they wrote nothing. The probe
+    /// and the warm-up wrote as well, and pgcost gives nothing back.
+    WritesAllowed { tables: Vec<WrittenTable> },
+}
+
+/// Rows one table got inserted, updated and deleted, per request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WrittenTable {
+    pub table: String,
+    pub inserted: f64,
+    pub updated: f64,
+    pub deleted: f64,
+}
+
+impl WrittenTable {
+    /// `public.articles 1 inserted, 2 updated`.
+    pub fn describe(&self) -> String {
+        let counts = [
+            (self.inserted, "inserted"),
+            (self.updated, "updated"),
+            (self.deleted, "deleted"),
+        ];
+        let said: Vec<String> = (counts.iter().filter(|(n, _)| *n > 0.0))
+            .map(|(n, what)| match n.fract() == 0.0 {
+                true => format!("{n:.0} {what}"),
+                false => format!("{n:.2} {what}"),
+            })
+            .collect();
+        format!("{} {}", self.table, said.join(", "))
+    }
 }
 
 /// Every code, once, in the order the kinds are declared: docs/json.md lists them all.
@@ -319,7 +350,3 @@ pub mod keys {
         Ok(Keys::deserialize(deserializer)?.notes)
     }
 }
-
-mod messages;
-#[cfg(test)]
-mod tests;

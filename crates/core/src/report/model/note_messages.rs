@@ -1,9 +1,9 @@
-//! The prose of each note: `Note::message` asks these functions in turn, each owning a
-//! group of kinds.
+//! The prose of each note: `Note::message` (in `notes.rs`) asks these functions in turn,
+//! each owning a group of kinds.
 
 use std::time::Duration;
 
-use super::{Note, describe_churn};
+use super::notes::{self, Note, describe_churn};
 
 /// `2024-05-01 12:00:00 UTC` from RFC 3339.
 fn utc(rfc3339: &str) -> String {
@@ -124,7 +124,7 @@ fn plans_message(note: &Note) -> Option<String> {
         Note::StatementTextsUnavailable { entries } => format!(
             "{entries} pg_stat_statements entries changed in the window, but their texts could \
              not be read after it (evicted or reset meanwhile): they are shown as {}",
-            super::UNAVAILABLE_TEXT
+            notes::UNAVAILABLE_TEXT
         ),
         Note::PgStatStatementsEntriesVanished { entries, node } => {
             let line = format!(
@@ -312,6 +312,17 @@ fn plan_changed(
 /// The notes about other traffic: other backends and roles, PgBouncer's own statements.
 pub(super) fn traffic_message(note: &Note) -> Option<String> {
     Some(match note {
+        Note::WritesAllowed { tables } if tables.is_empty() => {
+            "--allow-writes: the requests wrote no row (pg_stat_user_tables)".to_string()
+        }
+        Note::WritesAllowed { tables } => {
+            let list: Vec<String> = tables.iter().map(|t| t.describe()).collect();
+            format!(
+                "--allow-writes: the requests wrote rows, per request: {}; the probe and the \
+                 warm-up wrote too, and pgcost does not give them back",
+                list.join("; ")
+            )
+        }
         Note::BurstSized {
             requested,
             sent,

@@ -1,4 +1,8 @@
-use super::*;
+//! The notes' codes, messages and JSON.
+
+use serde::{Deserialize, Serialize};
+
+use super::notes::*;
 
 /// One note of every kind, in the order of [`CODES`].
 fn one_of_each() -> Vec<Note> {
@@ -157,7 +161,32 @@ fn one_of_each() -> Vec<Note> {
             per_minute: Some(1.2),
             taken_out: None,
         })),
+        Note::WritesAllowed {
+            tables: vec![WrittenTable {
+                table: "public.articles".into(),
+                inserted: 1.0,
+                updated: 0.5,
+                deleted: 0.0,
+            }],
+        },
     ]
+}
+
+#[test]
+fn allowed_writes_are_named_by_table_or_said_to_be_none() {
+    let Note::WritesAllowed { tables } = one_of_each().pop().unwrap() else {
+        unreachable!("the last kind")
+    };
+    let message = Note::WritesAllowed { tables }.message();
+    assert!(
+        message.contains("per request: public.articles 1 inserted, 0.50 updated;"),
+        "{message}"
+    );
+    let none = Note::WritesAllowed { tables: Vec::new() }.message();
+    assert_eq!(
+        none,
+        "--allow-writes: the requests wrote no row (pg_stat_user_tables)"
+    );
 }
 
 #[test]
@@ -187,7 +216,7 @@ fn codes_are_distinct_snake_case_and_the_json_tag() {
 
 #[test]
 fn every_code_is_documented_in_json_md() {
-    let docs = include_str!("../../../../../../docs/json.md");
+    let docs = include_str!("../../../../../docs/json.md");
     for code in CODES {
         assert!(
             docs.contains(&format!("| `{code}` |")),
@@ -200,7 +229,7 @@ fn every_code_is_documented_in_json_md() {
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Document {
     valid: bool,
-    #[serde(flatten, with = "super::keys")]
+    #[serde(flatten, with = "super::notes::keys")]
     notes: Vec<Note>,
 }
 
