@@ -10,6 +10,11 @@
 //! with tag sampling on (the default) and off (`--no-tags`), side by side, with the median
 //! requests per second of each (PGCOST_BENCH_TAG_ROUNDS rounds, 5 by default, of
 //! PGCOST_BENCH_TAG_N requests, 50,000 by default; PGCOST_BENCH_TAGS_ONLY=1 runs only these).
+//!
+//! Then the driver's pace with per-request values: interleaved rounds of a POST to an
+//! endpoint without database work, with a fixed body and with a templated one (`{{run}}`,
+//! `{{seq}}`, `{{uuid}}`, `{{now}}`), and the median requests per second of each (the same
+//! rounds and N; PGCOST_BENCH_TEMPLATES_ONLY=1 runs only these).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -87,10 +92,20 @@ fn main() {
     runtime.block_on(async {
         let db = TestDb::start().await;
         let app = Fixture::start(&db.url(), 16).await;
-        if std::env::var_os("PGCOST_BENCH_TAGS_ONLY").is_none() {
+        let only = |name: &str| std::env::var_os(name).is_some();
+        let (tags, templates) = (
+            only("PGCOST_BENCH_TAGS_ONLY"),
+            only("PGCOST_BENCH_TEMPLATES_ONLY"),
+        );
+        if !tags && !templates {
             driver_runs(&db, &app).await;
         }
-        tag_sampling(&db, &app).await;
+        if !templates {
+            tag_sampling(&db, &app).await;
+        }
+        if !tags {
+            templated_bodies(&db, &app).await;
+        }
     });
 }
 
@@ -133,14 +148,7 @@ async fn driver_runs(db: &TestDb, app: &Fixture) {
 /// The same audit of `/tagged` with and without tag sampling, in alternating rounds (the
 /// order flips each round), and the median req/s and CPU of each.
 async fn tag_sampling(db: &TestDb, app: &Fixture) {
-    let rounds: usize = std::env::var("PGCOST_BENCH_TAG_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
-    let n: u64 = std::env::var("PGCOST_BENCH_TAG_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50_000);
+    let (rounds, n) = rounds_and_n();
     println!("\ntag sampling, side by side: /tagged, N = {n}, C = 16, {rounds} rounds each");
     header();
     let mut on = Vec::new();
@@ -182,6 +190,59 @@ async fn tag_sampling(db: &TestDb, app: &Fixture) {
          cpu s/1k req: sampled {on_cpu:.3}, --no-tags {off_cpu:.3}",
         (on_rps / off_rps - 1.0) * 100.0
     );
+}
+
+/// The same POST burst with a fixed body and with a templated one, in alternating rounds,
+/// and the median req/s and CPU of each.
+async fn templated_bodies(db: &TestDb, app: &Fixture) {
+    let (rounds, n) = rounds_and_n();
+    println!(
+        "\nper-request values, side by side: POST /static, N = {n}, C = 16, {rounds} rounds each"
+    );
+    header();
+    let fixed = r#"{"slug": "a-1234abcd-1000", "id": "0b3a3c8e-4c1f-4a57-9f0e-6c1d2b3a4f5e", "at": "2026-12-08T01:00:00Z"}"#;
+    let templated = r#"{"slug": "a-{{run}}-{{seq}}", "id": "{{uuid}}", "at": "{{now}}"}"#;
+    let mut runs = [Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        for which in [round % 2, 1 - round % 2] {
+            let mut a = args(db, app.url("/static"), n, 16);
+            let body = [fixed, templated][which];
+            a.extend(["-X", "POST", "--allow-writes", "--body", body].map(String::from));
+            let run = run_blocking(a).await;
+            print(
+                ["/static, fixed body", "/static, templated body"][which],
+                n,
+                &run,
+            );
+            let rps = run.report["load"]["rps"].as_f64().unwrap_or(0.0);
+            runs[which].push((rps, run.cpu_seconds / n as f64 * 1000.0));
+        }
+    }
+    let rps = |i: usize| median(runs[i].iter().map(|r| r.0));
+    // CPU microseconds per request: the cost of rendering, which req/s blurs on a busy box.
+    let cpu = |i: usize| median(runs[i].iter().map(|r| r.1 * 1000.0));
+    println!(
+        "median req/s: fixed {:.0}, templated {:.0} ({:+.1}%); cpu µs/req: fixed {:.2}, \
+         templated {:.2}",
+        rps(0),
+        rps(1),
+        (rps(1) / rps(0) - 1.0) * 100.0,
+        cpu(0),
+        cpu(1)
+    );
+}
+
+/// PGCOST_BENCH_TAG_ROUNDS (5) and PGCOST_BENCH_TAG_N (50,000).
+fn rounds_and_n() -> (usize, u64) {
+    let rounds = std::env::var("PGCOST_BENCH_TAG_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let n = std::env::var("PGCOST_BENCH_TAG_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
+    (rounds, n)
 }
 
 fn median(values: impl Iterator<Item = f64>) -> f64 {

@@ -18,6 +18,7 @@ use crate::flags::{
 use crate::http::error_answer::ErrorRule;
 use crate::http::request::{RequestSpec, add_guessed_content_type};
 use crate::http::rotation::Target;
+use crate::http::template::{self, DataSet, Template, Turn};
 use crate::postgres::conninfo::{self, DbTarget, EnvLookup};
 use crate::render::format::{Export, Format, Outputs, REPORT_FORMATS};
 use crate::values::{
@@ -357,10 +358,16 @@ fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<
         (None, Some(path)) => Some(read_body_file(&spelling.of("body_file"), path)?),
         (None, None) => None,
     };
+    let data = (args.data.as_deref())
+        .map(|path| {
+            DataSet::read(path).map_err(|e| Error::usage(format!("{}: {e}", spelling.of("data"))))
+        })
+        .transpose()?;
+    let sample = templates(&url, &headers, body.as_deref(), data.as_deref())?;
     content_type(
         &mut headers,
         args.content_type.as_deref(),
-        body.as_deref(),
+        sample.as_deref().or(body.as_deref()),
         spelling,
     )?;
     let pointer = (args.error_body_pointer.as_deref())
@@ -376,7 +383,34 @@ fn request_from_args(url: &str, args: &LoadArgs, spelling: &Spelling) -> Result<
         body,
         timeout: parse_positive_duration(&spelling.of("timeout"), &args.timeout)?,
         error_rule: ErrorRule::with(&args.error_headers, pointer),
+        data,
     })
+}
+
+/// Checks the placeholders of the URL, the headers and the body (exit 2 naming one that is
+/// unknown, or a column `--data` lacks); the body as its first request sends it, when it
+/// has any, for its Content-Type to be guessed from.
+fn templates(
+    url: &reqwest::Url,
+    headers: &HeaderMap,
+    body: Option<&[u8]>,
+    data: Option<&DataSet>,
+) -> Result<Option<Vec<u8>>> {
+    let usage = |e: String| Error::usage(e).with_hint("docs/writes.md lists the placeholders");
+    Template::parse_target(&url[url::Position::BeforePath..], data).map_err(usage)?;
+    for value in headers.values() {
+        Template::parse(value.as_bytes(), template::Context::Header, data).map_err(usage)?;
+    }
+    let Some(body) = body else {
+        return Ok(None);
+    };
+    let body = Template::parse(body, template::Context::Body, data).map_err(usage)?;
+    if body.is_fixed() {
+        return Ok(None);
+    }
+    let mut sample = Vec::new();
+    body.render(Turn { seq: 1 }, data, &mut sample);
+    Ok(Some(sample))
 }
 
 /// The body's Content-Type: `--content-type` when given (a usage error beside a `-H`

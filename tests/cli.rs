@@ -23,6 +23,18 @@ fn bad_input_is_a_usage_error_with_one_clear_line() {
             "not a valid connection string",
         ),
         (&["--timeout", "soon"], "--timeout is not a duration"),
+        (
+            &["--body", "{{sequence}}"],
+            "unknown placeholder {{sequence}}",
+        ),
+        (
+            &["-H", "X-Id: {{data.id}}"],
+            "{{data.id}} needs --data FILE",
+        ),
+        (
+            &["--data", "/no/such/ids.csv"],
+            "--data: cannot read /no/such/ids.csv",
+        ),
     ];
     for (extra, message) in cases {
         let mut cmd = pgcost();

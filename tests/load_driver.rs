@@ -147,6 +147,7 @@ fn spec(url: &str) -> RequestSpec {
         body: None,
         timeout: Duration::from_secs(10),
         error_rule: Default::default(),
+        data: None,
     }
 }
 

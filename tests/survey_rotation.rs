@@ -43,6 +43,7 @@ async fn the_driver_sends_each_url_its_count_in_one_rotation() {
         body: None,
         timeout: Duration::from_secs(10),
         error_rule: Default::default(),
+        data: None,
     };
     // Ids of this test only: the other test of this file counts its own.
     let counts = [(2, 20), (5, 13), (9, 7)];

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use pgcost_core::findings::FindingKind;
 use pgcost_core::report::Report;
-use support::fixture::{Fixture, corpus};
+use support::fixture::{Fixture, articles, corpus};
 use support::{DB, TestDb, audit_config};
 
 /// Requests in the session touch's burst and in its truth window: enough that the page's
@@ -196,4 +196,88 @@ async fn wal_and_temp_files_per_request_equal_the_truth_and_are_named() {
             .unwrap()
             > 0
     );
+}
+
+/// Per-request values: a body whose slug must be unique gets `{{run}}` and `{{seq}}`, so
+/// that every request inserts a row of its own (one fixed body fails from its second
+/// request on), and a PUT takes ids that exist from `--data`. The figures are each
+/// request's one INSERT or UPDATE, and the table holds what the requests sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_give_each_request_values_of_its_own() {
+    let db = TestDb::start().await;
+    let setup = db.connect(DB).await;
+    setup.batch_execute(articles::SCHEMA).await.unwrap();
+    let app = Fixture::start(&db.url(), 4).await;
+    let body = r#"{"slug": "a-{{run}}-{{seq}}", "title": "made at {{now}}"}"#;
+    let post = [
+        "-X",
+        "POST",
+        "--allow-writes",
+        "--body",
+        body,
+        "-n",
+        "100",
+        "-c",
+        "4",
+    ];
+    let r = support::audit(&db, app.url("/articles"), &post).await;
+    support::assert_valid(&r);
+    assert_eq!(support::table(&r, "public.articles").rows_inserted, 1.0);
+    assert_eq!(r.per_request.rows_written, 1.0, "{:?}", r.per_request);
+    let slugs: Vec<String> = (setup.query("SELECT slug FROM articles", &[]).await.unwrap())
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert!(
+        slugs.len() > 100,
+        "the warm-up and the burst each inserted: {}",
+        slugs.len()
+    );
+    let parts: Vec<Vec<&str>> = slugs.iter().map(|s| s.split('-').collect()).collect();
+    let runs: std::collections::BTreeSet<&str> = parts.iter().map(|p| p[1]).collect();
+    assert_eq!(runs.len(), 1, "one run id: {runs:?}");
+    assert!(runs.iter().all(|r| r.len() == 8), "{runs:?}");
+    let seqs: std::collections::BTreeSet<u64> =
+        parts.iter().map(|p| p[2].parse().unwrap()).collect();
+    assert_eq!(seqs.len(), slugs.len(), "every {{{{seq}}}} once");
+
+    let dir = std::env::temp_dir().join(format!("pgcost-templates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ids: Vec<i64> = (setup.query("SELECT id FROM articles ORDER BY id LIMIT 10", &[]))
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let csv = dir.join("ids.csv");
+    let lines: Vec<String> = ids.iter().map(i64::to_string).collect();
+    std::fs::write(&csv, format!("id\n{}\n", lines.join("\n"))).unwrap();
+    let csv = csv.display().to_string();
+    let put = [
+        "-X",
+        "PUT",
+        "--allow-writes",
+        "--data",
+        &csv,
+        "--body",
+        r#"{"title": "v{{seq}}"}"#,
+        "-n",
+        "60",
+        "-c",
+        "2",
+    ];
+    let r = support::audit(&db, app.url("/articles/{{data.id}}"), &put).await;
+    // Every answer a 200: each id existed.
+    support::assert_valid(&r);
+    let articles = support::table(&r, "public.articles");
+    assert_eq!((articles.rows_updated, articles.rows_inserted), (1.0, 0.0));
+    let renamed: i64 = (setup.query_one(
+        "SELECT count(*) FROM articles WHERE title LIKE 'v%' AND id = ANY($1)",
+        &[&ids],
+    ))
+    .await
+    .unwrap()
+    .get(0);
+    assert_eq!(renamed, 10, "each row of --data was sent");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -59,9 +59,15 @@ pub struct LoadArgs {
     pub headers: Vec<String>,
 
     /// Request body. A JSON object or array is sent with Content-Type: application/json
-    /// unless -H or --content-type sets one.
+    /// unless -H or --content-type sets one. The URL, -H and the body take per-request
+    /// values: {{seq}}, {{run}}, {{uuid}}, {{rand LO HI}}, {{now}}, {{data.COLUMN}}.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
+
+    /// Rows for `{{data.COLUMN}}` in the URL, headers and body: a CSV file with a header, or
+    /// JSON lines; each request takes the next row, cycling (docs/writes.md).
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
 
     /// Read the request body from a file.
     #[arg(long, value_name = "PATH")]

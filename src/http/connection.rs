@@ -25,6 +25,7 @@ use crate::http::error_answer::{ErrorAnswer, ErrorRule};
 use crate::http::request::{RequestSpec, add_guessed_content_type};
 use crate::http::response::{self, Ended, Response};
 use crate::http::rotation::{Rotation, Target};
+use crate::http::template::{self, DataSet, Template, Turn};
 
 /// Why one request got no response: the kind names the `load.errors` key.
 #[derive(Debug)]
@@ -118,6 +119,8 @@ pub struct Driver {
     tls: Option<(TlsConnector, ServerName<'static>)>,
     /// The request as written on the wire, head and body: one per URL.
     rotation: Rotation,
+    /// Instead, a request with per-request values (`http::template`), rendered for each.
+    templated: Option<Box<Templated>>,
     /// A HEAD request's response has no body, whatever its head says.
     head_only: bool,
     /// How a 2xx response is recognised as an error answer.
@@ -160,6 +163,10 @@ impl Driver {
                 url.origin().ascii_serialization()
             ));
         }
+        let templated = match targets.is_empty() {
+            true => Templated::of(spec)?.map(Box::new),
+            false => None,
+        };
         let rotation = if targets.is_empty() {
             Rotation::single(encode(spec)?)
         } else {
@@ -191,6 +198,7 @@ impl Driver {
             port,
             tls,
             rotation,
+            templated,
             head_only: spec.method == Method::HEAD,
             error_rule: spec.error_rule.clone(),
             timeout: spec.timeout,
@@ -233,7 +241,14 @@ impl Driver {
         count_items: bool,
         k: u64,
     ) -> Result<Answer, Failure> {
-        let bytes = self.rotation.bytes(k);
+        let rendered;
+        let bytes = match &self.templated {
+            None => self.rotation.bytes(k),
+            Some(templated) => {
+                rendered = templated.render(Turn::next());
+                rendered.as_slice()
+            }
+        };
         if let Some(open) = link.as_mut() {
             match self.send(open, bytes, count_items).await {
                 Ok((answer, reusable)) => {
@@ -336,6 +351,151 @@ impl From<response::Failed> for Failure {
     }
 }
 
+/// A request with per-request values, as its parts: the request line's target, the header
+/// lines and the body, each a template; the length of the body is counted for each.
+struct Templated {
+    method: String,
+    target: Template,
+    headers: Template,
+    body: Template,
+    length: bool,
+    data: Option<Arc<DataSet>>,
+    /// The head's size with its placeholders as written: room to allocate.
+    size: usize,
+}
+
+impl Templated {
+    /// `spec`'s parts, or `None` when none has a placeholder.
+    fn of(spec: &RequestSpec) -> Result<Option<Templated>, String> {
+        let head = Head::of(spec, &spec.url, None)?;
+        let data = spec.data.as_deref();
+        let templated = Templated {
+            method: spec.method.to_string(),
+            target: Template::parse_target(&head.target, data)?,
+            headers: Template::parse(&head.headers, template::Context::Header, data)?,
+            body: Template::parse(
+                spec.body.as_deref().unwrap_or_default(),
+                template::Context::Body,
+                data,
+            )?,
+            length: head.length,
+            data: spec.data.clone(),
+            size: 128 + spec.method.as_str().len() + head.target.len() + head.headers.len(),
+        };
+        let fixed = [&templated.target, &templated.headers, &templated.body];
+        Ok((!fixed.iter().all(|t| t.is_fixed())).then_some(templated))
+    }
+
+    /// The bytes of request `turn`: one allocation, the body rendered first into this
+    /// thread's scratch buffer for its length.
+    fn render(&self, turn: Turn) -> Vec<u8> {
+        thread_local! {
+            static BODY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let data = self.data.as_deref();
+        BODY.with_borrow_mut(|body| {
+            body.clear();
+            self.body.render(turn, data, body);
+            let mut bytes = Vec::with_capacity(self.size + body.len());
+            bytes.extend_from_slice(self.method.as_bytes());
+            bytes.push(b' ');
+            self.target.render(turn, data, &mut bytes);
+            bytes.extend_from_slice(b" HTTP/1.1\r\n");
+            self.headers.render(turn, data, &mut bytes);
+            if self.length {
+                use std::io::Write;
+                let _ = write!(bytes, "content-length: {}\r\n", body.len());
+            }
+            bytes.extend_from_slice(b"\r\n");
+            bytes.extend_from_slice(body);
+            bytes
+        })
+    }
+}
+
+/// A request's head as [`encode_to`] writes it: the target, the header lines but the
+/// body's length, and whether it gets one.
+struct Head {
+    target: String,
+    headers: Vec<u8>,
+    length: bool,
+}
+
+impl Head {
+    /// The head of `spec` sent to `url`, with `body` instead of the spec's when given.
+    fn of(spec: &RequestSpec, url: &reqwest::Url, body: Option<&[u8]>) -> Result<Head, String> {
+        let mut headers = spec.headers.clone();
+        if let Some(body) = body {
+            add_guessed_content_type(&mut headers, body);
+        }
+        if !headers.contains_key(HOST) {
+            let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+            let value = HeaderValue::from_str(authority)
+                .map_err(|e| format!("{authority:?} is not a Host header: {e}"))?;
+            headers.insert(HOST, value);
+        }
+        // As reqwest did before the burst moved to hyper.
+        if !headers.contains_key(ACCEPT) {
+            headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        }
+        // As browsers and reqwest do: credentials in the URL become Basic authorization.
+        if !url.username().is_empty() && !headers.contains_key(AUTHORIZATION) {
+            let decode = |t: &str| percent_decode_str(t).decode_utf8_lossy().into_owned();
+            let pair = format!(
+                "{}:{}",
+                decode(url.username()),
+                url.password().map(decode).unwrap_or_default()
+            );
+            let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
+                .map_err(|e| format!("the URL's user name cannot be sent: {e}"))?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        let body = body.or(spec.body.as_deref()).unwrap_or_default();
+        // As hyper did: a length for any body, and an explicit 0 for methods that expect one.
+        let expects = matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH");
+        let length = (!body.is_empty() || expects)
+            && !headers.contains_key(CONTENT_LENGTH)
+            && !headers.contains_key(TRANSFER_ENCODING);
+        let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        if target
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(format!("{target:?} is not a request target"));
+        }
+        let mut lines = Vec::with_capacity(256);
+        for (name, value) in &headers {
+            lines.extend_from_slice(name.as_str().as_bytes());
+            lines.extend_from_slice(b": ");
+            lines.extend_from_slice(value.as_bytes());
+            lines.extend_from_slice(b"\r\n");
+        }
+        Ok(Head {
+            target: target.to_string(),
+            headers: lines,
+            length,
+        })
+    }
+
+    /// The request's bytes with `body`: request line, header lines, the body's length
+    /// last, and the body.
+    fn bytes(&self, method: &str, body: &[u8]) -> Vec<u8> {
+        let mut bytes =
+            Vec::with_capacity(64 + self.target.len() + self.headers.len() + body.len());
+        bytes.extend_from_slice(method.as_bytes());
+        bytes.push(b' ');
+        bytes.extend_from_slice(self.target.as_bytes());
+        bytes.extend_from_slice(b" HTTP/1.1\r\n");
+        bytes.extend_from_slice(&self.headers);
+        if self.length {
+            bytes.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+        }
+        bytes.extend_from_slice(b"\r\n");
+        bytes.extend_from_slice(body);
+        bytes
+    }
+}
+
 /// The request's bytes: request line, headers (`Host` and `Accept` unless given, Basic
 /// authorization from the URL's user information, `Content-Length` for a body), body.
 fn encode(spec: &RequestSpec) -> Result<Vec<u8>, String> {
@@ -349,60 +509,7 @@ fn encode_to(
     url: &reqwest::Url,
     body: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
-    let mut headers = spec.headers.clone();
-    if let Some(body) = body {
-        add_guessed_content_type(&mut headers, body);
-    }
-    if !headers.contains_key(HOST) {
-        let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
-        let value = HeaderValue::from_str(authority)
-            .map_err(|e| format!("{authority:?} is not a Host header: {e}"))?;
-        headers.insert(HOST, value);
-    }
-    // As reqwest did before the burst moved to hyper.
-    if !headers.contains_key(ACCEPT) {
-        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
-    }
-    // As browsers and reqwest do: credentials in the URL become Basic authorization.
-    if !url.username().is_empty() && !headers.contains_key(AUTHORIZATION) {
-        let decode = |t: &str| percent_decode_str(t).decode_utf8_lossy().into_owned();
-        let pair = format!(
-            "{}:{}",
-            decode(url.username()),
-            url.password().map(decode).unwrap_or_default()
-        );
-        let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
-            .map_err(|e| format!("the URL's user name cannot be sent: {e}"))?;
-        headers.insert(AUTHORIZATION, value);
-    }
+    let head = Head::of(spec, url, body)?;
     let body = body.or(spec.body.as_deref()).unwrap_or_default();
-    // As hyper did: a length for any body, and an explicit 0 for methods that expect one.
-    let needs_length = !body.is_empty() || matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH");
-    if needs_length
-        && !headers.contains_key(CONTENT_LENGTH)
-        && !headers.contains_key(TRANSFER_ENCODING)
-    {
-        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-    }
-    let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
-    if target
-        .bytes()
-        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-    {
-        return Err(format!("{target:?} is not a request target"));
-    }
-    let mut bytes = Vec::with_capacity(256 + body.len());
-    bytes.extend_from_slice(spec.method.as_str().as_bytes());
-    bytes.push(b' ');
-    bytes.extend_from_slice(target.as_bytes());
-    bytes.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in &headers {
-        bytes.extend_from_slice(name.as_str().as_bytes());
-        bytes.extend_from_slice(b": ");
-        bytes.extend_from_slice(value.as_bytes());
-        bytes.extend_from_slice(b"\r\n");
-    }
-    bytes.extend_from_slice(b"\r\n");
-    bytes.extend_from_slice(body);
-    Ok(bytes)
+    Ok(head.bytes(spec.method.as_str(), body))
 }

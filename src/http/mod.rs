@@ -9,3 +9,4 @@ pub mod open_loop;
 pub mod request;
 mod response;
 pub mod rotation;
+pub mod template;

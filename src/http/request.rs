@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use std::sync::Arc;
+
 use crate::http::error_answer::ErrorRule;
+use crate::http::template::{Context, DataSet, Template, Turn};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, Url};
 
@@ -19,6 +22,46 @@ pub struct RequestSpec {
     pub timeout: Duration,
     /// How a 2xx response is recognised as an error answer.
     pub error_rule: ErrorRule,
+    /// `--data`: the rows whose columns `{{data.COLUMN}}` takes, one row a request.
+    pub data: Option<Arc<DataSet>>,
+}
+
+impl RequestSpec {
+    /// The next request of the run as the burst would send it, with `headers`: its
+    /// placeholders filled (`http::template`), the URL, headers and body to send. What the
+    /// configuration checked parses; a text that would not is sent as it is.
+    pub fn next(&self, headers: &HeaderMap) -> (Url, HeaderMap, Option<Bytes>) {
+        let turn = Turn::next();
+        let data = self.data.as_deref();
+        let render = |template: Result<Template, String>, text: &[u8]| match template {
+            Ok(template) => {
+                let mut out = Vec::new();
+                template.render(turn, data, &mut out);
+                out
+            }
+            Err(_) => text.to_vec(),
+        };
+        let target = &self.url[url::Position::BeforePath..];
+        let rendered = render(Template::parse_target(target, data), target.as_bytes());
+        let url = format!(
+            "{}{}",
+            &self.url[..url::Position::BeforePath],
+            String::from_utf8_lossy(&rendered)
+        );
+        let url = Url::parse(&url).unwrap_or_else(|_| self.url.clone());
+        let mut filled = HeaderMap::with_capacity(headers.len());
+        for (name, value) in headers {
+            let text = value.as_bytes();
+            let bytes = render(Template::parse(text, Context::Header, data), text);
+            filled.append(
+                name,
+                HeaderValue::from_bytes(&bytes).unwrap_or_else(|_| value.clone()),
+            );
+        }
+        let body = (self.body.as_deref())
+            .map(|body| Bytes::from(render(Template::parse(body, Context::Body, data), body)));
+        (url, filled, body)
+    }
 }
 
 /// The Content-Type guessed for `body`: `application/json` for a JSON object or array

@@ -37,12 +37,13 @@ async fn send(
     request: &RequestSpec,
     headers: reqwest::header::HeaderMap,
 ) -> Option<Answer> {
+    let (url, headers, body) = request.next(&headers);
     let mut builder = client
-        .request(request.method.clone(), request.url.clone())
+        .request(request.method.clone(), url)
         .headers(headers)
         .timeout(request.timeout);
-    if let Some(body) = &request.body {
-        builder = builder.body(body.clone());
+    if let Some(body) = body {
+        builder = builder.body(body);
     }
     let response = builder.send().await.ok()?;
     let status = response.status().as_u16();

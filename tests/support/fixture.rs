@@ -12,6 +12,7 @@ use axum::routing::{get, post};
 use deadpool_postgres::{Config, Pool, PoolConfig, Runtime};
 use tokio_postgres::NoTls;
 
+pub mod articles;
 pub mod corpus;
 pub mod error_answers;
 pub mod graphql;
@@ -344,7 +345,7 @@ impl Fixture {
             .route("/denied", get(denied))
             .route("/write", post(write))
             .route("/fresh", get(fresh_connection))
-            .route("/static", get(nothing))
+            .route("/static", get(nothing).post(nothing))
             .route("/slow", get(slow))
             .route("/distinct", get(distinct))
             .route("/perms-naive", get(perms_naive))
@@ -355,6 +356,7 @@ impl Fixture {
             .route("/evolve", get(evolve))
             .route("/recycle", get(recycle_scan))
             .merge(auth_routes())
+            .merge(articles::routes())
             .merge(corpus::routes())
             .merge(error_answers::routes())
             .merge(kinds::routes())

@@ -322,6 +322,8 @@ fn audit_args(
     load.headers = headers(d, table, env, secrets)?;
     (load.body, load.body_file) = body(table, shared.base_dir)?;
     spelling.set("body_file", "body_file");
+    load.data = (table.data.as_ref()).map(|path| shared.base_dir.join(path));
+    spelling.set("data", "data");
     load.content_type = table.content_type.clone();
     spelling.set("content_type", "content_type");
     let timeout = match (&table.timeout, &d.timeout) {

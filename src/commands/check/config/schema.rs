@@ -138,6 +138,9 @@ pub struct EndpointTable {
     pub headers: BTreeMap<String, String>,
     pub body: Option<String>,
     pub body_file: Option<PathBuf>,
+    /// `--data`: rows for `{{data.COLUMN}}`, a CSV or JSON-lines file under the file's
+    /// directory.
+    pub data: Option<PathBuf>,
     /// The body's Content-Type (`--content-type`); a JSON body gets application/json
     /// without it.
     pub content_type: Option<String>,

@@ -490,6 +490,27 @@ fn bad_values_name_their_key() {
         e.message,
         "pgcost.toml: [thresholds]: unknown name \"nope\""
     );
+    let e = error(&file("", "method = \"DELETE\""));
+    assert!(
+        e.message.ends_with(
+            "endpoint \"a\": a DELETE request may write to the database, \
+             and every request of the run would: it needs allow_writes"
+        ),
+        "{}",
+        e.message
+    );
+    let e = error(&file("", "data = \"ids.csv\"\nbody = \"{{data.id}}\""));
+    assert!(
+        e.message.contains("data: cannot read /repo/ids.csv"),
+        "{}",
+        e.message
+    );
+    let e = error(&file("", "body = \"{{data.id}}\""));
+    assert!(
+        e.message.contains("{{data.id}} needs --data FILE"),
+        "{}",
+        e.message
+    );
     let e = error(&file("", "body = \"{}\"\nbody_file = \"b.json\""));
     assert_eq!(
         e.message,
