@@ -536,6 +536,42 @@ fn round_trips_sorts_its_statements_into_auth_page_batch_loads_and_other_lookups
     assert_eq!(found[0].saves_per_request.statements, 4.0);
 }
 
+/// A write request's statements are writes, not lookups: the advice for lookups (collapse
+/// those keyed by the same user, merge, cache) is not given about them (issue 50: a CMS's
+/// three INSERTs were told to collapse like auth lookups).
+#[test]
+fn round_trips_give_writes_the_advice_of_writes() {
+    let session =
+        r#"SELECT "directus_sessions"."user" FROM "directus_sessions" WHERE "token" = $1"#;
+    let article = r#"INSERT INTO "articles" ("title", "status") VALUES ($1, $2) RETURNING "id""#;
+    let activity = r#"INSERT INTO "directus_activity" ("action", "user", "item") VALUES ($1, $2, $3) RETURNING "id""#;
+    let revision = r#"INSERT INTO "directus_revisions" ("activity", "item", "data") VALUES ($1, $2, $3) RETURNING "id""#;
+    let settings = r#"SELECT "project_name" FROM "directus_settings" LIMIT $1"#;
+    let r = once_each(&[
+        (session, 1.0, "public.directus_sessions", 2),
+        (article, 1.0, "public.articles", 3),
+        (activity, 1.0, "public.directus_activity", 3),
+        (revision, 1.0, "public.directus_revisions", 3),
+        (settings, 1.0, "public.directus_settings", 1),
+    ]);
+    let found = of_kind(&r, FindingKind::RoundTrips);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let advice = &found[0].suggestion;
+    let start = advice
+        .find("Writes, each its own round trip")
+        .expect(advice);
+    let writes = &advice[start..];
+    let writes = &writes[..writes.find("\n\n").unwrap_or(writes.len())];
+    for table in ["\"articles\"", "directus_activity", "directus_revisions"] {
+        assert!(writes.contains(table), "{writes}");
+    }
+    assert!(writes.contains("multi-row INSERT"), "{writes}");
+    let lookups: String = (advice.split("\n\n"))
+        .filter(|section| !section.starts_with("Writes"))
+        .collect();
+    assert!(!lookups.contains("INSERT"), "{advice}");
+}
+
 #[test]
 fn round_trips_names_the_tenant_that_scopes_the_page_and_the_count_apart() {
     let token = "SELECT user_id FROM api_tokens WHERE token = $1";

@@ -180,13 +180,18 @@ enum Class {
     Count,
     /// A batch load keyed by the page's rows (a prefetch, an include, a relation).
     BatchLoad,
+    /// A write: INSERT, UPDATE, DELETE, MERGE, a locking read. No lookup: the advice for
+    /// lookups (merge them, cache them) does not fit it.
+    Write,
     /// Any other lookup.
     Other,
 }
 
 fn class(s: &Statement, all: &[Statement]) -> Class {
     let tables: Vec<&str> = s.tables.iter().map(|t| t.table.as_str()).collect();
-    if s.is_total() {
+    if s.shape.access == Access::Write {
+        Class::Write
+    } else if s.is_total() {
         Class::Count
     } else if s.page {
         Class::Page
@@ -228,6 +233,13 @@ pub(super) fn once_per_request_advice(once: &[&Statement], all: &[Statement]) ->
             Class::Count,
             "The count of the page: one more scan of its rows on every request (see \
              count_per_page):",
+        ),
+        (
+            Class::Write,
+            "Writes, each its own round trip: rows of one table written one statement at a \
+             time can go as one multi-row INSERT (or UPDATE ... FROM (VALUES ...)), and writes \
+             to several tables as one statement with data-modifying CTEs (WITH ... INSERT ... \
+             RETURNING ...):",
         ),
         (
             Class::Other,
