@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use pgcost_core::findings::FindingKind;
 use pgcost_core::report::Report;
+use pgcost_core::report::model::notes::Note;
 use support::fixture::{Fixture, articles, corpus};
 use support::{DB, TestDb, audit_config};
 
@@ -240,6 +241,27 @@ async fn templates_give_each_request_values_of_its_own() {
     let seqs: std::collections::BTreeSet<u64> =
         parts.iter().map(|p| p[2].parse().unwrap()).collect();
     assert_eq!(seqs.len(), slugs.len(), "every {{{{seq}}}} once");
+    // The run names what it wrote, probe and warm-up included, and how to delete it: the
+    // statement's range holds exactly the run's rows. pgcost did not run it.
+    let named = r.notes.iter().find_map(|n| match n {
+        Note::RunWrote { tables, .. } => Some(tables.clone()),
+        _ => None,
+    });
+    let named = named.expect("a run with --allow-writes names its rows");
+    let articles = named.iter().find(|t| t.table == "public.articles").unwrap();
+    assert_eq!(articles.inserted, slugs.len() as i64, "{named:?}");
+    assert_eq!((articles.updated, articles.deleted), (0, 0));
+    let delete = articles
+        .delete
+        .as_deref()
+        .expect("a delete for inserts only");
+    let range = delete.split_once(" WHERE ").unwrap().1;
+    let in_range: i64 = (setup
+        .query_one(&format!("SELECT count(*) FROM articles WHERE {range}"), &[]))
+    .await
+    .unwrap()
+    .get(0);
+    assert_eq!(in_range, slugs.len() as i64, "{delete}");
 
     let dir = std::env::temp_dir().join(format!("pgcost-templates-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -279,5 +301,22 @@ async fn templates_give_each_request_values_of_its_own() {
     .unwrap()
     .get(0);
     assert_eq!(renamed, 10, "each row of --data was sent");
+    let named = r.notes.iter().find_map(|n| match n {
+        Note::RunWrote { tables, .. } => Some(tables.clone()),
+        _ => None,
+    });
+    let articles = named
+        .unwrap()
+        .into_iter()
+        .find(|t| t.table == "public.articles")
+        .unwrap();
+    assert!(
+        articles.updated > 60 && articles.inserted == 0,
+        "{articles:?}"
+    );
+    assert_eq!(
+        articles.delete, None,
+        "updated rows are not the run's to delete"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -49,8 +49,8 @@ pub struct LoadArgs {
 
     /// Let the requests write to the database: needed for a method other than GET, HEAD
     /// and OPTIONS (a read sent with POST too, except a GraphQL query) and for a GraphQL
-    /// mutation. Every request writes, the probe and the warm-up included, and pgcost does
-    /// not give the rows back: run it against a copy of the database.
+    /// mutation. Every request writes, the probe and the warm-up included; the report names
+    /// the rows written, and pgcost does not give them back: run it against a copy.
     #[arg(long)]
     pub allow_writes: bool,
 

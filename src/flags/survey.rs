@@ -25,6 +25,9 @@ use pgcost_core::survey::screen::Exact;
         .help("Requests in each route's measured burst")
         .default_value(DEFAULT_REQUESTS_TEXT)),
     mut_arg("method", |a| a.hide(true)),
+    // The survey replays only reads, with the logged requests' own values.
+    mut_arg("allow_writes", |a| a.hide(true)),
+    mut_arg("data", |a| a.hide(true)),
     mut_arg("base_url", |a| a
         .help("The app's origin the logged paths are replayed against, e.g. http://127.0.0.1:3000 \
                (or base_url under [survey])")),

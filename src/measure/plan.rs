@@ -7,6 +7,9 @@ use std::fmt;
 /// One step of a plan. `usize` is an endpoint's index among the runner's endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    /// With `--allow-writes`, before anything is sent: each table's counters and the next
+    /// transaction id, from which the run's writes are named after its last window.
+    MarkWrites,
     /// The control window (`--control`), before anything is sent; a no-op without it.
     Control,
     /// The caller told that endpoint `i`'s turn begins (a status line).
@@ -63,7 +66,7 @@ impl Plan {
     /// measured in one sequence of shared settle waits (N + 1 instead of 2N). Every
     /// endpoint is warmed up first; then each boundary closes one window and opens the next.
     pub fn sequence(endpoints: usize) -> Plan {
-        let mut steps = vec![Step::Control];
+        let mut steps = vec![Step::MarkWrites, Step::Control];
         steps.extend((0..endpoints).map(Step::Probe));
         steps.extend((0..endpoints).map(Step::WarmUp));
         steps.extend([Step::Open, Step::SizeBursts]);
@@ -110,7 +113,13 @@ impl Plan {
     /// `pgcost ramp`: one window around all its steps, for the whole ramp's
     /// `pg_stat_database` totals; each step reads pg_stat_statements itself.
     pub fn ramp() -> Plan {
-        let steps = [Step::WarmUpFixed(0), Step::Open, Step::Ramp(0), Step::Close];
+        let steps = [
+            Step::MarkWrites,
+            Step::WarmUpFixed(0),
+            Step::Open,
+            Step::Ramp(0),
+            Step::Close,
+        ];
         Plan {
             steps: steps.to_vec(),
         }
@@ -132,6 +141,7 @@ pub fn retry(i: usize) -> [Step; 5] {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Step::MarkWrites => write!(f, "mark writes"),
             Step::Control => write!(f, "control window"),
             Step::Begin(i) => write!(f, "begin {i}"),
             Step::Probe(i) => write!(f, "probe {i}"),
@@ -169,7 +179,7 @@ mod tests {
     fn one_endpoint_is_one_window_between_two_settle_waits() {
         assert_eq!(
             Plan::sequence(1).to_string(),
-            "control window, probe 0, warm up 0, open, size bursts, begin 0, \
+            "mark writes, control window, probe 0, warm up 0, open, size bursts, begin 0, \
              warm up 0 if cold, burst 0, close, check 0, control window after, plans"
         );
     }
@@ -179,7 +189,8 @@ mod tests {
         let plan = Plan::sequence(2).to_string();
         assert_eq!(
             plan,
-            "control window, probe 0, probe 1, warm up 0, warm up 1, open, size bursts, \
+            "mark writes, control window, probe 0, probe 1, warm up 0, warm up 1, open, \
+             size bursts, \
              begin 0, warm up 0 if cold, burst 0, close, check 0, open, \
              begin 1, warm up 1 if cold, burst 1, close, check 1, control window after, plans"
         );
@@ -213,7 +224,7 @@ mod tests {
     fn a_ramp_is_one_window_around_its_steps() {
         assert_eq!(
             Plan::ramp().to_string(),
-            "warm up 0 (--warmup requests), open, ramp 0, close"
+            "mark writes, warm up 0 (--warmup requests), open, ramp 0, close"
         );
     }
 

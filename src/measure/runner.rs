@@ -4,6 +4,7 @@
 //! between them) and the retries (a discarded window's steps run again). Commands build
 //! plans and read the reports.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +25,8 @@ use pgcost_core::delta::WindowDelta;
 use pgcost_core::plan::Plans;
 use pgcost_core::report::Report;
 use pgcost_core::report::model::invalid::Invalid;
+use pgcost_core::report::model::notes::Note;
+use pgcost_core::snapshot::TableStats;
 
 /// One endpoint the plan's steps name by its index.
 struct Endpoint {
@@ -77,6 +80,11 @@ pub struct Runner<'a> {
     kept_closed: Option<(Boundaries, Instant)>,
     /// The windows kept in the current plan.
     windows: Vec<Window>,
+    /// With `--allow-writes`: each table's counters and the next transaction id before
+    /// anything was sent (`Step::MarkWrites`).
+    marked: Option<(BTreeMap<String, TableStats>, i64)>,
+    /// The tables read by the last closing boundary, while the run is marked.
+    last_tables: Option<BTreeMap<String, TableStats>>,
 }
 
 impl<'a> Runner<'a> {
@@ -119,6 +127,8 @@ impl<'a> Runner<'a> {
             closed: None,
             kept_closed: None,
             windows: Vec::new(),
+            marked: None,
+            last_tables: None,
         })
     }
 
@@ -195,19 +205,56 @@ impl<'a> Runner<'a> {
             }
         }
         let windows = std::mem::take(&mut self.windows);
-        match plan.steps.contains(&Step::Plans) {
-            true => Ok(self.reports_with_plans(&windows).await),
-            false => Ok(windows
-                .iter()
+        let mut reports = match plan.steps.contains(&Step::Plans) {
+            true => self.reports_with_plans(&windows).await,
+            false => (windows.iter())
                 .map(|w| w.report(&Plans::default()))
-                .collect()),
+                .collect(),
+        };
+        if let Some(note) = self.writes_named().await? {
+            let allowed = |r: &Report| {
+                r.notes
+                    .iter()
+                    .any(|n| matches!(n, Note::WritesAllowed { .. }))
+            };
+            for report in reports.iter_mut().filter(|r| allowed(r)) {
+                report.notes.push(note.clone());
+            }
         }
+        Ok(reports)
+    }
+
+    /// With `--allow-writes`, before anything is sent: each table's counters and the next
+    /// transaction id.
+    async fn mark_writes(&mut self) -> Result<()> {
+        if !self.endpoints.iter().any(|e| e.config.allow_writes) {
+            return Ok(());
+        }
+        let source = &mut self.meters.first_mut().source;
+        let tables = source.tables().await?;
+        self.marked = Some((tables, source.next_xid().await?));
+        Ok(())
+    }
+
+    /// What the run wrote since [`Runner::mark_writes`]: each table's rows to the close of
+    /// the last window (settled, read by its closing boundary), and the transaction ids;
+    /// `None` without a mark or a closed window.
+    async fn writes_named(&mut self) -> Result<Option<Note>> {
+        let (Some((before, from)), Some(after)) = (self.marked.take(), self.last_tables.take())
+        else {
+            return Ok(None);
+        };
+        let to = self.meters.first().source.next_xid().await?;
+        Ok(Some(pgcost_core::run_writes::named(
+            &before, &after, from, to,
+        )))
     }
 
     /// One step; `Some(i)` when endpoint `i`'s window is to be measured again.
     async fn step(&mut self, step: Step) -> Result<Option<usize>> {
         let (progress, stop) = (self.progress, &self.stop.clone());
         match step {
+            Step::MarkWrites => self.mark_writes().await?,
             Step::Control => self.control = self.meters.control(progress, stop).await?,
             Step::Begin(i) => (self.on_begin)(i),
             Step::Probe(i) => self.probe(i).await?,
@@ -251,7 +298,11 @@ impl<'a> Runner<'a> {
                 let sent = self.sent.as_ref().expect("a burst before its close");
                 let ends = Ends::burst(sent.interrupted);
                 let ended = sent.ended;
-                self.closed = Some(self.meters.close(ends, progress, stop, ended).await?);
+                let closed = self.meters.close(ends, progress, stop, ended).await?;
+                if self.marked.is_some() {
+                    self.last_tables = Some(closed[0].tables.clone());
+                }
+                self.closed = Some(closed);
             }
             Step::Check(i) => return Ok(self.check(i)),
             Step::Keep(i) => self.keep_command(i),

@@ -517,6 +517,11 @@ impl StatsConnection {
         }
     }
 
+    /// The next transaction id the server will give, with its epoch.
+    pub async fn next_xid(&self) -> Result<i64> {
+        views::next_xid(&self.reader).await
+    }
+
     /// Client backends on the target now, for pool headroom.
     pub async fn client_backends(&self) -> Result<i64> {
         views::count_client_backends(&self.reader, self.oid, self.own_target_pid()).await

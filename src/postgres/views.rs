@@ -37,6 +37,7 @@ const SQL_ACTIVITY: &str = include_str!("../../sql/activity.sql");
 const SQL_FORCE_FLUSH: &str = include_str!("../../sql/force_flush.sql");
 const SQL_BACKEND_PID: &str = include_str!("../../sql/backend_pid.sql");
 const SQL_BACKEND_COUNT: &str = include_str!("../../sql/backend_count.sql");
+const SQL_NEXT_XID: &str = include_str!("../../sql/next_xid.sql");
 const SQL_DATABASES: &str = include_str!("../../sql/databases.sql");
 const SQL_SERVER_STARTED: &str = include_str!("../../sql/server_started.sql");
 const SQL_ROLES: &str = include_str!("../../sql/roles.sql");
@@ -510,6 +511,15 @@ pub async fn count_client_backends(client: &Client, oid: u32, own_pid: i32) -> R
         .query_one(SQL_BACKEND_COUNT, &[&oid, &own_pid])
         .await
         .map_err(|e| query_error("pg_stat_activity", e))?;
+    Ok(row.get(0))
+}
+
+/// The next transaction id, with its epoch (sql/next_xid.sql).
+pub async fn next_xid(client: &Client) -> Result<i64> {
+    let row = client
+        .query_one(SQL_NEXT_XID, &[])
+        .await
+        .map_err(|e| query_error("txid_current_snapshot (sql/next_xid.sql)", e))?;
     Ok(row.get(0))
 }
 

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod ramp;
 pub mod replica;
 pub mod report;
+pub mod run_writes;
 pub mod scale;
 pub mod schema;
 pub mod setup;

@@ -309,11 +309,36 @@ fn plan_changed(
     text
 }
 
-/// The notes about other traffic: other backends and roles, PgBouncer's own statements.
-pub(super) fn traffic_message(note: &Note) -> Option<String> {
+/// The notes of a run with `--allow-writes`: what its requests and the whole run wrote.
+pub(super) fn writes_message(note: &Note) -> Option<String> {
     Some(match note {
         Note::WritesAllowed { tables } if tables.is_empty() => {
             "--allow-writes: the requests wrote no row (pg_stat_user_tables)".to_string()
+        }
+        Note::RunWrote {
+            tables,
+            xid_from,
+            xid_to,
+        } => {
+            let mut lines = vec![format!(
+                "--allow-writes: the run (probe and warm-ups included) used transaction ids \
+                 {xid_from} to {} and wrote {}",
+                xid_to - 1,
+                match tables.is_empty() {
+                    true => "no row".to_string(),
+                    false => format!("{} table(s):", tables.len()),
+                }
+            )];
+            for t in tables {
+                let delete = (t.delete.as_deref()).map_or(String::new(), |d| {
+                    format!("; to delete them (pgcost does not): {d}")
+                });
+                lines.push(format!(
+                    "  {}: {} inserted, {} updated, {} deleted{delete}",
+                    t.table, t.inserted, t.updated, t.deleted
+                ));
+            }
+            lines.join("\n")
         }
         Note::WritesAllowed { tables } => {
             let list: Vec<String> = tables.iter().map(|t| t.describe()).collect();
@@ -323,6 +348,13 @@ pub(super) fn traffic_message(note: &Note) -> Option<String> {
                 list.join("; ")
             )
         }
+        _ => return None,
+    })
+}
+
+/// The notes about other traffic: other backends and roles, PgBouncer's own statements.
+pub(super) fn traffic_message(note: &Note) -> Option<String> {
+    Some(match note {
         Note::BurstSized {
             requested,
             sent,

@@ -9,7 +9,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::note_messages::{setup_message, statistics_message, traffic_message, window_message};
+use super::note_messages::{
+    setup_message, statistics_message, traffic_message, window_message, writes_message,
+};
 
 /// How many statement calls one role outside `--app-role` ran in the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -199,6 +201,29 @@ pub enum Note {
     /// request, by table (`pg_stat_user_tables`); empty when they wrote nothing. The probe
     /// and the warm-up wrote as well, and pgcost gives nothing back.
     WritesAllowed { tables: Vec<WrittenTable> },
+    /// `--allow-writes`: what the whole run wrote, by table (`pg_stat_user_tables`, from
+    /// before its first request to the close of its last window: probe, warm-ups and
+    /// retries included, and whatever else wrote those tables meanwhile), and the
+    /// transaction ids it used: from `xid_from` to before `xid_to`. pgcost never runs a
+    /// table's `delete`.
+    RunWrote {
+        tables: Vec<RunTable>,
+        xid_from: i64,
+        xid_to: i64,
+    },
+}
+
+/// Rows one table got over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunTable {
+    pub table: String,
+    pub inserted: i64,
+    pub updated: i64,
+    pub deleted: i64,
+    /// For a table the run only inserted into: a statement that deletes the rows inserted
+    /// by the run's transaction ids (and by any other session's in that range). Null where
+    /// rows were updated or deleted: an updated row's new version has such an id too.
+    pub delete: Option<String>,
 }
 
 /// Rows one table got inserted, updated and deleted, per request.
@@ -246,6 +271,7 @@ impl Note {
             .or_else(|| statistics_message(self))
             .or_else(|| window_message(self))
             .or_else(|| traffic_message(self))
+            .or_else(|| writes_message(self))
             .expect("every note has a message")
     }
 

@@ -169,12 +169,32 @@ fn one_of_each() -> Vec<Note> {
                 deleted: 0.0,
             }],
         },
+        Note::RunWrote {
+            tables: vec![RunTable {
+                table: "public.articles".into(),
+                inserted: 121,
+                updated: 0,
+                deleted: 0,
+                delete: Some("DELETE FROM \"public\".\"articles\" WHERE xmin::text::bigint BETWEEN 1000 AND 1129".into()),
+            }],
+            xid_from: 1000,
+            xid_to: 1130,
+        },
     ]
 }
 
 #[test]
 fn allowed_writes_are_named_by_table_or_said_to_be_none() {
-    let Note::WritesAllowed { tables } = one_of_each().pop().unwrap() else {
+    let mut notes = one_of_each();
+    let run = notes.pop().unwrap().message();
+    assert_eq!(
+        run,
+        "--allow-writes: the run (probe and warm-ups included) used transaction ids 1000 to \
+         1129 and wrote 1 table(s):\n  public.articles: 121 inserted, 0 updated, 0 deleted; to \
+         delete them (pgcost does not): DELETE FROM \"public\".\"articles\" WHERE \
+         xmin::text::bigint BETWEEN 1000 AND 1129"
+    );
+    let Note::WritesAllowed { tables } = notes.pop().unwrap() else {
         unreachable!("the last kind")
     };
     let message = Note::WritesAllowed { tables }.message();
