@@ -19,7 +19,10 @@ use super::figure::{Figure, PerFigure};
 /// be null: those of pg_stat_statements, which may not be installed).
 pub trait Selection {
     fn shows(figure: Figure) -> bool;
-    fn always(figure: Figure) -> bool;
+    /// By default, the figures of `pg_stat_database`.
+    fn always(figure: Figure) -> bool {
+        figure.spec().database
+    }
 }
 
 /// The figures the unauthenticated baseline compares.
@@ -29,9 +32,6 @@ pub struct Compared;
 impl Selection for Compared {
     fn shows(figure: Figure) -> bool {
         figure.spec().baseline
-    }
-    fn always(figure: Figure) -> bool {
-        figure.spec().database
     }
 }
 
@@ -55,9 +55,6 @@ pub struct Headline;
 impl Selection for Headline {
     fn shows(figure: Figure) -> bool {
         Compared::shows(figure) || Shared::shows(figure)
-    }
-    fn always(figure: Figure) -> bool {
-        figure.spec().database
     }
 }
 
